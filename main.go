@@ -1,0 +1,49 @@
+// Command oxefs serves robot-learning datasets as training batches through a
+// FUSE filesystem. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+type cli struct {
+	LogLevel slog.Level `help:"Log level: debug, info, warn, error." default:"info" name:"log-level"`
+
+	Inspect inspectCmd `cmd:"" help:"Describe a TFDS/RLDS dataset: splits, shards, features, image keys."`
+	Version versionCmd `cmd:"" help:"Print the oxefs version."`
+}
+
+type versionCmd struct{}
+
+func (versionCmd) Run() error {
+	fmt.Println("oxefs", version)
+	return nil
+}
+
+func main() {
+	var c cli
+	kctx := kong.Parse(&c,
+		kong.Name("oxefs"),
+		kong.Description("Robot-learning datasets as training batches, through a FUSE filesystem."),
+		kong.UsageOnError(),
+	)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: c.LogLevel}))
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.Bind(log)
+	if err := kctx.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "oxefs:", err)
+		os.Exit(1)
+	}
+}
