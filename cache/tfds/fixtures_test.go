@@ -1,0 +1,245 @@
+package tfds
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// manifest is the part of ../../testdata/manifest.json (written by
+// testdata/generate.py from what TensorFlow and TFDS read back) that this
+// package checks itself against.
+type manifest struct {
+	Datasets map[string]struct {
+		Dir        string   `json:"dir"`
+		SplitOrder []string `json:"split_order"`
+		Splits     map[string]struct {
+			NumExamples  int64   `json:"num_examples"`
+			ShardLengths []int64 `json:"shard_lengths"`
+			Shards       []struct {
+				File    string `json:"file"`
+				Records []struct {
+					Index     int64 `json:"index"`
+					EpisodeID int64 `json:"episode_id"`
+				} `json:"records"`
+			} `json:"shards"`
+		} `json:"splits"`
+		ExampleKeys []struct {
+			Key  string `json:"key"`
+			Kind string `json:"kind"`
+		} `json:"example_keys"`
+		SplitStrings []struct {
+			Split            string  `json:"split"`
+			OK               bool    `json:"ok"`
+			EpisodeIDs       []int64 `json:"episode_ids"`
+			FileInstructions []struct {
+				File            string `json:"file"`
+				Skip            int64  `json:"skip"`
+				Take            int64  `json:"take"`
+				ExamplesInShard int64  `json:"examples_in_shard"`
+			} `json:"file_instructions"`
+			Error string `json:"error"`
+			Note  string `json:"note"`
+		} `json:"split_strings"`
+	} `json:"datasets"`
+}
+
+const repoTestdata = "../../testdata"
+
+func loadManifest(t *testing.T) manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoTestdata, "manifest.json"))
+	if err != nil {
+		t.Fatalf("the TFDS fixtures are missing (regenerate with python3 testdata/generate.py): %v", err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Datasets) == 0 {
+		t.Fatal("manifest.json lists no datasets")
+	}
+	return m
+}
+
+// TestFixtures parses the datasets that TFDS itself wrote into
+// ../../testdata/datasets and checks this package against what TFDS and
+// TensorFlow read back from them (../../testdata/manifest.json): the splits and
+// shard files, the tf.train.Example keys of a real record, and every split
+// string the generator resolved, down to the episode ids in read order.
+func TestFixtures(t *testing.T) {
+	m := loadManifest(t)
+	for name, ds := range m.Datasets {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(repoTestdata, ds.Dir)
+			info, err := ParseDatasetInfo(readFile(t, filepath.Join(dir, "dataset_info.json")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			feats, err := ParseFeatures(readFile(t, filepath.Join(dir, "features.json")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(info.SplitNames(), ds.SplitOrder) {
+				t.Errorf("splits %v, TFDS %v", info.SplitNames(), ds.SplitOrder)
+			}
+			// Episode ids by split, in example order.
+			ids := map[string][]int64{}
+			for splitName, want := range ds.Splits {
+				s, ok := info.Split(splitName)
+				if !ok {
+					t.Fatalf("no split %s", splitName)
+				}
+				if s.NumExamples() != want.NumExamples || !slices.Equal(s.ShardLengths, want.ShardLengths) {
+					t.Errorf("split %s: %d examples in %v, TFDS %d in %v", splitName, s.NumExamples(), s.ShardLengths, want.NumExamples, want.ShardLengths)
+				}
+				names, err := info.ShardNames(splitName)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var wantNames []string
+				for _, sh := range want.Shards {
+					wantNames = append(wantNames, sh.File)
+					for _, r := range sh.Records {
+						ids[splitName] = append(ids[splitName], r.EpisodeID)
+					}
+				}
+				if !slices.Equal(names, wantNames) {
+					t.Errorf("split %s: shard names %v, TFDS %v", splitName, names, wantNames)
+				}
+			}
+			checkExampleKeys(t, feats, ds.ExampleKeys)
+			for _, ss := range ds.SplitStrings {
+				t.Run(ss.Split, func(t *testing.T) {
+					ranges, err := Resolve(ss.Split, info)
+					reversed := strings.Contains(ss.Note, "reversed")
+					if !ss.OK || reversed {
+						// A reversed slice TFDS may even read (wrong records);
+						// here it selects nothing.
+						if err == nil {
+							t.Fatalf("Resolve = %v; TFDS: %s", ranges, ss.Error)
+						}
+						want := ErrInvalidSplit
+						switch {
+						case reversed || strings.Contains(ss.Error, "corresponds to no data"):
+							want = ErrEmptySplit
+						case strings.Contains(ss.Error, "Unknown split"):
+							want = ErrUnknownSplit
+						}
+						if !errors.Is(err, want) {
+							t.Errorf("Resolve error %v, want %v (TFDS: %s)", err, want, ss.Error)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("Resolve: %v; TFDS reads %d episodes", err, len(ss.EpisodeIDs))
+					}
+					var got []int64
+					for _, r := range ranges {
+						got = append(got, ids[r.Split][r.From:r.To]...)
+					}
+					if !slices.Equal(got, ss.EpisodeIDs) {
+						t.Errorf("episode ids %v, TFDS %v", got, ss.EpisodeIDs)
+					}
+					var gotFI, wantFI []string
+					for _, fi := range fileInstructions(info, ranges) {
+						names, _ := info.ShardNames(fi.Split)
+						gotFI = append(gotFI, fmtFI(names[fi.Shard], fi.Skip, fi.Take))
+					}
+					for _, fi := range ss.FileInstructions {
+						take := fi.Take
+						if take == -1 {
+							take = fi.ExamplesInShard - fi.Skip
+						}
+						wantFI = append(wantFI, fmtFI(fi.File, fi.Skip, take))
+					}
+					if !slices.Equal(gotFI, wantFI) {
+						t.Errorf("file instructions %v, TFDS %v", gotFI, wantFI)
+					}
+				})
+			}
+		})
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func fmtFI(file string, skip, take int64) string {
+	return file + "[" + itoa(skip) + "+" + itoa(take) + "]"
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// checkExampleKeys compares the Example keys a real record holds (and their
+// list kinds) with those the flattened features predict.
+func checkExampleKeys(t *testing.T, feats *Features, real []struct {
+	Key  string `json:"key"`
+	Kind string `json:"kind"`
+}) {
+	t.Helper()
+	want := map[string]string{}
+	for _, f := range feats.All() {
+		keys := f.ExampleKeys()
+		for i, k := range keys {
+			kind := listKind(f)
+			if i > 0 { // ragged row lengths
+				kind = "int64_list"
+			}
+			want[k] = kind
+		}
+	}
+	got := map[string]string{}
+	for _, k := range real {
+		got[k.Key] = k.Kind
+	}
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if got[k] != want[k] {
+			f, _ := feats.Lookup(k)
+			if got[k] == "" && f.Optional {
+				continue
+			}
+			t.Errorf("Example key %q: record has %q, features.json predicts %q", k, got[k], want[k])
+		}
+	}
+}
+
+// listKind is the tf.train.Feature list TFDS writes a feature's values into.
+func listKind(f Feature) string {
+	switch {
+	case f.Kind != KindTensor && f.Kind != KindClassLabel:
+		return "bytes_list" // images, videos, text
+	case f.Kind == KindClassLabel:
+		return "int64_list"
+	case f.Encoding == "bytes" || f.Encoding == "zlib" || f.DType == "string":
+		return "bytes_list"
+	case strings.HasPrefix(f.DType, "float") || f.DType == "bfloat16":
+		return "float_list"
+	default:
+		return "int64_list"
+	}
+}
