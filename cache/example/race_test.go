@@ -1,0 +1,5 @@
+//go:build race
+
+package example
+
+const raceEnabled = true
