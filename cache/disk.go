@@ -1,0 +1,386 @@
+package cache
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// DiskCache keeps whole files (shards) under one directory, bounded by a
+// byte budget, evicting the least recently used.
+//
+// Layout under the cache directory:
+//
+//	files/KEY        complete objects; only ever appear by rename
+//	files/KEY.lock   per-key lock files (flock), held while KEY is filled
+//	tmp/             objects being written; never read
+//	evict.lock       held while a process evicts
+//
+// Several processes may share one directory: a fill takes the key's flock,
+// so one process downloads while the others wait and then read its result;
+// eviction takes a directory-wide flock and orders files by mtime, which every
+// reader refreshes on use. A file evicted while another process has it open
+// stays readable through that open descriptor (POSIX unlink semantics).
+type DiskCache struct {
+	// constants
+	dir    string
+	budget int64
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	fills  map[string]*fill // guarded by mu: in-process fills in flight
+	pinned map[string]int   // guarded by mu: keys with open entries here
+
+	Stats DiskStats
+}
+
+// DiskStats counts disk cache traffic.
+type DiskStats struct {
+	Hits, Misses, Evictions, BytesWritten atomic.Int64
+}
+
+type fill struct {
+	done chan struct{}
+	err  error
+}
+
+// FillFunc writes a whole object to w. It is called at most once at a time
+// per key, across every process sharing the cache directory. Before writing
+// it may call reserve with the object's size, to make room ahead of the
+// download and to refuse an object larger than the whole budget.
+type FillFunc func(ctx context.Context, w io.Writer, reserve func(size int64) error) error
+
+// OpenDiskCache opens (creating) a cache directory bounded by budget bytes.
+// Temporary files left by crashed processes are removed.
+func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, error) {
+	if budget <= 0 {
+		return nil, fmt.Errorf("disk cache %s: budget must be positive, got %d", dir, budget)
+	}
+	for _, sub := range []string{"files", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("disk cache: %w", err)
+		}
+	}
+	c := &DiskCache{
+		dir:    dir,
+		budget: budget,
+		log:    log,
+		fills:  make(map[string]*fill),
+		pinned: make(map[string]int),
+	}
+	c.removeStaleTemps()
+	return c, nil
+}
+
+// Dir returns the cache directory.
+func (c *DiskCache) Dir() string { return c.dir }
+
+// Budget returns the byte bound.
+func (c *DiskCache) Budget() int64 { return c.budget }
+
+// Entry is an open cached object. It is pinned against eviction by this
+// process until Close.
+type Entry struct {
+	*os.File
+	Size int64
+	key  string
+	c    *DiskCache
+	once sync.Once
+}
+
+// Close closes the file and unpins the key.
+func (e *Entry) Close() error {
+	var err error
+	e.once.Do(func() {
+		err = e.File.Close()
+		e.c.mu.Lock()
+		if e.c.pinned[e.key]--; e.c.pinned[e.key] <= 0 {
+			delete(e.c.pinned, e.key)
+		}
+		e.c.mu.Unlock()
+	})
+	return err
+}
+
+// Open returns the object stored under key, calling fn to create it when it
+// is absent. The fill runs under fillCtx (the daemon's context),
+// so one caller giving up through ctx does not cancel it for the others.
+func (c *DiskCache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if e, err := c.openExisting(key); err == nil {
+		c.Stats.Hits.Add(1)
+		return e, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	c.Stats.Misses.Add(1)
+
+	c.mu.Lock()
+	f, running := c.fills[key]
+	if !running {
+		f = &fill{done: make(chan struct{})}
+		c.fills[key] = f
+		go func() {
+			f.err = c.fill(fillCtx, key, fn)
+			c.mu.Lock()
+			delete(c.fills, key)
+			c.mu.Unlock()
+			close(f.done)
+		}()
+	}
+	c.mu.Unlock()
+
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return c.openExisting(key)
+}
+
+// Contains reports whether key is cached, without touching its LRU position.
+func (c *DiskCache) Contains(key string) bool {
+	_, err := os.Stat(c.path(key))
+	return err == nil
+}
+
+func (c *DiskCache) path(key string) string {
+	return filepath.Join(c.dir, "files", filepath.FromSlash(key))
+}
+
+func (c *DiskCache) openExisting(key string) (*Entry, error) {
+	p := c.path(key)
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	now := time.Now()
+	_ = os.Chtimes(p, now, now) // LRU order; a failure only ages the entry
+	c.mu.Lock()
+	c.pinned[key]++
+	c.mu.Unlock()
+	return &Entry{File: f, Size: st.Size(), key: key, c: c}, nil
+}
+
+// fill creates key under its cross-process lock.
+func (c *DiskCache) fill(ctx context.Context, key string, fn FillFunc) error {
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	unlock, err := lockFile(ctx, p+".lock")
+	if err != nil {
+		return fmt.Errorf("disk cache %s: %w", key, err)
+	}
+	defer unlock()
+	if _, err := os.Stat(p); err == nil {
+		return nil // another process filled it while we waited
+	}
+	tmp, err := c.createTemp()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name()) // no-op after a successful rename
+	}()
+	// The writer holds an exclusive flock on its temp file so that cleanup
+	// by another process can tell a live writer from a dead one.
+	if err := syscall.Flock(int(tmp.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("disk cache: lock %s: %w", tmp.Name(), err)
+	}
+	var reserved int64
+	reserve := func(size int64) error {
+		if size > c.budget {
+			return fmt.Errorf("disk cache: %s is %d bytes, more than the whole --disk budget of %d bytes", key, size, c.budget)
+		}
+		reserved = size
+		return c.evict(size, key)
+	}
+	cw := &countingWriter{w: tmp}
+	if err := fn(ctx, cw, reserve); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("disk cache %s: %w", key, err)
+	}
+	if err := os.Rename(tmp.Name(), p); err != nil {
+		return fmt.Errorf("disk cache %s: %w", key, err)
+	}
+	c.Stats.BytesWritten.Add(cw.n)
+	if cw.n > reserved {
+		return c.evict(0, key)
+	}
+	return nil
+}
+
+// evict removes least recently used files until need more bytes fit in the
+// budget. Files pinned by this process and the key being filled are kept.
+func (c *DiskCache) evict(need int64, keep string) error {
+	unlock, err := lockFile(context.Background(), filepath.Join(c.dir, "evict.lock"))
+	if err != nil {
+		return fmt.Errorf("disk cache: %w", err)
+	}
+	defer unlock()
+
+	type file struct {
+		key   string
+		size  int64
+		mtime time.Time
+	}
+	var files []file
+	var total int64
+	root := filepath.Join(c.dir, "files")
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed by another process meanwhile
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		files = append(files, file{filepath.ToSlash(rel), info.Size(), info.ModTime()})
+		total += info.Size()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("disk cache: scan: %w", err)
+	}
+	if total+need <= c.budget {
+		return nil
+	}
+	slices.SortFunc(files, func(a, b file) int { return a.mtime.Compare(b.mtime) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range files {
+		if total+need <= c.budget {
+			break
+		}
+		if f.key == keep || c.pinned[f.key] > 0 {
+			continue
+		}
+		if err := os.Remove(c.path(f.key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("disk cache: evict %s: %w", f.key, err)
+		}
+		total -= f.size
+		c.Stats.Evictions.Add(1)
+		c.log.Debug("disk cache evicted", "key", f.key, "bytes", f.size)
+	}
+	if total+need > c.budget {
+		c.log.Warn("disk cache over budget: every remaining file is in use",
+			"bytes", total+need, "budget", c.budget)
+	}
+	return nil
+}
+
+func (c *DiskCache) createTemp() (*os.File, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := filepath.Join(c.dir, "tmp", fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
+	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+}
+
+// removeStaleTemps deletes temp files whose writer is gone (no flock held).
+func (c *DiskCache) removeStaleTemps() {
+	dir := filepath.Join(c.dir, "tmp")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.Remove(p)
+			c.log.Debug("disk cache removed stale temp file", "file", p)
+		}
+		f.Close()
+	}
+}
+
+// lockFile takes an exclusive flock on path, waiting until it is free or ctx
+// ends. The returned function releases it.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		return func() { f.Close() }, nil
+	}
+	// Held by someone else: wait in a goroutine so ctx can end the wait. If
+	// the caller gives up, the goroutine releases the lock once it gets it.
+	got := make(chan error) // unbuffered: a late result must meet abandoned
+	abandoned := make(chan struct{})
+	go func() {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		select {
+		case got <- err:
+		case <-abandoned:
+			f.Close()
+		}
+	}()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		return func() { f.Close() }, nil
+	case <-ctx.Done():
+		close(abandoned)
+		return nil, ctx.Err()
+	}
+}
+
+func checkKey(key string) error {
+	if key == "" || strings.HasPrefix(key, "/") || strings.HasSuffix(key, ".lock") ||
+		slices.Contains(strings.Split(key, "/"), "..") {
+		return fmt.Errorf("disk cache: invalid key %q", key)
+	}
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (cw *countingWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.n += int64(n)
+	return n, err
+}

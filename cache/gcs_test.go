@@ -1,0 +1,208 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"cloud.google.com/go/storage"
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
+)
+
+const (
+	testBucket = "oxe-test"
+	testPrefix = "bridge/0.1.0"
+)
+
+// startFakeGCS serves objects, named relative to testBucket/testPrefix, from
+// an in-process fake-gcs-server listening on loopback.
+func startFakeGCS(t testing.TB, objects map[string][]byte) *fakestorage.Server {
+	t.Helper()
+	var initial []fakestorage.Object
+	for name, data := range objects {
+		initial = append(initial, fakestorage.Object{
+			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testBucket, Name: testPrefix + "/" + name},
+			Content:     data,
+		})
+	}
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
+		InitialObjects: initial,
+		Scheme:         "http",
+		Host:           "127.0.0.1",
+		Port:           0,
+		// The client reads objects through the XML API at
+		// http://HOST/BUCKET/OBJECT; the fake server routes that path only
+		// for its public host.
+		PublicHost: "127.0.0.1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
+}
+
+// newTestClient returns a real storage client talking to baseURL
+// (http://127.0.0.1:PORT) without credentials.
+func newTestClient(t testing.TB, baseURL string) *storage.Client {
+	t.Helper()
+	client, err := storage.NewClient(context.Background(),
+		option.WithEndpoint(baseURL+"/storage/v1/"),
+		option.WithoutAuthentication())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return client
+}
+
+func randomBytes(t testing.TB, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func readAll(t *testing.T, src Source, name string, off int64) []byte {
+	t.Helper()
+	rc, err := src.Open(context.Background(), name, off)
+	if err != nil {
+		t.Fatalf("Open(%q, %d): %v", name, off, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("read %q from %d: %v", name, off, err)
+	}
+	return b
+}
+
+func TestGCSSource(t *testing.T) {
+	shard := randomBytes(t, 3<<20+12345)
+	info := []byte(`{"name": "bridge", "version": "0.1.0"}`)
+	srv := startFakeGCS(t, map[string][]byte{
+		"bridge-train.tfrecord-00000-of-00001": shard,
+		"dataset_info.json":                    info,
+	})
+	src := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, testPrefix)
+	ctx := context.Background()
+
+	if got, want := src.URI(), "gs://"+testBucket+"/"+testPrefix; got != want {
+		t.Errorf("URI() = %q, want %q", got, want)
+	}
+	for _, off := range []int64{0, 1, int64(len(shard)) / 2, int64(len(shard)) - 1, int64(len(shard))} {
+		got := readAll(t, src, "bridge-train.tfrecord-00000-of-00001", off)
+		if !bytes.Equal(got, shard[off:]) {
+			t.Errorf("Open at %d: got %d bytes, want the %d bytes of the object from there", off, len(got), len(shard[off:]))
+		}
+	}
+	if got := readAll(t, src, "dataset_info.json", 0); !bytes.Equal(got, info) {
+		t.Errorf("dataset_info.json = %q, want %q", got, info)
+	}
+	if size, err := src.Size(ctx, "bridge-train.tfrecord-00000-of-00001"); err != nil || size != int64(len(shard)) {
+		t.Errorf("Size = %d, %v; want %d", size, err, len(shard))
+	}
+
+	if _, err := src.Open(ctx, "missing.json", 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of a missing object: %v, want fs.ErrNotExist", err)
+	}
+	if _, err := src.Size(ctx, "missing.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Size of a missing object: %v, want fs.ErrNotExist", err)
+	}
+	other := NewGCSWithClient(newTestClient(t, srv.URL()), "no-such-bucket", testPrefix)
+	if _, err := other.Open(ctx, "dataset_info.json", 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open in a missing bucket: %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestGCSOpenSourceEmulatorHost checks that gs:// locations honour
+// STORAGE_EMULATOR_HOST, as the storage client documents.
+func TestGCSOpenSourceEmulatorHost(t *testing.T) {
+	shard := randomBytes(t, 1<<20)
+	info := []byte(`{"splits": []}`)
+	srv := startFakeGCS(t, map[string][]byte{"dataset_info.json": info, "shard": shard})
+	u, err := url.Parse(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STORAGE_EMULATOR_HOST", u.Host) // host:port, no scheme: http is implied
+
+	src, err := OpenSource(context.Background(), "gs://"+testBucket+"/"+testPrefix+"/", OpenSourceOptions{Anonymous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := src.URI(), "gs://"+testBucket+"/"+testPrefix; got != want {
+		t.Errorf("URI() = %q, want %q", got, want)
+	}
+	f := &Fetcher{}
+	got, err := f.ReadFile(context.Background(), src, "dataset_info.json")
+	if err != nil || !bytes.Equal(got, info) {
+		t.Errorf("ReadFile = %q, %v; want %q", got, err, info)
+	}
+	if got := readAll(t, src, "shard", 1000); !bytes.Equal(got, shard[1000:]) {
+		t.Errorf("Open at 1000: got %d bytes, want %d", len(got), len(shard)-1000)
+	}
+}
+
+// TestGCSClientDoesNotRetry checks that every request the storage client
+// makes is one attempt: a 503 fails Open, and a body that breaks mid-stream
+// fails the read instead of being reopened behind the Fetcher's back.
+func TestGCSClientDoesNotRetry(t *testing.T) {
+	data := randomBytes(t, 1<<20)
+	srv := startFakeGCS(t, map[string][]byte{"shard": data})
+
+	t.Run("503", func(t *testing.T) {
+		proxy := newFaultProxy(t, srv.URL(), func(int) fault { return respond(http.StatusServiceUnavailable) })
+		src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
+		// Bounded: a client that retried 503s would do so until the
+		// context ends.
+		ctx, cancel := context.WithTimeout(context.Background(), notHung)
+		defer cancel()
+		_, err := src.Open(ctx, "shard", 0)
+		if ae, ok := errors.AsType[*googleapi.Error](err); !ok || ae.Code != http.StatusServiceUnavailable {
+			t.Fatalf("Open: %v, want a googleapi 503", err)
+		}
+		if n := len(proxy.requests()); n != 1 {
+			t.Errorf("the client made %d requests, want 1", n)
+		}
+	})
+	t.Run("broken body", func(t *testing.T) {
+		const cut = 300_000
+		proxy := newOffsetFaultProxy(t, srv.URL(), func(off int64, _ int) fault {
+			if off == 0 {
+				return dropAfter(cut)
+			}
+			return pass()
+		})
+		src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
+		ctx, cancel := context.WithTimeout(context.Background(), notHung)
+		defer cancel()
+		rc, err := src.Open(ctx, "shard", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		got, err := io.ReadAll(rc)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !IsTransient(err) {
+			t.Errorf("read: %v, want a transient unexpected EOF", err)
+		}
+		if !bytes.Equal(got, data[:cut]) {
+			t.Errorf("read %d bytes before the error, want the first %d", len(got), cut)
+		}
+		// The client's reopen is refused as it asks for a connection; on a
+		// busy machine the request may still go out, to be abandoned at once.
+		if reqs := proxy.requests(); len(reqs) > 2 || len(reqs) == 2 && reqs[1].Range != rangeFrom(cut) {
+			t.Errorf("the client made requests %v, want one (and at most the abandoned reopen at %d)", reqs, cut)
+		}
+	})
+}

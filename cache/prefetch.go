@@ -1,0 +1,77 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// ShardRef names one shard of one dataset.
+type ShardRef struct {
+	Dataset *Dataset
+	Split   string
+	Shard   int
+}
+
+// estimatedSize is the mean shard size of the split, from dataset_info.json.
+func (r ShardRef) estimatedSize() int64 {
+	s, ok := r.Dataset.Info.Split(r.Split)
+	if !ok || len(s.ShardLengths) == 0 {
+		return 0
+	}
+	return s.NumBytes / int64(len(s.ShardLengths))
+}
+
+// Prefetch fetches remote shards into the disk cache in the given order, at
+// most parallel at a time. It stops before the listed shards would take more
+// than half of the disk budget: the other half holds the shards being read,
+// so prefetching never evicts what the reads in progress need. Shards of local
+// sources need no fetch and are skipped. A failed fetch is logged and
+// skipped; the read that needs the shard retries it and reports the error.
+// It returns the number of shards now in the cache, or ctx's error.
+func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int) (int, error) {
+	limit := s.disk.Budget() / 2
+	var (
+		planned int64
+		done    atomic.Int64
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(parallel, 1))
+	for _, r := range refs {
+		if _, local := r.Dataset.Source.(Local); local {
+			continue
+		}
+		planned += r.estimatedSize()
+		if planned > limit {
+			break
+		}
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			name, err := r.Dataset.ShardName(r.Split, r.Shard)
+			if err != nil {
+				return err
+			}
+			f, _, err := r.Dataset.openShard(gctx, name)
+			if err != nil {
+				if gctx.Err() == nil {
+					s.log.Warn("prefetch failed; the read will retry", "dataset", r.Dataset.Name, "shard", name, "err", err)
+				}
+				return nil
+			}
+			done.Add(1)
+			return f.Close()
+		})
+	}
+	err := g.Wait()
+	if err == nil {
+		err = ctx.Err()
+	}
+	if errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		err = nil
+	}
+	return int(done.Load()), err
+}

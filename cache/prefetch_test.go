@@ -1,0 +1,73 @@
+package cache
+
+import (
+	"context"
+	"testing"
+)
+
+func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
+	m := loadManifest(t)
+	md := m.Datasets["tiny_bridge"]
+	srcs := gcsFixture(t, md.Dir)
+	ctx := context.Background()
+
+	var refs []ShardRef
+	open := func(budget int64) (*Store, *Dataset) {
+		s, err := NewStore(Options{CacheDir: t.TempDir(), DiskBudget: budget, RAMBudget: 1 << 20, Log: testLog(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		ds, err := s.Open(ctx, "", srcs[md.Dir])
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = refs[:0]
+		for _, split := range []string{"val", "train"} {
+			info, _ := ds.Info.Split(split)
+			for i := range info.ShardLengths {
+				refs = append(refs, ShardRef{Dataset: ds, Split: split, Shard: i})
+			}
+		}
+		return s, ds
+	}
+
+	// A roomy budget: every listed shard is fetched.
+	s, ds := open(1 << 30)
+	n, err := s.Prefetch(ctx, refs, 2)
+	if err != nil || n != len(refs) {
+		t.Fatalf("Prefetch = %d, %v; want all %d shards", n, err, len(refs))
+	}
+	for _, r := range refs {
+		name, _ := ds.ShardName(r.Split, r.Shard)
+		if !s.Disk().Contains(ds.slug + "/" + name) {
+			t.Errorf("%s not in the disk cache after Prefetch", name)
+		}
+	}
+	// Reads after a prefetch are disk cache hits.
+	misses := s.Disk().Stats.Misses.Load()
+	if _, err := ds.Episode(ctx, Ref{Split: "train", Shard: 2, Record: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Disk().Stats.Misses.Load() != misses {
+		t.Error("a read after Prefetch missed the disk cache")
+	}
+
+	// A budget whose half holds about two shards: only the first ones in
+	// the given order are fetched.
+	shard := ShardRef{Dataset: ds, Split: "train"}.estimatedSize()
+	s, ds = open(5 * shard)
+	n, err = s.Prefetch(ctx, refs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || n >= len(refs) {
+		t.Fatalf("Prefetch fetched %d of %d shards under a budget of about 2.5 shards", n, len(refs))
+	}
+	for i, r := range refs {
+		name, _ := ds.ShardName(r.Split, r.Shard)
+		if got := s.Disk().Contains(ds.slug + "/" + name); got != (i < n) {
+			t.Errorf("shard %d (%s) cached=%v; want the first %d in order", i, name, got, n)
+		}
+	}
+}

@@ -1,0 +1,377 @@
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dgraph-io/ristretto/v2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/oxefs/oxefs/cache/example"
+	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/cache/tfrecord"
+)
+
+// maxRecord bounds one TFRecord (one episode): a corrupt length field must
+// not make us allocate more.
+const maxRecord = 1 << 30
+
+// Options configures a Store.
+type Options struct {
+	// CacheDir holds the disk cache of remote shards and the persistent
+	// indexes. Required.
+	CacheDir string
+	// DiskBudget bounds the disk cache in bytes.
+	DiskBudget int64
+	// RAMBudget bounds the parsed episodes kept in memory, in bytes.
+	RAMBudget int64
+	// Retry governs fetches from remote sources.
+	Retry RetryPolicy
+	Log   *slog.Logger
+}
+
+// Store reads episodes of any number of datasets through one disk cache and
+// one RAM cache.
+type Store struct {
+	// dependencies
+	log   *slog.Logger
+	disk  *DiskCache
+	ram   *ristretto.Cache[string, *Episode]
+	fetch *Fetcher
+
+	// ctx is the daemon's lifetime: shared work (a shard download, an
+	// episode load several readers wait for) runs under it, so one reader
+	// giving up does not cancel it for the others.
+	ctx    context.Context
+	cancel context.CancelFunc
+	loads  singleflight.Group
+
+	Stats StoreStats
+}
+
+// StoreStats counts episode traffic.
+type StoreStats struct {
+	RAMHits, RAMMisses, EpisodesLoaded, BytesRead atomic.Int64
+	Fetch                                         FetchStats
+}
+
+// NewStore opens the caches.
+func NewStore(opts Options) (*Store, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.CacheDir == "" {
+		return nil, errors.New("store: no cache directory")
+	}
+	if opts.RAMBudget <= 0 {
+		return nil, fmt.Errorf("store: RAM budget must be positive, got %d", opts.RAMBudget)
+	}
+	if opts.Retry == (RetryPolicy{}) {
+		opts.Retry = DefaultRetryPolicy()
+	}
+	disk, err := OpenDiskCache(opts.CacheDir, opts.DiskBudget, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	// NumCounters ≈ 10× the items that fit, assuming episodes of ~256 KiB.
+	counters := max(opts.RAMBudget/(256<<10)*10, 1e4)
+	ram, err := ristretto.NewCache(&ristretto.Config[string, *Episode]{
+		NumCounters: counters,
+		MaxCost:     opts.RAMBudget,
+		BufferItems: 64,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: RAM cache: %w", err)
+	}
+	s := &Store{log: opts.Log, disk: disk, ram: ram}
+	s.fetch = &Fetcher{Policy: opts.Retry, Stats: &s.Stats.Fetch, Log: opts.Log}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Close stops shared work and releases the RAM cache.
+func (s *Store) Close() {
+	s.cancel()
+	s.ram.Close()
+}
+
+// Disk returns the disk cache.
+func (s *Store) Disk() *DiskCache { return s.disk }
+
+// Dataset is one opened TFDS dataset.
+type Dataset struct {
+	// Name is the name used in episode ids and messages.
+	Name     string
+	Source   Source
+	Info     *tfds.DatasetInfo
+	Features *tfds.Features
+
+	store *Store
+	slug  string // cache directory name for this source
+
+	mu    sync.Mutex
+	spans map[string]*shardSpans // guarded by mu: by shard file name
+}
+
+type shardSpans struct {
+	ready chan struct{}
+	spans []tfrecord.Span
+	// broken is the framing error that ended the index early (a truncated
+	// or corrupt shard); records from len(spans) on are unreadable.
+	broken error
+	err    error // the shard could not be opened at all
+}
+
+// Open reads a dataset's dataset_info.json and features.json. name
+// overrides the dataset's own name in ids and messages when not empty.
+func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, error) {
+	infoJSON, err := s.fetch.ReadFile(ctx, src, "dataset_info.json")
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.URI(), err)
+	}
+	info, err := tfds.ParseDatasetInfo(infoJSON)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: dataset_info.json: %w", src.URI(), err)
+	}
+	if info.FileFormat != "" && info.FileFormat != "tfrecord" {
+		return nil, fmt.Errorf("dataset %s: file format %q is not supported (valid: tfrecord)", src.URI(), info.FileFormat)
+	}
+	featJSON, err := s.fetch.ReadFile(ctx, src, "features.json")
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.URI(), err)
+	}
+	feats, err := tfds.ParseFeatures(featJSON)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: features.json: %w", src.URI(), err)
+	}
+	perStep := false
+	for _, f := range feats.All() {
+		perStep = perStep || f.PerStep
+	}
+	if !perStep {
+		return nil, fmt.Errorf("dataset %s: not an RLDS dataset: features.json has no `steps` features", src.URI())
+	}
+	if name == "" {
+		name = info.Name
+	}
+	return &Dataset{
+		Name:     name,
+		Source:   src,
+		Info:     info,
+		Features: feats,
+		store:    s,
+		slug:     sourceSlug(src.URI()),
+		spans:    make(map[string]*shardSpans),
+	}, nil
+}
+
+// sourceSlug is a readable, collision-free directory name for a source.
+func sourceSlug(uri string) string {
+	sum := sha256.Sum256([]byte(uri))
+	parts := strings.FieldsFunc(uri, func(r rune) bool { return r == '/' || r == ':' })
+	if len(parts) > 2 {
+		parts = parts[len(parts)-2:]
+	}
+	clean := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, strings.Join(parts, "-"))
+	return clean + "-" + hex.EncodeToString(sum[:4])
+}
+
+// Select resolves a TFDS split string.
+func (d *Dataset) Select(spec string) ([]tfds.Range, error) {
+	r, err := tfds.Resolve(spec, d.Info)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	return r, nil
+}
+
+// ShardName returns the file name of a shard.
+func (d *Dataset) ShardName(split string, shard int) (string, error) {
+	names, err := d.Info.ShardNames(split)
+	if err != nil {
+		return "", fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	if shard < 0 || shard >= len(names) {
+		return "", fmt.Errorf("dataset %s split %s: shard %d out of range (0..%d)", d.Name, split, shard, len(names)-1)
+	}
+	return names[shard], nil
+}
+
+// EpisodeID returns the stable id of an episode.
+func (d *Dataset) EpisodeID(ref Ref) string {
+	return d.Name + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
+}
+
+// Episode returns one episode, from the RAM cache when it is there. Loads
+// run under the store's lifetime; ctx decides only how long this caller
+// waits.
+func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
+	s := d.store
+	key := d.slug + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
+	if ep, ok := s.ram.Get(key); ok {
+		s.Stats.RAMHits.Add(1)
+		return ep, nil
+	}
+	s.Stats.RAMMisses.Add(1)
+	ch := s.loads.DoChan(key, func() (any, error) {
+		ep, err := d.load(s.ctx, ref)
+		if err == nil {
+			s.ram.Set(key, ep, int64(ep.size))
+		}
+		return ep, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Episode), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load reads and parses one record.
+func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
+	name, err := d.ShardName(ref.Split, ref.Shard)
+	if err != nil {
+		return nil, err
+	}
+	f, size, err := d.openShard(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sp, err := d.shardIndex(name, f, size)
+	if err != nil {
+		return nil, err
+	}
+	corrupt := func(err error) error {
+		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+	}
+	if ref.Record < 0 {
+		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range", d.Name, name, ref.Record)
+	}
+	if ref.Record >= len(sp.spans) {
+		if sp.broken != nil {
+			return nil, corrupt(fmt.Errorf("unreadable: the shard's framing breaks after record %d: %w", len(sp.spans)-1, sp.broken))
+		}
+		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range (shard has %d)", d.Name, name, ref.Record, len(sp.spans))
+	}
+	raw, err := tfrecord.ReadRecord(f, sp.spans[ref.Record], nil)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	d.store.Stats.BytesRead.Add(int64(len(raw)))
+	ex, err := example.Parse(raw)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	steps, err := stepCount(ex, d.Features)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	d.store.Stats.EpisodesLoaded.Add(1)
+	return &Episode{
+		ID:      d.EpisodeID(ref),
+		Dataset: d.Name,
+		Ref:     ref,
+		steps:   steps,
+		ex:      ex,
+		specs:   d.Features,
+		shard:   name,
+		size:    len(raw) + 64*ex.Len() + 256,
+	}, nil
+}
+
+// shardFile is an open shard: a local file or a disk cache entry.
+type shardFile interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// openShard opens a shard in place for local sources, through the disk
+// cache otherwise.
+func (d *Dataset) openShard(ctx context.Context, name string) (shardFile, int64, error) {
+	if l, ok := d.Source.(Local); ok {
+		f, err := os.Open(l.Path(name))
+		if err != nil {
+			return nil, 0, fmt.Errorf("dataset %s: %w", d.Name, err)
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, 0, err
+		}
+		return f, st.Size(), nil
+	}
+	s := d.store
+	e, err := s.disk.Open(ctx, s.ctx, d.slug+"/"+name, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+		// Make room first when the size is known; otherwise the cache
+		// makes room once the download is complete.
+		if size, err := d.Source.Size(ctx, name); err == nil {
+			if err := reserve(size); err != nil {
+				return err
+			}
+		}
+		_, err := s.fetch.Fetch(ctx, d.Source, name, w)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+	}
+	return e, e.Size, nil
+}
+
+// shardIndex returns the record spans of a shard, indexing it on first use.
+func (d *Dataset) shardIndex(name string, f io.ReaderAt, size int64) (*shardSpans, error) {
+	d.mu.Lock()
+	sp, ok := d.spans[name]
+	if !ok {
+		sp = &shardSpans{ready: make(chan struct{})}
+		d.spans[name] = sp
+	}
+	d.mu.Unlock()
+	if ok {
+		<-sp.ready
+		return sp, sp.err
+	}
+	defer close(sp.ready)
+	sp.spans, sp.broken = tfrecord.Index(f, size)
+	if sp.broken != nil {
+		d.store.log.Warn("corrupt shard framing", "dataset", d.Name, "shard", name,
+			"readable_records", len(sp.spans), "err", sp.broken)
+	}
+	return sp, nil
+}
+
+// Splits returns the names of the dataset's splits.
+func (d *Dataset) Splits() []string {
+	names := make([]string, len(d.Info.Splits))
+	for i, s := range d.Info.Splits {
+		names[i] = s.Name
+	}
+	return names
+}
+
+// indexDir is where persistent per-dataset indexes live.
+func (d *Dataset) indexDir() string {
+	return filepath.Join(d.store.disk.Dir(), "index", d.slug)
+}

@@ -1,0 +1,108 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"path"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestStoreSourceFaults puts a fault-injecting proxy between the real
+// storage client and fake-gcs-server holding a fixture, and reads episodes
+// through the store while the source fails: 503s and dropped connections are
+// retried and the data is right; a source that never recovers gives a typed
+// ErrUnavailable within the retry budget while cached shards keep serving;
+// once the source recovers the same read succeeds.
+func TestStoreSourceFaults(t *testing.T) {
+	m := loadManifest(t)
+	md := m.Datasets["tiny_bridge"]
+	objects := fixtureObjects(t, md.Dir)
+	upstream := startFakeGCS(t, objects)
+
+	var fail503, drops atomic.Int32
+	var dead atomic.Bool
+	proxy := newFaultProxy(t, upstream.URL(), func(int) fault {
+		switch {
+		case dead.Load():
+			return respond(503)
+		case fail503.Add(-1) >= 0:
+			return respond(503)
+		case drops.Add(-1) >= 0:
+			return dropAfter(5000)
+		}
+		return pass()
+	})
+	src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	s, err := NewStore(Options{
+		CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t),
+		Retry: RetryPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+			MaxElapsed: time.Second, StallTimeout: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	ds, err := s.Open(ctx, "", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(shard int) error {
+		rec := md.Splits["train"].Shards[shard].Records[1]
+		ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: shard, Record: rec.Index})
+		if err != nil {
+			return err
+		}
+		checkEpisode(t, md.Name, ep, rec)
+		return nil
+	}
+
+	fail503.Store(3)
+	if err := check(0); err != nil {
+		t.Fatalf("after three 503s: %v", err)
+	}
+	if r := s.Stats.Fetch.Retries.Load(); r < 2 {
+		t.Fatalf("%d retries counted after 503s", r)
+	}
+
+	// The first request of a shard asks its size (a small JSON answer that
+	// the drop does not cut); the download after it is cut at 5000 bytes
+	// and must resume there.
+	drops.Store(2)
+	before := s.Stats.Fetch.Retries.Load()
+	if err := check(1); err != nil {
+		t.Fatalf("after dropped connections: %v", err)
+	}
+	if s.Stats.Fetch.Retries.Load() == before {
+		t.Fatal("a dropped connection was not retried")
+	}
+	resumed := false
+	for _, r := range proxy.requests() {
+		resumed = resumed || r.Range == rangeFrom(5000)
+	}
+	if !resumed {
+		t.Fatalf("no request resumed at byte 5000: %+v", proxy.requests())
+	}
+
+	dead.Store(true)
+	start := time.Now()
+	err = check(2)
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("dead source: got %v, want ErrUnavailable", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("dead source took %v to fail with a 1s budget", d)
+	}
+	// Shards already in the disk cache keep serving while the source is down.
+	s.ram.Clear()
+	if err := check(0); err != nil {
+		t.Fatalf("cached shard while the source is down: %v", err)
+	}
+	// A failure is not cached: the source recovers, the read succeeds.
+	dead.Store(false)
+	if err := check(2); err != nil {
+		t.Fatalf("after recovery: %v", err)
+	}
+}
