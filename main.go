@@ -36,6 +36,7 @@ func main() {
 		kong.Name("oxefs"),
 		kong.Description("Robot-learning datasets as training batches, through a FUSE filesystem."),
 		kong.UsageOnError(),
+		kong.Vars{"cache_dir": defaultCacheDir()},
 	)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// sizeFlag is a byte size given as 512MiB, 8GiB, 70MB, 1.5G or a plain
+// number of bytes.
+type sizeFlag int64
+
+var sizeUnits = map[string]float64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kb": 1e3, "kib": 1 << 10,
+	"m": 1 << 20, "mb": 1e6, "mib": 1 << 20,
+	"g": 1 << 30, "gb": 1e9, "gib": 1 << 30,
+	"t": 1 << 40, "tb": 1e12, "tib": 1 << 40,
+}
+
+// UnmarshalText parses a size for kong.
+func (s *sizeFlag) UnmarshalText(b []byte) error {
+	v, err := parseSize(string(b))
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(v)
+	return nil
+}
+
+func parseSize(text string) (int64, error) {
+	t := strings.TrimSpace(text)
+	i := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
+	num, unit := t, ""
+	if i >= 0 {
+		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	}
+	mult, ok := sizeUnits[unit]
+	f, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || f < 0 {
+		return 0, fmt.Errorf("invalid size %q (examples: 512MiB, 8GiB, 70MB, 1048576)", text)
+	}
+	return int64(f * mult), nil
+}
+
+// defaultCacheDir is $XDG_CACHE_HOME/oxefs, or ~/.cache/oxefs.
+func defaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "oxefs")
+	}
+	return filepath.Join(os.TempDir(), "oxefs-cache")
+}

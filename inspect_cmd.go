@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/oxefs/oxefs/cache"
+)
+
+type inspectCmd struct {
+	Source    string   `arg:"" help:"Dataset directory: a local TFDS dir (/data/oxe/bridge/0.1.0) or gs://bucket/prefix/name/version."`
+	JSON      bool     `help:"Print the description as one JSON object." name:"json"`
+	Anonymous bool     `help:"Read a public GCS bucket without credentials (e.g. gs://gresearch/robotics)."`
+	Index     bool     `help:"Build the episode-length index first (reads every episode; remote shards go through the disk cache)."`
+	CacheDir  string   `help:"Disk cache and index directory." default:"${cache_dir}" name:"cache-dir" type:"path"`
+	Disk      sizeFlag `help:"Disk cache bound, e.g. 50GiB." default:"50GiB"`
+}
+
+func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
+	store, err := cache.NewStore(cache.Options{
+		CacheDir:   c.CacheDir,
+		DiskBudget: int64(c.Disk),
+		RAMBudget:  64 << 20,
+		Log:        log,
+	})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	src, err := cache.OpenSource(ctx, c.Source, cache.OpenSourceOptions{Anonymous: c.Anonymous})
+	if err != nil {
+		return err
+	}
+	ds, err := store.Open(ctx, "", src)
+	if err != nil {
+		return err
+	}
+	if c.Index {
+		var total int64
+		for _, s := range ds.Info.Splits {
+			total += s.NumExamples()
+		}
+		bar := progressbar.NewOptions64(total,
+			progressbar.OptionSetDescription("indexing episode lengths"),
+			progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetItsString("episodes"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionClearOnFinish(),
+		)
+		_, err := ds.BuildLengths(ctx, ds.Splits(), runtime.GOMAXPROCS(0), func(n int) { _ = bar.Add(n) })
+		_ = bar.Finish()
+		if err != nil {
+			return err
+		}
+	}
+	desc := ds.Describe()
+	if c.JSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(desc)
+	}
+	fmt.Print(desc)
+	return nil
+}
