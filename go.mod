@@ -7,7 +7,9 @@ require (
 	github.com/alecthomas/kong v1.17.0
 	github.com/dgraph-io/ristretto/v2 v2.4.2
 	github.com/fsouza/fake-gcs-server v1.56.1
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/schollz/progressbar/v3 v3.19.1
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sync v0.24.0
 	google.golang.org/api v0.307.0
 	google.golang.org/protobuf v1.36.12
@@ -56,7 +58,6 @@ require (
 	go.opentelemetry.io/otel/sdk v1.45.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

@@ -1,0 +1,391 @@
+// Package fs presents training batches as a read-only FUSE filesystem. It
+// is an adapter only: what a batch holds, and when it is built, is decided
+// behind the Batches interface; fs maps names to batch indices, serves
+// bytes, and turns errors into errnos.
+//
+//	MOUNT/
+//	  info.json, stats.json
+//	  batches/000000.npy, batches/000000.json, ...
+//	  val/batches/...        (when a validation view exists)
+//
+// # Error handling
+//
+// Every error reaching the kernel passes through one function, errno: a
+// missing batch is ENOENT, a read whose reader gave up (the request was
+// interrupted) is EINTR, anything else EIO, logged once there with the
+// operation and the batch. Writes are EROFS.
+//
+// # Kernel caching
+//
+// Batch files are opened with direct I/O: the kernel keeps no page cache of
+// them (the daemon's own memory budget bounds what is held) and passes each
+// read straight through, up to MaxWrite (1 MiB) per request. Names and
+// sizes never change during a mount, so entries and attributes are cached
+// for a long time; stat sizes are always true because a .npy file's size is
+// known without building it.
+//
+// # Interrupts
+//
+// A read waits for its batch under the request's context: if the reader is
+// killed, the kernel interrupts the request, the read returns EINTR, and the
+// build goes on for other readers (shared work runs under the daemon's
+// context, not the reader's).
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Batches is one directory of batch files.
+type Batches interface {
+	// Len is the number of batches: names 0 .. Len()-1 exist.
+	Len() int64
+	// NPYSize is the size in bytes of every .npy file.
+	NPYSize() int64
+	// HasMeta reports whether .json metadata files exist.
+	HasMeta() bool
+	// Get returns batch n, waiting under ctx while it is built. The batch
+	// stays valid until Release.
+	Get(ctx context.Context, n int64) (Batch, error)
+}
+
+// Batch is a built batch, pinned in memory until Release.
+type Batch interface {
+	// NPY returns the .npy file's bytes as consecutive slices (e.g. the
+	// header, then the frames); their lengths add up to NPYSize.
+	NPY() [][]byte
+	// Meta returns the .json file's bytes.
+	Meta() []byte
+	Release()
+}
+
+// Options says what the mount serves.
+type Options struct {
+	Train Batches
+	// Val is the validation view, or nil.
+	Val Batches
+	// Info returns info.json; Stats returns stats.json at the moment of
+	// the read.
+	Info  func() []byte
+	Stats func() []byte
+	// Recorder, when set, observes every batch file read.
+	Recorder func(n int64, val bool, bytes int)
+	Log      *slog.Logger
+}
+
+// ErrNotFound makes a batch that does not exist ENOENT.
+var ErrNotFound = errors.New("no such batch")
+
+// errno is the one place where errors become errnos.
+func errno(log *slog.Logger, err error, op string, n int64) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist):
+		return syscall.ENOENT
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return syscall.EINTR
+	}
+	log.Error("read failed", "op", op, "batch", n, "err", err)
+	return syscall.EIO
+}
+
+// batchName formats a batch index: zero-padded to at least 6 digits.
+func batchName(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if len(s) < 6 {
+		s = strings.Repeat("0", 6-len(s)) + s
+	}
+	return s
+}
+
+// parseBatchName returns the index and extension of a batch file name, or
+// ok=false. A name must be what batchName writes: 000042.npy, not 42.npy.
+func parseBatchName(name string) (n int64, ext string, ok bool) {
+	base, ext, found := strings.Cut(name, ".")
+	if !found || (ext != "npy" && ext != "json") || len(base) < 6 {
+		return 0, "", false
+	}
+	if len(base) > 6 && base[0] == '0' {
+		return 0, "", false
+	}
+	for _, c := range base {
+		if c < '0' || c > '9' {
+			return 0, "", false
+		}
+	}
+	n, err := strconv.ParseInt(base, 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	return n, ext, true
+}
+
+// root is the mount's top directory.
+type root struct {
+	gofs.Inode
+	opts Options
+}
+
+var _ = (gofs.NodeOnAdder)((*root)(nil))
+
+func (r *root) OnAdd(ctx context.Context) {
+	add := func(parent *gofs.Inode, name string, node gofs.InodeEmbedder, mode uint32) *gofs.Inode {
+		child := parent.NewPersistentInode(ctx, node, gofs.StableAttr{Mode: mode})
+		parent.AddChild(name, child, false)
+		return child
+	}
+	add(&r.Inode, "info.json", &dynamicFile{content: r.opts.Info}, syscall.S_IFREG)
+	add(&r.Inode, "stats.json", &dynamicFile{content: r.opts.Stats}, syscall.S_IFREG)
+	add(&r.Inode, "batches", &batchDir{b: r.opts.Train, opts: &r.opts}, syscall.S_IFDIR)
+	if r.opts.Val != nil {
+		val := add(&r.Inode, "val", &gofs.Inode{}, syscall.S_IFDIR)
+		add(val, "batches", &batchDir{b: r.opts.Val, opts: &r.opts, val: true}, syscall.S_IFDIR)
+	}
+}
+
+// dynamicFile is a small file whose content is computed when it is opened
+// (info.json, stats.json). Its size is that of the content at stat time.
+type dynamicFile struct {
+	gofs.Inode
+	content func() []byte
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*dynamicFile)(nil))
+	_ = (gofs.NodeOpener)((*dynamicFile)(nil))
+	_ = (gofs.FileReader)((*snapshot)(nil))
+)
+
+func (f *dynamicFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if s, ok := fh.(*snapshot); ok {
+		out.Size = uint64(len(s.data))
+	} else {
+		out.Size = uint64(len(f.content()))
+	}
+	out.Mode = 0o444
+	return 0
+}
+
+// Open snapshots the content, so one open file reads consistent bytes.
+// Direct I/O: the size changes between snapshots.
+func (f *dynamicFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	return &snapshot{data: f.content()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+type snapshot struct{ data []byte }
+
+func (s *snapshot) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(s.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	return fuse.ReadResultData(s.data[off:min(off+int64(len(dest)), int64(len(s.data)))]), 0
+}
+
+// batchDir lists and looks up batch files by name. Children are created on
+// lookup and forgotten by the kernel as it likes; nothing per batch is kept
+// here.
+type batchDir struct {
+	gofs.Inode
+	b    Batches
+	opts *Options
+	val  bool
+}
+
+var (
+	_ = (gofs.NodeLookuper)((*batchDir)(nil))
+	_ = (gofs.NodeReaddirer)((*batchDir)(nil))
+)
+
+func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	n, ext, ok := parseBatchName(name)
+	if !ok || n >= d.b.Len() || (ext == "json" && !d.b.HasMeta()) {
+		return nil, syscall.ENOENT
+	}
+	f := &batchFile{dir: d, n: n, meta: ext == "json"}
+	size, err := f.size(ctx)
+	if err != nil {
+		return nil, errno(d.opts.Log, err, "lookup", n)
+	}
+	out.Attr.Size = uint64(size)
+	out.Attr.Mode = syscall.S_IFREG | 0o444
+	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+}
+
+func (d *batchDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	per := int64(1)
+	if d.b.HasMeta() {
+		per = 2
+	}
+	return &batchStream{len: d.b.Len() * per, per: per}, 0
+}
+
+// batchStream lists 000000.npy, 000000.json, ... without materialising the
+// list: a mount may hold millions of batches.
+type batchStream struct {
+	i, len, per int64
+}
+
+func (s *batchStream) HasNext() bool { return s.i < s.len }
+
+func (s *batchStream) Next() (fuse.DirEntry, syscall.Errno) {
+	n, kind := s.i/s.per, s.i%s.per
+	s.i++
+	ext := ".npy"
+	if kind == 1 {
+		ext = ".json"
+	}
+	return fuse.DirEntry{Name: batchName(n) + ext, Mode: syscall.S_IFREG}, 0
+}
+
+func (s *batchStream) Close() {}
+
+// batchFile is one .npy or .json file.
+type batchFile struct {
+	gofs.Inode
+	dir  *batchDir
+	n    int64
+	meta bool
+}
+
+var (
+	_ = (gofs.NodeGetattrer)((*batchFile)(nil))
+	_ = (gofs.NodeOpener)((*batchFile)(nil))
+	_ = (gofs.NodeReader)((*batchFile)(nil))
+)
+
+// size is the file's true size. A .npy file's is known without building
+// it; a .json file's only once its batch is built, so asking builds the
+// batch (the read that usually follows finds it ready). Listing a directory
+// stats nothing: READDIRPLUS is off.
+func (f *batchFile) size(ctx context.Context) (int64, error) {
+	if !f.meta {
+		return f.dir.b.NPYSize(), nil
+	}
+	b, err := f.dir.b.Get(ctx, f.n)
+	if err != nil {
+		return 0, err
+	}
+	defer b.Release()
+	return int64(len(b.Meta())), nil
+}
+
+func (f *batchFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	size, err := f.size(ctx)
+	if err != nil {
+		return errno(f.dir.opts.Log, err, "stat", f.n)
+	}
+	out.Mode = 0o444
+	out.Size = uint64(size)
+	return 0
+}
+
+func (f *batchFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
+		return nil, 0, syscall.EROFS
+	}
+	return nil, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	op := "read npy"
+	if f.meta {
+		op = "read json"
+	}
+	b, err := f.dir.b.Get(ctx, f.n)
+	if err != nil {
+		return nil, errno(f.dir.opts.Log, err, op, f.n)
+	}
+	var parts [][]byte
+	if f.meta {
+		parts = [][]byte{b.Meta()}
+	} else {
+		parts = b.NPY()
+	}
+	res := window(parts, off, int64(len(dest)))
+	if rec := f.dir.opts.Recorder; rec != nil {
+		rec(f.n, f.dir.val, res.Size())
+	}
+	if res.Size() == 0 {
+		// go-fuse sends an empty reply without calling Done: release now.
+		b.Release()
+		return fuse.ReadResultData(nil), 0
+	}
+	res.release = b.Release
+	return res, 0
+}
+
+// window returns the bytes [off, off+size) of the concatenation of parts,
+// as sub-slices of parts (no copy).
+func window(parts [][]byte, off, size int64) *pinnedResult {
+	res := &pinnedResult{}
+	for _, p := range parts {
+		if size <= 0 {
+			break
+		}
+		if off >= int64(len(p)) {
+			off -= int64(len(p))
+			continue
+		}
+		end := min(int64(len(p)), off+size)
+		res.vecs = append(res.vecs, p[off:end])
+		res.size += int(end - off)
+		size -= end - off
+		off = 0
+	}
+	return res
+}
+
+// pinnedResult serves slices of a built batch with writev and releases the
+// batch once go-fuse has sent them to the kernel.
+type pinnedResult struct {
+	vecs    [][]byte
+	size    int
+	release func()
+	once    sync.Once
+}
+
+var _ fuse.ReadResult = (*pinnedResult)(nil)
+
+func (r *pinnedResult) Size() int { return r.size }
+
+func (r *pinnedResult) Bytes(buf []byte) ([]byte, fuse.Status) {
+	if len(r.vecs) == 1 {
+		return r.vecs[0], fuse.OK
+	}
+	out := buf[:0]
+	for _, v := range r.vecs {
+		out = append(out, v...)
+	}
+	return out, fuse.OK
+}
+
+// Slices lets go-fuse write the parts with writev(2), without joining them.
+func (r *pinnedResult) Slices() ([][]byte, fuse.Status) { return r.vecs, fuse.OK }
+
+func (r *pinnedResult) Done() {
+	r.once.Do(func() {
+		if r.release != nil {
+			r.release()
+		}
+	})
+}
+
+// String helps debugging.
+func (r *pinnedResult) String() string {
+	return fmt.Sprintf("pinned(%d bytes in %d parts)", r.size, len(r.vecs))
+}
