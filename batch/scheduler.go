@@ -1,0 +1,341 @@
+// Package batch decides which batches are built when: one build per batch
+// however many readers ask, readahead for sequential and strided readers,
+// and a hard bound on the bytes of batches held. It knows nothing of FUSE
+// (the mount and the in-process benchmark drive the same Scheduler) and
+// nothing of datasets (a BuildFunc fills a batch's frames).
+package batch
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BuildFunc fills frames (exactly the batch's array bytes, zeroed or not)
+// with batch n and returns its metadata file, or nil when there is none.
+type BuildFunc func(ctx context.Context, n int64, frames []byte) (meta []byte, err error)
+
+// Config describes what a Scheduler builds.
+type Config struct {
+	// Len is the number of batches.
+	Len int64
+	// Shape is the shape of each batch's uint8 array.
+	Shape []int
+	// Meta says whether batches have metadata files.
+	Meta  bool
+	Build BuildFunc
+	// Budget bounds the bytes of batch arrays held at once: being built,
+	// built and waiting, being read. It must hold at least one batch.
+	Budget int64
+	// Readahead is how many batches after each requested one are built
+	// ahead while memory allows.
+	Readahead int
+}
+
+// Stats counts the scheduler's work. Fields are updated atomically.
+type Stats struct {
+	Requests      atomic.Int64 // Get calls
+	Builds        atomic.Int64 // builds started
+	BuildErrors   atomic.Int64
+	ReadyHits     atomic.Int64 // a Get found its batch built
+	InFlightHits  atomic.Int64 // a Get found its batch being built
+	ReadaheadHits atomic.Int64 // a Get found a batch started by readahead
+	Evictions     atomic.Int64
+	MemoryWaits   atomic.Int64 // a demanded build waited for memory
+	BuildNanos    atomic.Int64 // total build time
+}
+
+// Scheduler builds batches on demand and ahead of demand.
+type Scheduler struct {
+	// constants
+	cfg    Config
+	header []byte
+	size   int64 // array bytes of one batch
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	entries map[int64]*entry // guarded by mu: batches being built or held
+	idle    list.List        // guarded by mu: built, unpinned entries, least recently used first
+	held    int64            // guarded by mu: bytes of all buffers, in entries and spare
+	spare   [][]byte         // guarded by mu: buffers of evicted batches, reused first
+	freed   chan struct{}    // guarded by mu: closed and replaced when memory may have become available
+
+	Stats Stats
+}
+
+type entry struct {
+	n         int64
+	done      chan struct{} // closed when the build ends
+	readahead bool          // started by readahead, not by a reader
+
+	// set before done is closed
+	frames []byte
+	meta   []byte
+	err    error
+
+	pins   int           // guarded by Scheduler.mu: readers holding it, plus 1 while building
+	served bool          // guarded by Scheduler.mu: a reader asked for it
+	elem   *list.Element // guarded by Scheduler.mu: position in idle, when there
+}
+
+// NewScheduler checks cfg and returns a scheduler. Builds run under a
+// context of their own until Close.
+func NewScheduler(cfg Config) (*Scheduler, error) {
+	size := int64(1)
+	for _, d := range cfg.Shape {
+		if d <= 0 {
+			return nil, fmt.Errorf("batch shape %v has a non-positive dimension", cfg.Shape)
+		}
+		size *= int64(d)
+	}
+	if cfg.Budget < size {
+		return nil, fmt.Errorf("memory budget of %d bytes cannot hold one batch of %d bytes (shape %v): raise --mem or lower batch_size / image_size",
+			cfg.Budget, size, cfg.Shape)
+	}
+	if cfg.Build == nil || cfg.Len < 0 || cfg.Readahead < 0 {
+		return nil, errors.New("batch: Config needs Build, Len ≥ 0 and Readahead ≥ 0")
+	}
+	s := &Scheduler{
+		cfg:     cfg,
+		header:  NPYHeader(cfg.Shape),
+		size:    size,
+		entries: make(map[int64]*entry),
+		freed:   make(chan struct{}),
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// Close cancels builds in progress.
+func (s *Scheduler) Close() { s.cancel() }
+
+// Len is the number of batches.
+func (s *Scheduler) Len() int64 { return s.cfg.Len }
+
+// NPYSize is the size of each batch's .npy file.
+func (s *Scheduler) NPYSize() int64 { return int64(len(s.header)) + s.size }
+
+// HasMeta reports whether batches have metadata files.
+func (s *Scheduler) HasMeta() bool { return s.cfg.Meta }
+
+// Held returns the bytes of batch buffers held now.
+func (s *Scheduler) Held() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// Batch is a built batch, pinned until Release.
+type Batch struct {
+	s    *Scheduler
+	e    *entry
+	once sync.Once
+}
+
+// NPY returns the .npy header and the array bytes.
+func (b *Batch) NPY() [][]byte { return [][]byte{b.s.header, b.e.frames} }
+
+// Frames returns the array bytes.
+func (b *Batch) Frames() []byte { return b.e.frames }
+
+// Meta returns the metadata file.
+func (b *Batch) Meta() []byte { return b.e.meta }
+
+// Release unpins the batch; it may then be evicted.
+func (b *Batch) Release() {
+	b.once.Do(func() {
+		b.s.mu.Lock()
+		b.s.unpinLocked(b.e)
+		b.s.mu.Unlock()
+	})
+}
+
+// Get returns batch n, building it if no one has, and starts readahead
+// after it. ctx bounds only this caller's wait: the build itself goes on for
+// others (and for the cache) if this caller gives up.
+func (s *Scheduler) Get(ctx context.Context, n int64) (*Batch, error) {
+	if n < 0 || n >= s.cfg.Len {
+		return nil, fmt.Errorf("batch %d of %d: %w", n, s.cfg.Len, iofs.ErrNotExist)
+	}
+	s.Stats.Requests.Add(1)
+	s.mu.Lock()
+	e, err := s.demandLocked(ctx, n)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.readaheadLocked(n)
+	s.mu.Unlock()
+
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		s.unpinLocked(e)
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+	if e.err != nil {
+		s.mu.Lock()
+		s.unpinLocked(e)
+		s.mu.Unlock()
+		return nil, e.err
+	}
+	return &Batch{s: s, e: e}, nil
+}
+
+// demandLocked returns batch n pinned, starting its build when needed and
+// waiting for memory when the budget is full of batches in use.
+func (s *Scheduler) demandLocked(ctx context.Context, n int64) (*entry, error) {
+	waited := false
+	for {
+		if e := s.entries[n]; e != nil {
+			select {
+			case <-e.done:
+				s.Stats.ReadyHits.Add(1)
+			default:
+				s.Stats.InFlightHits.Add(1)
+			}
+			if e.readahead && !e.served {
+				s.Stats.ReadaheadHits.Add(1)
+			}
+			e.served = true
+			s.pinLocked(e)
+			return e, nil
+		}
+		if buf := s.bufferLocked(false); buf != nil {
+			e := s.startLocked(n, buf, false)
+			e.served = true
+			e.pins++ // the caller's
+			return e, nil
+		}
+		if !waited {
+			s.Stats.MemoryWaits.Add(1)
+			waited = true
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+			s.mu.Lock()
+		case <-ctx.Done():
+			s.mu.Lock()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// readaheadLocked starts builds of the batches after n while memory allows
+// without evicting anything a reader may still want.
+func (s *Scheduler) readaheadLocked(n int64) {
+	for i := n + 1; i <= n+int64(s.cfg.Readahead) && i < s.cfg.Len; i++ {
+		if s.entries[i] != nil {
+			continue
+		}
+		buf := s.bufferLocked(true)
+		if buf == nil {
+			return // memory is short: readahead is the first thing to shrink
+		}
+		s.startLocked(i, buf, true)
+	}
+}
+
+// bufferLocked finds the memory for one batch: a spare buffer, a new one
+// within the budget, or the buffer of an evicted idle batch. A readahead
+// build may evict only batches already read (a batch built ahead but not yet
+// read may be for a slower reader: DataLoader workers read strided); a
+// demanded build may evict any idle batch, so stale readahead gives way to
+// readers. It returns nil when none is free.
+func (s *Scheduler) bufferLocked(readahead bool) []byte {
+	if k := len(s.spare); k > 0 {
+		buf := s.spare[k-1]
+		s.spare = s.spare[:k-1]
+		return buf
+	}
+	if s.held+s.size <= s.cfg.Budget {
+		s.held += s.size
+		return make([]byte, s.size)
+	}
+	for el := s.idle.Front(); el != nil; el = el.Next() {
+		e := el.Value.(*entry)
+		if readahead && !e.served {
+			continue
+		}
+		s.removeLocked(e)
+		s.Stats.Evictions.Add(1)
+		buf := s.spare[len(s.spare)-1]
+		s.spare = s.spare[:len(s.spare)-1]
+		return buf
+	}
+	return nil
+}
+
+// startLocked registers batch n and builds it in the background.
+func (s *Scheduler) startLocked(n int64, buf []byte, readahead bool) *entry {
+	e := &entry{n: n, done: make(chan struct{}), readahead: readahead, frames: buf, pins: 1}
+	s.entries[n] = e
+	s.Stats.Builds.Add(1)
+	go func() {
+		start := time.Now()
+		meta, err := s.cfg.Build(s.ctx, n, e.frames)
+		s.Stats.BuildNanos.Add(int64(time.Since(start)))
+		if err != nil {
+			s.Stats.BuildErrors.Add(1)
+		}
+		s.mu.Lock()
+		e.meta, e.err = meta, err
+		close(e.done)
+		s.unpinLocked(e) // the build's pin
+		s.mu.Unlock()
+	}()
+	return e
+}
+
+func (s *Scheduler) pinLocked(e *entry) {
+	e.pins++
+	if e.elem != nil {
+		s.idle.Remove(e.elem)
+		e.elem = nil
+	}
+}
+
+// unpinLocked drops one pin. An unpinned built batch becomes idle (evictable);
+// a failed one is dropped so that a later request builds it again.
+func (s *Scheduler) unpinLocked(e *entry) {
+	e.pins--
+	if e.pins > 0 {
+		return
+	}
+	if e.err != nil {
+		if s.entries[e.n] == e {
+			s.removeLocked(e)
+		}
+		return
+	}
+	e.elem = s.idle.PushBack(e)
+	s.signalLocked()
+}
+
+// removeLocked forgets an unpinned entry and keeps its buffer as spare.
+func (s *Scheduler) removeLocked(e *entry) {
+	if e.elem != nil {
+		s.idle.Remove(e.elem)
+		e.elem = nil
+	}
+	delete(s.entries, e.n)
+	s.spare = append(s.spare, e.frames)
+	e.frames = nil
+	s.signalLocked()
+}
+
+// signalLocked wakes builds waiting for memory.
+func (s *Scheduler) signalLocked() {
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
