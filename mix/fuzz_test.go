@@ -1,0 +1,64 @@
+package mix
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// FuzzParse: Parse never panics, answers the same way twice, returns only
+// ConfigErrors, and a config it accepts survives the JSON round trip that
+// info.json takes (JSON is YAML).
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		threeDatasets,
+		"datasets:\n  - {name: a, source: /x}\n",
+		"seed: 3\nbatch_size: 32\nimage_size: [128, 160]\nlayout: BCFHW\nmeta: none\nsamples_per_episode: 0\n" +
+			"pair_frames: fixed_n\nnum_frames: 3\nresize: crop\nwindow_shards: 2\nnum_batches: 10\n" +
+			"datasets:\n  - name: a\n    source: gs://b/p/a/1.0.0\n    anonymous: true\n    split: train[:90%]\n" +
+			"    val_split: train[90%:]\n    weight: 0.54\n    image_key: steps/observation/image\n    offset: [3, 7]\n" +
+			"    language_key: steps/language_instruction\n    action_keys: [steps/action]\n    state_key: steps/observation/state\n    robot: widowx\n" +
+			"  - {name: b, source: /y, weight: proportionate, offset: 4}\n",
+		"pair_frames: stride\nstride: 2\ndatasets:\n  - {source: /d/bridge/0.1.0, offset: 4}\n",
+		"x: &a [1, 2]\ny: *a\n",
+		"datasets: [{name: a, source: /x, weight: 1/3}, {name: b, source: /x, weight: 1e-5}]",
+		"datasets:\n  - &d {name: a, source: /x}\n  - *d\n",
+		"{\"seed\": 1, \"datasets\": [{\"name\": \"a\", \"source\": \"/x\", \"weight\": 0.5}]}",
+		"batch_size: 0x40\ndatasets:\n- name: a\n  source: /x\n  offset: [1, 0o7]\n",
+		"",
+		"---\n---\n",
+		"datasets:\n  - name: a\n    source: /x\n    weight: -1\n  - name: b\n    source: /x\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b)
+		c2, err2 := Parse(b)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("Parse answered %v then %v", err, err2)
+		}
+		if err != nil {
+			var es ConfigErrors
+			if !errors.As(err, &es) || len(es) == 0 || err.Error() != err2.Error() {
+				t.Fatalf("error %T %q then %q", err, err, err2)
+			}
+			return
+		}
+		if !reflect.DeepEqual(c, c2) {
+			t.Fatalf("two parses differ:\n%+v\n%+v", c, c2)
+		}
+		js, err := json.Marshal(c)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		c3, err := Parse(js)
+		if err != nil {
+			t.Fatalf("the config as loaded does not parse back: %v\n%s", err, js)
+		}
+		js3, _ := json.Marshal(c3)
+		if string(js) != string(js3) {
+			t.Fatalf("round trip changed the config:\n%s\n%s", js, js3)
+		}
+	})
+}

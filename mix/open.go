@@ -1,0 +1,446 @@
+package mix
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/cache/tfds"
+)
+
+// openParallel bounds the datasets whose metadata is fetched at once.
+const openParallel = 8
+
+// Mix is an opened mix: its datasets, validated against their metadata,
+// and its plans.
+type Mix struct {
+	// Config is the config as loaded, with each dataset's image_key
+	// resolved when the config left it out.
+	Config *Config
+	// Datasets are the datasets with a weight, in config order;
+	// Sample.Dataset indexes this slice, in both views.
+	Datasets []*Dataset
+	// Train plans the batches; Val the validation view, nil when no
+	// dataset names a val_split.
+	Train, Val *Plan
+	// MaxActionDim and MaxStateDim are the widest action and state over
+	// the mix: per-sample actions and states are zero-padded to them.
+	MaxActionDim, MaxStateDim int
+}
+
+// Dataset is one opened dataset of a mix.
+type Dataset struct {
+	Config DatasetConfig
+	Data   *cache.Dataset
+	// Image is the image_key feature (shape, encoding).
+	Image tfds.Feature
+	// ActionDim is the sum of the action keys' per-step sizes; StateDim the
+	// state key's per-step size (0 when not configured).
+	ActionDim, StateDim int
+}
+
+// OpenOptions configure Open.
+type OpenOptions struct {
+	// Rank and World shard both views: rank r of w sees global batches r,
+	// r+w, … renumbered from 0. World 0 means 1.
+	Rank, World int
+	// Workers bounds the shards read at once while indexing episode
+	// lengths; 0 means GOMAXPROCS.
+	Workers int
+	// Progress, if set, is told how episode-length indexing advances
+	// (samples_per_episode 0 with no index yet). Calls are serialised.
+	Progress func(IndexProgress)
+	Log      *slog.Logger
+}
+
+// IndexProgress is the state of one dataset's episode-length indexing.
+type IndexProgress struct {
+	Dataset     string
+	Done, Total int64
+}
+
+// Open opens the config's datasets through the store, validates the config
+// against their metadata (splits, feature keys and kinds), builds the
+// episode-length index where samples_per_episode 0 needs it and it is
+// missing, and builds the plans. Datasets with weight ≤ 0 are dropped
+// first, without being opened. Config problems come back together as
+// ConfigErrors naming the line, dataset, field and the valid choices.
+func Open(ctx context.Context, cfg *Config, store *cache.Store, opts OpenOptions) (*Mix, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	world := max(opts.World, 1)
+	if opts.Rank < 0 || opts.Rank >= world {
+		return nil, fmt.Errorf("mix: rank %d of world %d: need 0 ≤ rank < world", opts.Rank, world)
+	}
+	resolved := *cfg
+	resolved.Datasets = slices.Clone(cfg.Datasets)
+	m := &Mix{Config: &resolved}
+	var active []*DatasetConfig
+	for i := range resolved.Datasets {
+		d := &resolved.Datasets[i]
+		if !d.Sampled() {
+			log.Info("dataset dropped: weight ≤ 0", "dataset", d.Name, "weight", d.Weight.String())
+			continue
+		}
+		active = append(active, d)
+	}
+	opened, err := openAll(ctx, active, store)
+	if err != nil {
+		return nil, err
+	}
+	for j, o := range opened {
+		*active[j] = o.ds.Config // with the image key resolved
+		m.Datasets = append(m.Datasets, o.ds)
+		m.MaxActionDim = max(m.MaxActionDim, o.ds.ActionDim)
+		m.MaxStateDim = max(m.MaxStateDim, o.ds.StateDim)
+	}
+	if err := m.plan(ctx, opened, opts); err != nil {
+		return nil, err
+	}
+	if world > 1 {
+		if m.Train, err = m.Train.Shard(opts.Rank, world); err != nil {
+			return nil, err
+		}
+		if m.Val != nil {
+			if m.Val, err = m.Val.Shard(opts.Rank, world); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// opened is one dataset after openDataset: the dataset and its resolved
+// train and val selections.
+type opened struct {
+	ds         *Dataset
+	train, val []tfds.Range
+}
+
+// openAll opens the datasets at most openParallel at a time and returns
+// every config problem they show, in line order.
+func openAll(ctx context.Context, dcs []*DatasetConfig, store *cache.Store) ([]opened, error) {
+	out := make([]opened, len(dcs))
+	errs := make([]ConfigErrors, len(dcs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(openParallel)
+	for j, dc := range dcs {
+		g.Go(func() error {
+			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, store)
+			return gctx.Err()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var all ConfigErrors
+	for _, e := range errs {
+		all = append(all, e...)
+	}
+	if len(all) > 0 {
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Line < all[j].Line })
+		return nil, all
+	}
+	return out, nil
+}
+
+// plan builds the train and val plans of the opened datasets, indexing
+// episode lengths first when samples_per_episode is 0.
+func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error {
+	cfg := m.Config
+	lengths := make([]*cache.Lengths, len(opened))
+	if cfg.SamplesPerEpisode == 0 {
+		var mu sync.Mutex
+		for j, o := range opened {
+			l, err := indexLengths(ctx, o.ds, append(slices.Clone(o.train), o.val...), opts, &mu)
+			if err != nil {
+				return err
+			}
+			lengths[j] = l
+		}
+	}
+	popts := PlanOptions{
+		Seed:              cfg.Seed,
+		BatchSize:         cfg.BatchSize,
+		SamplesPerEpisode: cfg.SamplesPerEpisode,
+		WindowShards:      cfg.WindowShards,
+		NumBatches:        cfg.NumBatches,
+	}
+	train := make([]DatasetShape, len(opened))
+	val := make([]DatasetShape, len(opened))
+	hasVal := false
+	for j, o := range opened {
+		dc := &o.ds.Config
+		var err error
+		if train[j], err = shapeOf(o.ds, dc.Split, o.train, lengths[j]); err != nil {
+			return err
+		}
+		// A dataset without a val split is left out of the val view, but
+		// kept with no weight so that indices agree between the views.
+		val[j] = DatasetShape{Name: dc.Name, Source: dc.Source}
+		if dc.ValSplit != "" {
+			hasVal = true
+			if val[j], err = shapeOf(o.ds, dc.ValSplit, o.val, lengths[j]); err != nil {
+				return err
+			}
+		}
+	}
+	var err error
+	if m.Train, err = NewPlan(popts, train); err != nil {
+		return err
+	}
+	if hasVal {
+		popts.NumBatches = 0 // the val view is one pass
+		if m.Val, err = NewPlan(popts, val); err != nil {
+			return fmt.Errorf("val view: %w", err)
+		}
+	}
+	return nil
+}
+
+// ShardRefs maps a plan's shard keys (Plan.Shards, Plan.ShardsAhead,
+// Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
+// for cache.Store.Prefetch.
+func (m *Mix) ShardRefs(keys []ShardKey) []cache.ShardRef {
+	out := make([]cache.ShardRef, len(keys))
+	for i, k := range keys {
+		out[i] = cache.ShardRef{Dataset: m.Datasets[k.Dataset].Data, Split: k.Split, Shard: k.Shard}
+	}
+	return out
+}
+
+// openDataset opens one dataset and checks its config against the
+// metadata.
+func openDataset(ctx context.Context, dc *DatasetConfig, store *cache.Store) (*Dataset, []tfds.Range, []tfds.Range, ConfigErrors) {
+	var errs ConfigErrors
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	src, err := cache.OpenSource(ctx, dc.Source, cache.OpenSourceOptions{Anonymous: dc.Anonymous})
+	if err != nil {
+		add("source", "%v", err)
+		return nil, nil, nil, errs
+	}
+	data, err := store.Open(ctx, dc.Name, src)
+	if err != nil {
+		add("source", "%v", err)
+		return nil, nil, nil, errs
+	}
+	d := &Dataset{Config: *dc, Data: data}
+	train, err := tfds.Resolve(dc.Split, data.Info)
+	if err != nil {
+		add("split", "%v", err)
+	}
+	var val []tfds.Range
+	if dc.ValSplit != "" {
+		if val, err = tfds.Resolve(dc.ValSplit, data.Info); err != nil {
+			add("val_split", "%v", err)
+		}
+	}
+	feats := data.Features
+	inspect := fmt.Sprintf("`oxefs inspect %s` lists every feature", dc.Source)
+
+	// image_key
+	var images []string
+	for _, f := range feats.Images() {
+		if f.PerStep && !f.Ragged() {
+			images = append(images, f.Key)
+		}
+	}
+	switch {
+	case dc.ImageKey == "" && len(images) == 1:
+		d.Config.ImageKey = images[0]
+	case dc.ImageKey == "" && len(images) == 0:
+		add("image_key", "the dataset has no per-step image feature; %s", inspect)
+	case dc.ImageKey == "":
+		add("image_key", "required: the dataset has %d image features (valid: %s)", len(images), strings.Join(images, ", "))
+	case !slices.Contains(images, dc.ImageKey):
+		if f, ok := feats.Lookup(dc.ImageKey); ok {
+			add("image_key", "%q is a %s feature, not a per-step image (valid: %s)", dc.ImageKey, f.Kind, strings.Join(images, ", "))
+		} else {
+			add("image_key", "no image feature %q (valid: %s)", dc.ImageKey, strings.Join(images, ", "))
+		}
+	}
+	if f, ok := feats.Lookup(d.Config.ImageKey); ok {
+		d.Image = f
+	}
+
+	// language_key, action_keys, state_key
+	isLanguage := func(f tfds.Feature) bool {
+		if f.Ragged() {
+			return false
+		}
+		return f.Kind == tfds.KindText || (f.Kind == tfds.KindTensor && (f.DType == "string" || strings.HasPrefix(f.DType, "int") || strings.HasPrefix(f.DType, "uint")))
+	}
+	isNumeric := func(f tfds.Feature) bool {
+		return f.Kind == tfds.KindTensor && f.PerStep && !f.Ragged() && f.DType != "string"
+	}
+	check := func(field, key string, ok func(tfds.Feature) bool, want string) (tfds.Feature, bool) {
+		f, found := feats.Lookup(key)
+		var valid []string
+		for _, x := range feats.All() {
+			if ok(x) {
+				valid = append(valid, x.Key)
+			}
+		}
+		closeOnes := strings.Join(nearest(key, valid, 5), ", ")
+		switch {
+		case !found:
+			add(field, "no feature %q (closest %s: %s; %s)", key, want, closeOnes, inspect)
+		case !ok(f):
+			add(field, "%q is %s %s %v feature, not %s (closest: %s)", key, scope(f), f.DType, f.Shape, want, closeOnes)
+		default:
+			return f, true
+		}
+		return f, false
+	}
+	if dc.LanguageKey != "" {
+		check("language_key", dc.LanguageKey, isLanguage, "text or code-point features")
+	}
+	for _, k := range dc.ActionKeys {
+		if f, ok := check("action_keys", k, isNumeric, "numeric per-step tensors"); ok {
+			n, err := size(f)
+			if err != nil {
+				add("action_keys", "%q: %v", k, err)
+			}
+			d.ActionDim += n
+		}
+	}
+	if dc.StateKey != "" {
+		if f, ok := check("state_key", dc.StateKey, isNumeric, "numeric per-step tensors"); ok {
+			n, err := size(f)
+			if err != nil {
+				add("state_key", "%q: %v", dc.StateKey, err)
+			}
+			d.StateDim = n
+		}
+	}
+	return d, train, val, errs
+}
+
+func scope(f tfds.Feature) string {
+	if f.PerStep {
+		return "a per-step"
+	}
+	return "an episode-level"
+}
+
+// size is the number of values per step of a tensor feature.
+func size(f tfds.Feature) (int, error) {
+	n := 1
+	for _, s := range f.Shape {
+		if s < 0 {
+			return 0, fmt.Errorf("shape %v has an unknown dimension; oxefs needs a fixed size to pad actions and states", f.Shape)
+		}
+		n *= s
+	}
+	return n, nil
+}
+
+// indexLengths returns the length index holding every split the ranges
+// read, building what is missing.
+func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts OpenOptions, mu *sync.Mutex) (*cache.Lengths, error) {
+	var splits []string
+	for _, r := range ranges {
+		if !slices.Contains(splits, r.Split) {
+			splits = append(splits, r.Split)
+		}
+	}
+	sort.Strings(splits)
+	have, err := d.Data.LoadLengths()
+	var total int64
+	for _, s := range splits {
+		if err == nil {
+			if _, ok := have.Splits[s]; ok {
+				continue
+			}
+		}
+		if si, ok := d.Data.Info.Split(s); ok {
+			total += si.NumExamples()
+		}
+	}
+	if total == 0 && err == nil {
+		return have, nil
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var done int64
+	report := func(n int) {
+		if opts.Progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done += int64(n)
+		opts.Progress(IndexProgress{Dataset: d.Config.Name, Done: done, Total: total})
+	}
+	report(0)
+	l, err := d.Data.BuildLengths(ctx, splits, workers, report)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: episode lengths (samples_per_episode 0): %w", d.Config.Name, err)
+	}
+	return l, nil
+}
+
+// shapeOf describes a dataset's selection to the plan.
+func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *cache.Lengths) (DatasetShape, error) {
+	s := DatasetShape{
+		Name:      d.Config.Name,
+		Source:    d.Config.Source,
+		Split:     split,
+		Weight:    d.Config.Weight,
+		MinOffset: d.Config.Offset.Min,
+	}
+	segs, err := SegmentsOf(d.Data.Info, ranges)
+	if err != nil {
+		return s, fmt.Errorf("dataset %s: %w", d.Config.Name, err)
+	}
+	s.Segments = segs
+	if lengths != nil {
+		for _, r := range ranges {
+			ls, ok := lengths.Splits[r.Split]
+			if !ok || int64(len(ls)) < r.To {
+				return s, fmt.Errorf("dataset %s: the episode-length index lacks split %s", d.Config.Name, r.Split)
+			}
+			s.Lengths = append(s.Lengths, ls[r.From:r.To]...)
+		}
+	}
+	return s, nil
+}
+
+// SegmentsOf maps resolved split ranges to the segments of a DatasetShape:
+// each range cut at shard boundaries.
+func SegmentsOf(info *tfds.DatasetInfo, ranges []tfds.Range) ([]Segment, error) {
+	var segs []Segment
+	for _, r := range ranges {
+		si, ok := info.Split(r.Split)
+		if !ok {
+			return nil, fmt.Errorf("no split %q", r.Split)
+		}
+		for i := r.From; i < r.To; {
+			shard, rec := si.Locate(i)
+			if shard < 0 {
+				return nil, fmt.Errorf("split %s: episode %d out of range", r.Split, i)
+			}
+			n := min(r.To-i, si.ShardLengths[shard]-rec)
+			segs = append(segs, Segment{Split: r.Split, Shard: shard, First: int(rec), Count: int(n)})
+			i += n
+		}
+	}
+	return segs, nil
+}
