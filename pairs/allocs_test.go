@@ -1,0 +1,61 @@
+package pairs
+
+import (
+	"testing"
+
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/mix"
+)
+
+// TestBuildAllocs: in steady state the libjpeg-turbo path allocates
+// nothing per frame, whether frames are resized or decoded straight into
+// the batch, in either layout. Metadata costs a few allocations per sample
+// (cache's Float64s converts through a fresh []float32); image/jpeg
+// allocates its image per frame, logged here.
+func TestBuildAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	s := newStore(t)
+	ds := openFixture(t, s, "tiny_bridge")
+	ep := episode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 1})
+	smp := mix.Sample{Episode: ep.Ref, Unit: 2, Key: 77}
+	for _, choice := range []string{JPEGTurbo, JPEGGo} {
+		t.Run(choice, func(t *testing.T) {
+			d := testDecoder(t, choice)
+			for _, tc := range []struct {
+				name   string
+				h, w   int
+				layout Layout
+				resize ResizeMode
+			}{
+				{"resize BFHWC", 48, 80, BFHWC, Squash},
+				{"resize BCFHW", 64, 64, BCFHW, Crop},
+				{"pad BFHWC", 64, 64, BFHWC, Pad},
+				{"native size BFHWC (decoded in place)", 96, 128, BFHWC, Squash},
+				{"native size BCFHW", 96, 128, BCFHW, Squash},
+			} {
+				cfg := fixtureConfig("tiny_bridge")
+				cfg.Frames = Frames{Mode: FramesAll, Offset: FixedOffset(3), SamplesPerEpisode: 1}
+				cfg.Height, cfg.Width, cfg.Layout, cfg.Resize = tc.h, tc.w, tc.layout, tc.resize
+				a := mustNew(t, ds, cfg)
+				slot := make([]byte, a.SampleBytes())
+				var m Meta
+				build := func(meta *Meta) func() {
+					return func() {
+						if err := a.Build(d, smp, ep, slot, meta); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				build(&m)() // warm: buffers grown, language set
+				frames := testing.AllocsPerRun(20, build(nil)) / float64(a.FramesPerSample())
+				withMeta := testing.AllocsPerRun(20, build(&m)) - frames*float64(a.FramesPerSample())
+				t.Logf("%-38s %.1f allocs/frame, metadata %.1f allocs/sample, decoder buffers %d bytes", tc.name, frames, withMeta, d.Footprint())
+				if d.Turbo() && frames != 0 {
+					t.Errorf("%s: libjpeg-turbo path allocates %.1f times per frame, want 0", tc.name, frames)
+				}
+			}
+		})
+	}
+}

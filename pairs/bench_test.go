@@ -1,0 +1,213 @@
+package pairs
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/oxefs/oxefs/pairs/turbojpeg"
+)
+
+// photoJPEG encodes a w×h photo-like image at quality 90 (4:2:0, as
+// image/jpeg writes): smooth shading, textures of several frequencies and
+// per-pixel noise, so that the entropy-coded data is as dense as a camera
+// frame's rather than a flat test card's.
+func photoJPEG(tb testing.TB, w, h int) []byte {
+	tb.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	seed := uint32(2463534242)
+	noise := func() float64 { // xorshift32, uniform in [-1, 1)
+		seed ^= seed << 13
+		seed ^= seed >> 17
+		seed ^= seed << 5
+		return float64(seed)/float64(1<<31) - 1
+	}
+	for y := range h {
+		for x := range w {
+			fx, fy := float64(x), float64(y)
+			shade := 90 * (fx/float64(w) + fy/float64(h))
+			texture := 30*math.Sin(fx/3.1)*math.Cos(fy/4.7) + 18*math.Sin((fx+2*fy)/1.3) + 12*math.Cos(fx*fy/97)
+			for c := range 3 {
+				v := 40 + shade + texture*float64(c+1)/2 + 14*noise() + 25*float64(c)
+				img.Pix[y*img.Stride+4*x+c] = uint8(min(max(v, 0), 255))
+			}
+			img.Pix[y*img.Stride+4*x+3] = 255
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+var benchSizes = []struct{ w, h int }{{256, 256}, {320, 256}, {640, 360}}
+
+// loop runs op b.N times and reports frames/s by wall clock and, where the
+// thread's CPU time can be read, frames per CPU-second ("cpu-frames/s"):
+// the cost on one core even when other processes share the machine.
+func loop(b *testing.B, op func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	for b.Loop() {
+		op()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "frames/s")
+	if cpu := threadCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(b.N)/cpu.Seconds(), "cpu-frames/s")
+	}
+}
+
+// BenchmarkDecodeResize: one frame per op through the Decoder, decoded at
+// full size and written into a 256×256 BFHWC slot (resized, or decoded in
+// place when already 256×256), as Build does.
+func BenchmarkDecodeResize(b *testing.B) {
+	for _, choice := range []string{JPEGTurbo, JPEGGo} {
+		for _, sz := range benchSizes {
+			b.Run(fmt.Sprintf("%s/%dx%d", choice, sz.w, sz.h), func(b *testing.B) {
+				d := testDecoder(b, choice)
+				data := photoJPEG(b, sz.w, sz.h)
+				dst := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
+				direct, _ := dst.interleaved()
+				frame := func() {
+					img, err := d.decode(data, size{}, "", direct, 256, 256)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if &img.Pix[0] != &direct[0] {
+						d.rz.write(dst, Squash, img)
+					}
+				}
+				frame()
+				b.ReportAllocs()
+				loop(b, frame)
+			})
+		}
+	}
+}
+
+// BenchmarkCeiling is the bare baseline: tjDecompress2 into a buffer,
+// then the bilinear loop, nothing else.
+func BenchmarkCeiling(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(b *testing.B) {
+			tj, err := turbojpeg.NewDecompressor()
+			if err != nil {
+				b.Skipf("SKIPPING: libjpeg-turbo unavailable: %v", err)
+			}
+			defer tj.Close()
+			data := photoJPEG(b, sz.w, sz.h)
+			full := make([]byte, sz.w*sz.h*3)
+			out := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
+			var rz resizer
+			src := rgbImage{Pix: full, W: sz.w, H: sz.h, Stride: 3 * sz.w}
+			hdr := turbojpeg.Header{Width: sz.w, Height: sz.h}
+			loop(b, func() {
+				if err := tj.DecodeRGB(data, hdr, full, 3*sz.w); err != nil {
+					b.Fatal(err)
+				}
+				if sz.w != 256 || sz.h != 256 {
+					rz.resize(out, src, box{0, 0, sz.w, sz.h}, box{0, 0, 256, 256})
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkResize is the bilinear loop alone, 640×360 → 256×256.
+func BenchmarkResize(b *testing.B) {
+	for _, layout := range []Layout{BFHWC, BCFHW} {
+		b.Run(layout.String(), func(b *testing.B) {
+			src := testImage(360, 640)
+			out := newFrameDst(make([]byte, 256*256*3), layout, 0, 1, 256, 256)
+			var rz resizer
+			loop(b, func() { rz.resize(out, src, box{0, 0, 640, 360}, box{0, 0, 256, 256}) })
+		})
+	}
+}
+
+// BenchmarkImageJPEG is image/jpeg.Decode alone, for the fallback's
+// overhead (conversion to RGB with fancy upsampling, resize).
+func BenchmarkImageJPEG(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(b *testing.B) {
+			data := photoJPEG(b, sz.w, sz.h)
+			b.ReportAllocs()
+			loop(b, func() {
+				if _, err := jpeg.Decode(bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkVsCeiling alternates, frame by frame, the Decoder path and the
+// bare baseline of BenchmarkCeiling, and reports the path's speed as a
+// fraction of the baseline's ("of-ceiling", by thread CPU time, or by wall
+// time where that cannot be read): pairing the two cancels the drift of a
+// machine shared with other work, which separate benchmarks do not.
+func BenchmarkVsCeiling(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(b *testing.B) {
+			d := testDecoder(b, JPEGTurbo)
+			tj, err := turbojpeg.NewDecompressor()
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tj.Close()
+			data := photoJPEG(b, sz.w, sz.h)
+			dst := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
+			direct, _ := dst.interleaved()
+			full := make([]byte, sz.w*sz.h*3)
+			out := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
+			var rz resizer
+			src := rgbImage{Pix: full, W: sz.w, H: sz.h, Stride: 3 * sz.w}
+			hdr := turbojpeg.Header{Width: sz.w, Height: sz.h}
+			path := func() {
+				img, err := d.decode(data, size{}, "", direct, 256, 256)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if &img.Pix[0] != &direct[0] {
+					d.rz.write(dst, Squash, img)
+				}
+			}
+			bare := func() {
+				if err := tj.DecodeRGB(data, hdr, full, 3*sz.w); err != nil {
+					b.Fatal(err)
+				}
+				if sz.w != 256 || sz.h != 256 {
+					rz.resize(out, src, box{0, 0, sz.w, sz.h}, box{0, 0, 256, 256})
+				}
+			}
+			path()
+			bare()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			clock := threadCPU
+			if clock() == 0 {
+				clock = func() time.Duration { return time.Duration(time.Now().UnixNano()) }
+			}
+			var tPath, tBare time.Duration
+			for b.Loop() {
+				t0 := clock()
+				path()
+				t1 := clock()
+				bare()
+				t2 := clock()
+				tPath += t1 - t0
+				tBare += t2 - t1
+			}
+			b.ReportMetric(float64(b.N)/tPath.Seconds(), "path-frames/s")
+			b.ReportMetric(float64(b.N)/tBare.Seconds(), "bare-frames/s")
+			b.ReportMetric(tBare.Seconds()/tPath.Seconds(), "of-ceiling")
+		})
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package pairs
+
+import "time"
+
+// threadCPU is not measured here; benchmarks then report wall time only.
+func threadCPU() time.Duration { return 0 }

@@ -1,0 +1,5 @@
+//go:build race
+
+package pairs
+
+const raceEnabled = true
