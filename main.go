@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -19,6 +20,7 @@ var version = "0.1.0-dev"
 type cli struct {
 	LogLevel slog.Level `help:"Log level: debug, info, warn, error." default:"info" name:"log-level"`
 
+	Mount   mountCmd   `cmd:"" help:"Serve a mix as batch files at MOUNTPOINT until SIGINT/SIGTERM."`
 	Inspect inspectCmd `cmd:"" help:"Describe a TFDS/RLDS dataset: splits, shards, features, image keys."`
 	Version versionCmd `cmd:"" help:"Print the oxefs version."`
 }
@@ -36,7 +38,11 @@ func main() {
 		kong.Name("oxefs"),
 		kong.Description("Robot-learning datasets as training batches, through a FUSE filesystem."),
 		kong.UsageOnError(),
-		kong.Vars{"cache_dir": defaultCacheDir()},
+		kong.Vars{
+			"cache_dir": defaultCacheDir(),
+			"mem":       defaultMem(),
+			"workers":   fmt.Sprint(runtime.NumCPU()),
+		},
 	)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

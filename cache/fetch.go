@@ -99,6 +99,9 @@ type Fetcher struct {
 	Stats *FetchStats
 	// Log, when not nil, gets one debug record per retry.
 	Log *slog.Logger
+	// Limit, when not nil, caps the bytes per second of every fetch that
+	// shares it.
+	Limit *RateLimiter
 }
 
 // errStalled marks an attempt abandoned by the stall watchdog.
@@ -146,7 +149,7 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source, name string, w io.Write
 		if attempts > 1 {
 			st.Retries.Add(1)
 		}
-		n, err, werr := attempt(ctx, src, name, written, w, *bufp, p.StallTimeout, st)
+		n, err, werr := attempt(ctx, src, name, written, w, *bufp, p.StallTimeout, st, f.Limit)
 		written += n
 		switch {
 		case werr != nil:
@@ -182,6 +185,14 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source, name string, w io.Write
 	}
 }
 
+// Size asks the size of a file once, bounded by the stall timeout: it is a
+// hint (room to make in the disk cache), never worth waiting or retrying for.
+func (f *Fetcher) Size(ctx context.Context, src Source, name string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.Policy.withDefaults().StallTimeout)
+	defer cancel()
+	return src.Size(ctx, name)
+}
+
 // ReadFile fetches a small file, such as dataset_info.json, into memory.
 func (f *Fetcher) ReadFile(ctx context.Context, src Source, name string) ([]byte, error) {
 	var b bytes.Buffer
@@ -193,7 +204,7 @@ func (f *Fetcher) ReadFile(ctx context.Context, src Source, name string) ([]byte
 
 // attempt copies the file from offset off into w under the stall watchdog.
 // It returns the bytes written and either the source's error or w's.
-func attempt(ctx context.Context, src Source, name string, off int64, w io.Writer, buf []byte, stall time.Duration, st *FetchStats) (n int64, err, werr error) {
+func attempt(ctx context.Context, src Source, name string, off int64, w io.Writer, buf []byte, stall time.Duration, st *FetchStats, lim *RateLimiter) (n int64, err, werr error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	dog := startWatchdog(stall, cancel)
@@ -222,6 +233,10 @@ func attempt(ctx context.Context, src Source, name string, off int64, w io.Write
 		if m > 0 {
 			dog.busy()
 			wm, werr := w.Write(buf[:m])
+			if werr == nil {
+				// Pacing to --max-fetch-rate is not a stalled source.
+				werr = lim.Wait(actx, wm)
+			}
 			dog.progress()
 			n += int64(wm)
 			st.Bytes.Add(int64(wm))

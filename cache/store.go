@@ -38,7 +38,10 @@ type Options struct {
 	RAMBudget int64
 	// Retry governs fetches from remote sources.
 	Retry RetryPolicy
-	Log   *slog.Logger
+	// MaxFetchRate caps the bytes per second fetched from remote sources,
+	// all together; 0 means no cap.
+	MaxFetchRate int64
+	Log          *slog.Logger
 }
 
 // Store reads episodes of any number of datasets through one disk cache and
@@ -95,7 +98,7 @@ func NewStore(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: RAM cache: %w", err)
 	}
 	s := &Store{log: opts.Log, disk: disk, ram: ram}
-	s.fetch = &Fetcher{Policy: opts.Retry, Stats: &s.Stats.Fetch, Log: opts.Log}
+	s.fetch = &Fetcher{Policy: opts.Retry, Stats: &s.Stats.Fetch, Log: opts.Log, Limit: NewRateLimiter(opts.MaxFetchRate)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -326,7 +329,7 @@ func (d *Dataset) openShard(ctx context.Context, name string) (shardFile, int64,
 	e, err := s.disk.Open(ctx, s.ctx, d.slug+"/"+name, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
 		// Make room first when the size is known; otherwise the cache
 		// makes room once the download is complete.
-		if size, err := d.Source.Size(ctx, name); err == nil {
+		if size, err := s.fetch.Size(ctx, d.Source, name); err == nil {
 			if err := reserve(size); err != nil {
 				return err
 			}

@@ -17,12 +17,18 @@
 //
 // # Kernel caching
 //
-// Batch files are opened with direct I/O: the kernel keeps no page cache of
-// them (the daemon's own memory budget bounds what is held) and passes each
-// read straight through, up to MaxWrite (1 MiB) per request. Names and
-// sizes never change during a mount, so entries and attributes are cached
-// for a long time; stat sizes are always true because a .npy file's size is
-// known without building it.
+// Names and sizes never change during a mount, so entries and attributes
+// are cached for a long time; stat sizes are always true because a .npy
+// file's size is known without building it. By default .npy files go
+// through the kernel's page cache, which mmap needs (numpy.load with
+// mmap_mode="r"): go-fuse 2.12 does not negotiate FUSE's
+// DIRECT_IO_ALLOW_MMAP, so a direct-I/O file cannot be mapped. With
+// MountOptions.DirectIO they are opened with direct I/O instead: each read
+// passes straight through, up to MaxWrite (1 MiB) per request, faster for
+// large reads but not mappable. The page cache holds clean, reclaimable
+// copies of batches read; the daemon's own memory budget is unaffected.
+// .json, info.json and stats.json always use direct I/O (their sizes are
+// known only once built, and stats.json changes).
 //
 // # Interrupts
 //
@@ -42,6 +48,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -79,8 +86,9 @@ type Options struct {
 	// the read.
 	Info  func() []byte
 	Stats func() []byte
-	// Recorder, when set, observes every batch file read.
-	Recorder func(n int64, val bool, bytes int)
+	// Recorder, when set, observes every batch file read: the bytes served
+	// and how long the read waited for its batch.
+	Recorder func(n int64, val bool, bytes int, wait time.Duration)
 	Log      *slog.Logger
 }
 
@@ -135,7 +143,8 @@ func parseBatchName(name string) (n int64, ext string, ok bool) {
 // root is the mount's top directory.
 type root struct {
 	gofs.Inode
-	opts Options
+	opts     Options
+	directIO bool
 }
 
 var _ = (gofs.NodeOnAdder)((*root)(nil))
@@ -148,10 +157,10 @@ func (r *root) OnAdd(ctx context.Context) {
 	}
 	add(&r.Inode, "info.json", &dynamicFile{content: r.opts.Info}, syscall.S_IFREG)
 	add(&r.Inode, "stats.json", &dynamicFile{content: r.opts.Stats}, syscall.S_IFREG)
-	add(&r.Inode, "batches", &batchDir{b: r.opts.Train, opts: &r.opts}, syscall.S_IFDIR)
+	add(&r.Inode, "batches", &batchDir{b: r.opts.Train, opts: &r.opts, directIO: r.directIO}, syscall.S_IFDIR)
 	if r.opts.Val != nil {
 		val := add(&r.Inode, "val", &gofs.Inode{}, syscall.S_IFDIR)
-		add(val, "batches", &batchDir{b: r.opts.Val, opts: &r.opts, val: true}, syscall.S_IFDIR)
+		add(val, "batches", &batchDir{b: r.opts.Val, opts: &r.opts, val: true, directIO: r.directIO}, syscall.S_IFDIR)
 	}
 }
 
@@ -201,9 +210,10 @@ func (s *snapshot) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadR
 // here.
 type batchDir struct {
 	gofs.Inode
-	b    Batches
-	opts *Options
-	val  bool
+	b        Batches
+	opts     *Options
+	val      bool
+	directIO bool
 }
 
 var (
@@ -298,7 +308,10 @@ func (f *batchFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	return nil, fuse.FOPEN_DIRECT_IO, 0
+	if f.meta || f.dir.directIO {
+		return nil, fuse.FOPEN_DIRECT_IO, 0
+	}
+	return nil, fuse.FOPEN_KEEP_CACHE, 0 // batches never change
 }
 
 func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -306,10 +319,12 @@ func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	if f.meta {
 		op = "read json"
 	}
+	start := time.Now()
 	b, err := f.dir.b.Get(ctx, f.n)
 	if err != nil {
 		return nil, errno(f.dir.opts.Log, err, op, f.n)
 	}
+	wait := time.Since(start)
 	var parts [][]byte
 	if f.meta {
 		parts = [][]byte{b.Meta()}
@@ -318,7 +333,7 @@ func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	}
 	res := window(parts, off, int64(len(dest)))
 	if rec := f.dir.opts.Recorder; rec != nil {
-		rec(f.n, f.dir.val, res.Size())
+		rec(f.n, f.dir.val, res.Size(), wait)
 	}
 	if res.Size() == 0 {
 		// go-fuse sends an empty reply without calling Done: release now.

@@ -19,6 +19,9 @@ type MountOptions struct {
 	AllowOther bool
 	// Debug logs every FUSE request.
 	Debug bool
+	// DirectIO serves .npy files with direct I/O instead of through the
+	// page cache: faster large reads, but files cannot be mmapped.
+	DirectIO bool
 }
 
 // Server is a live mount.
@@ -57,7 +60,7 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 			Options:            []string{"ro"}, // the kernel answers writes with EROFS
 		},
 	}
-	srv, err := gofs.Mount(dir, &root{opts: opts}, fopts)
+	srv, err := gofs.Mount(dir, &root{opts: opts, directIO: mo.DirectIO}, fopts)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}

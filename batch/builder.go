@@ -1,0 +1,296 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/pairs"
+)
+
+// maxSubstitutes bounds how many replacement units one bad sample tries
+// before its batch fails: a window that bad is a dataset problem to report,
+// not to paper over.
+const maxSubstitutes = 16
+
+// Pool is the one set of decode workers shared by every dataset and every
+// batch: each worker owns a pairs.Decoder, so a batch's samples decode in
+// parallel on every core and nothing is allocated per frame.
+type Pool struct {
+	jobs    chan func(*pairs.Decoder)
+	wg      sync.WaitGroup
+	decoder string
+}
+
+// NewPool starts n workers. opts picks the JPEG decoder.
+func NewPool(n int, opts pairs.DecoderOptions) (*Pool, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("--workers must be at least 1, got %d", n)
+	}
+	p := &Pool{jobs: make(chan func(*pairs.Decoder), 4*n)}
+	decs := make([]*pairs.Decoder, n)
+	for i := range decs {
+		d, err := pairs.NewDecoder(opts)
+		if err != nil {
+			for _, d := range decs[:i] {
+				d.Close()
+			}
+			return nil, err
+		}
+		decs[i] = d
+	}
+	p.decoder = decs[0].Name()
+	for _, d := range decs {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			defer d.Close()
+			for job := range p.jobs {
+				job(d)
+			}
+		}()
+	}
+	return p, nil
+}
+
+// Decoder names the JPEG decoder in use.
+func (p *Pool) Decoder() string { return p.decoder }
+
+// Close stops the workers once queued work is done.
+func (p *Pool) Close() {
+	close(p.jobs)
+	p.wg.Wait()
+}
+
+// BuildStats counts what the builders did, for stats.json.
+type BuildStats struct {
+	// Samples counts samples built per dataset (index of mix.Mix.Datasets).
+	Samples []atomic.Int64
+
+	mu            sync.Mutex
+	substitutions map[string]int64  // guarded by mu: by reason kind
+	bad           map[string]string // guarded by mu: episode id -> reason, first seen
+	badOrder      []string          // guarded by mu: episode ids in the order seen
+}
+
+// NewBuildStats counts for datasets datasets.
+func NewBuildStats(datasets int) *BuildStats {
+	return &BuildStats{
+		Samples:       make([]atomic.Int64, datasets),
+		substitutions: map[string]int64{},
+		bad:           map[string]string{},
+	}
+}
+
+// maxBadListed bounds the bad episodes stats.json lists by name.
+const maxBadListed = 1000
+
+// substituted records that a unit of episode id was replaced because of
+// err. It reports whether this episode is new (to be logged once).
+func (s *BuildStats) substituted(kind, id string, err error) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.substitutions[kind]++
+	if _, seen := s.bad[id]; seen {
+		return false
+	}
+	if len(s.badOrder) < maxBadListed {
+		s.bad[id] = err.Error()
+		s.badOrder = append(s.badOrder, id)
+	}
+	return true
+}
+
+// Substitutions returns counts by reason and the bad episodes with the
+// first error seen for each (dataset/split/shard/record: reason).
+func (s *BuildStats) Substitutions() (map[string]int64, []BadEpisode) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	counts := make(map[string]int64, len(s.substitutions))
+	for k, v := range s.substitutions {
+		counts[k] = v
+	}
+	bad := make([]BadEpisode, len(s.badOrder))
+	for i, id := range s.badOrder {
+		bad[i] = BadEpisode{Episode: id, Reason: s.bad[id]}
+	}
+	return counts, bad
+}
+
+// BadEpisode is an episode whose units were substituted.
+type BadEpisode struct {
+	Episode string `json:"episode"`
+	Reason  string `json:"reason"`
+}
+
+// Builder builds the batches of one plan (the train or the val view).
+type Builder struct {
+	// dependencies
+	plan     *mix.Plan
+	datasets []*mix.Dataset
+	asm      []*pairs.Assembler // by dataset index; nil where the plan never samples it
+	pool     *Pool
+	stats    *BuildStats
+	log      *slog.Logger
+
+	// constants
+	meta        pairs.MetaMode
+	strict      bool
+	sampleBytes int
+	batchSize   int
+}
+
+// BuilderOptions configures NewBuilder.
+type BuilderOptions struct {
+	Meta   pairs.MetaMode
+	Strict bool
+	Stats  *BuildStats
+	Log    *slog.Logger
+}
+
+// NewBuilder builds plan's batches with one assembler per dataset.
+func NewBuilder(plan *mix.Plan, datasets []*mix.Dataset, asm []*pairs.Assembler, pool *Pool, opts BuilderOptions) (*Builder, error) {
+	b := &Builder{
+		plan: plan, datasets: datasets, asm: asm, pool: pool, stats: opts.Stats, log: opts.Log,
+		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
+	}
+	for _, a := range asm {
+		if a == nil {
+			continue
+		}
+		if b.sampleBytes != 0 && a.SampleBytes() != b.sampleBytes {
+			return nil, errors.New("datasets of one mix disagree on the sample size")
+		}
+		b.sampleBytes = a.SampleBytes()
+	}
+	if b.sampleBytes == 0 {
+		return nil, errors.New("no dataset to build samples from")
+	}
+	return b, nil
+}
+
+// Shape is the batch array's shape for the given layout.
+func (b *Builder) Shape() []int {
+	cfg := b.firstAssembler().Config()
+	f := b.firstAssembler().FramesPerSample()
+	if cfg.Layout == pairs.BCFHW {
+		return []int{b.batchSize, 3, f, cfg.Height, cfg.Width}
+	}
+	return []int{b.batchSize, f, cfg.Height, cfg.Width, 3}
+}
+
+func (b *Builder) firstAssembler() *pairs.Assembler {
+	for _, a := range b.asm {
+		if a != nil {
+			return a
+		}
+	}
+	panic("unreachable: NewBuilder checked")
+}
+
+// Build fills frames with batch n and returns its metadata file (nil with
+// meta: none). It is a BuildFunc.
+func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, error) {
+	samples := b.plan.Batch(n, make([]mix.Sample, 0, b.batchSize))
+	if len(frames) != len(samples)*b.sampleBytes {
+		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(frames), len(samples), b.sampleBytes)
+	}
+	metas := make([]pairs.Meta, len(samples))
+	errs := make([]error, len(samples))
+	var wg sync.WaitGroup
+	for i, s := range samples {
+		wg.Add(1)
+		b.pool.jobs <- func(d *pairs.Decoder) {
+			defer wg.Done()
+			var m *pairs.Meta
+			if b.meta != pairs.MetaNone {
+				m = &metas[i]
+			}
+			errs[i] = b.sample(ctx, d, s, frames[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("batch %d: %w", n, err)
+	}
+	return b.metaJSON(metas)
+}
+
+// sample builds one sample, substituting deterministically for a bad or
+// too-short episode: the same bad unit is always replaced by the same good
+// one, so batch bytes do not depend on which reader met the damage first.
+func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst []byte, m *pairs.Meta) error {
+	cur := s
+	for attempt := 0; ; {
+		ds := b.datasets[cur.Dataset]
+		ep, err := ds.Data.Episode(ctx, cur.Episode)
+		if err == nil {
+			err = b.asm[cur.Dataset].Build(d, cur, ep, dst, m)
+		}
+		if err == nil {
+			b.stats.Samples[cur.Dataset].Add(1)
+			return nil
+		}
+		kind := ""
+		switch {
+		case errors.Is(err, pairs.ErrShortEpisode):
+			kind = "short_episode" // not damage: such an episode has no units
+		case errors.Is(err, cache.ErrCorrupt) && !b.strict:
+			kind = "corrupt"
+		default:
+			return err // transient source errors, --strict: EIO for this read
+		}
+		id := ds.Data.EpisodeID(cur.Episode)
+		if b.stats.substituted(kind, id, err) {
+			b.log.Warn("substituting a bad sample unit", "reason", kind, "episode", id, "err", err)
+		}
+		attempt++
+		if attempt > maxSubstitutes {
+			return fmt.Errorf("dataset %s: %d substitutes in a row failed, last: %w", ds.Data.Name, maxSubstitutes, err)
+		}
+		cur = b.plan.Substitute(s, attempt)
+	}
+}
+
+// batchMeta is a batch's .json file: one array per field, in sample order,
+// the shape of a trainer's batch dict.
+type batchMeta struct {
+	DatasetName  []string    `json:"dataset_name"`
+	EpisodeID    []string    `json:"episode_id,omitempty"`
+	FrameIdx     []int       `json:"frame_idx,omitempty"`
+	FrameIndices [][]int     `json:"frame_indices,omitempty"`
+	Offset       []int       `json:"offset,omitempty"`
+	Language     []string    `json:"language,omitempty"`
+	Action       [][]float64 `json:"action,omitempty"`
+	InitialState [][]float64 `json:"initial_state,omitempty"`
+	Robot        []string    `json:"robot,omitempty"`
+}
+
+func (b *Builder) metaJSON(metas []pairs.Meta) ([]byte, error) {
+	if b.meta == pairs.MetaNone {
+		return nil, nil
+	}
+	var out batchMeta
+	for i := range metas {
+		m := &metas[i]
+		out.DatasetName = append(out.DatasetName, m.DatasetName)
+		if b.meta != pairs.MetaFull {
+			continue
+		}
+		out.EpisodeID = append(out.EpisodeID, m.EpisodeID)
+		out.FrameIdx = append(out.FrameIdx, m.FrameIdx)
+		out.FrameIndices = append(out.FrameIndices, m.FrameIndices)
+		out.Offset = append(out.Offset, m.Offset)
+		out.Language = append(out.Language, m.Language)
+		out.Action = append(out.Action, m.Action)
+		out.InitialState = append(out.InitialState, m.InitialState)
+		out.Robot = append(out.Robot, m.Robot)
+	}
+	return json.Marshal(out)
+}

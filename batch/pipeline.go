@@ -1,0 +1,442 @@
+package batch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/pairs"
+)
+
+// Options configures a Pipeline: the mount's flags.
+type Options struct {
+	Config   *mix.Config
+	CacheDir string
+	// Mem bounds everything the pipeline holds (see Pipeline); Disk the
+	// disk cache.
+	Mem, Disk    int64
+	Workers      int
+	Readahead    int
+	Rank, World  int
+	Strict       bool
+	MaxFetchRate int64
+	// Retry bounds fetches from remote sources; zero fields take defaults.
+	Retry cache.RetryPolicy
+	// Decoder forces a JPEG decoder ("go", "turbo"); "" picks the best.
+	Decoder string
+	// Progress reports episode-length indexing (samples_per_episode 0).
+	Progress func(mix.IndexProgress)
+	Version  string
+	Log      *slog.Logger
+}
+
+// The --mem budget is shared out once, at start:
+//   - batches (built, being built, being read, readahead): half, of which
+//     the validation view gets a quarter when there is one;
+//   - parsed episodes in the RAM cache: a quarter;
+//   - the rest, a quarter, is headroom for what is not counted exactly:
+//     episodes being decoded, decode buffers, fetch buffers, FUSE request
+//     buffers and the Go runtime. The Go GC is told the whole budget as its
+//     soft limit, so garbage never pushes the process past it.
+const (
+	batchShare = 0.5
+	ramShare   = 0.25
+)
+
+// Pipeline is everything behind a mount or an in-process benchmark: the
+// store, the mix, one worker pool, and a scheduler per view.
+type Pipeline struct {
+	Store *cache.Store
+	Mix   *mix.Mix
+	Pool  *Pool
+	// Train and Val schedule the two views; Val is nil without a val view.
+	Train, Val *Scheduler
+	Builds     *BuildStats
+	// Read latencies, recorded by the mount (or the benchmark) per file
+	// read; Build latencies per batch build.
+	ReadLatency, BuildLatency Histogram
+
+	opts     Options
+	started  time.Time
+	info     []byte
+	prefetch *prefetcher
+	valStats *BuildStats
+}
+
+// Open opens the datasets, validates the config against them and starts the
+// workers. Nothing is built until a batch is asked for.
+func Open(ctx context.Context, opts Options) (*Pipeline, error) {
+	cfg := opts.Config
+	if opts.Mem <= 0 {
+		return nil, fmt.Errorf("--mem must be positive")
+	}
+	debug.SetMemoryLimit(opts.Mem)
+	store, err := cache.NewStore(cache.Options{
+		CacheDir:     opts.CacheDir,
+		DiskBudget:   opts.Disk,
+		RAMBudget:    int64(float64(opts.Mem) * ramShare),
+		MaxFetchRate: opts.MaxFetchRate,
+		Retry:        opts.Retry,
+		Log:          opts.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := &Pipeline{Store: store, opts: opts, started: time.Now()}
+	ok := false
+	defer func() {
+		if !ok {
+			p.Close()
+		}
+	}()
+	p.Mix, err = mix.Open(ctx, cfg, store, mix.OpenOptions{
+		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Log: opts.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	asm, err := assemblers(p.Mix)
+	if err != nil {
+		return nil, err
+	}
+	p.Pool, err = NewPool(opts.Workers, pairs.DecoderOptions{JPEG: opts.Decoder})
+	if err != nil {
+		return nil, err
+	}
+	opts.Log.Info("decoder", "jpeg", p.Pool.Decoder(), "workers", opts.Workers)
+
+	meta, _ := pairs.ParseMetaMode(cfg.Meta)
+	budget := int64(float64(opts.Mem) * batchShare)
+	trainBudget, valBudget := budget, int64(0)
+	if p.Mix.Val != nil {
+		valBudget = budget / 4
+		trainBudget -= valBudget
+	}
+	p.Builds = NewBuildStats(len(p.Mix.Datasets))
+	p.Train, err = p.view(p.Mix.Train, asm, meta, trainBudget, p.Builds)
+	if err != nil {
+		return nil, err
+	}
+	if p.Mix.Val != nil {
+		p.valStats = NewBuildStats(len(p.Mix.Datasets))
+		if p.Val, err = p.view(p.Mix.Val, asm, meta, valBudget, p.valStats); err != nil {
+			return nil, fmt.Errorf("validation view: %w", err)
+		}
+	}
+	p.prefetch = newPrefetcher(store, p.Mix, opts.Log)
+	if p.info, err = p.infoJSON(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return p, nil
+}
+
+// assemblers makes one pairs.Assembler per dataset of the mix.
+func assemblers(m *mix.Mix) ([]*pairs.Assembler, error) {
+	cfg := m.Config
+	layout, err := pairs.ParseLayout(cfg.Layout)
+	if err != nil {
+		return nil, err
+	}
+	resize, err := pairs.ParseResizeMode(cfg.Resize)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := pairs.ParseFrameMode(cfg.PairFrames)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pairs.Assembler, len(m.Datasets))
+	for i, d := range m.Datasets {
+		dc := d.Config
+		a, err := pairs.New(d.Data, pairs.Config{
+			ImageKey: d.Image.Key,
+			Frames: pairs.Frames{
+				Mode:              mode,
+				Offset:            pairs.Offset{Min: dc.Offset.Min, Max: dc.Offset.Max},
+				Stride:            cfg.Stride,
+				N:                 cfg.NumFrames,
+				SamplesPerEpisode: cfg.SamplesPerEpisode,
+			},
+			ActionKeys:   dc.ActionKeys,
+			StateKey:     dc.StateKey,
+			LanguageKey:  dc.LanguageKey,
+			Robot:        dc.Robot,
+			Height:       cfg.ImageSize[0],
+			Width:        cfg.ImageSize[1],
+			Resize:       resize,
+			Layout:       layout,
+			MaxActionDim: m.MaxActionDim,
+			MaxStateDim:  m.MaxStateDim,
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
+func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaMode, budget int64, stats *BuildStats) (*Scheduler, error) {
+	b, err := NewBuilder(plan, p.Mix.Datasets, asm, p.Pool, BuilderOptions{
+		Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	build := func(ctx context.Context, n int64, frames []byte) ([]byte, error) {
+		start := time.Now()
+		p.prefetch.advance(plan, n)
+		meta, err := b.Build(ctx, n, frames)
+		p.BuildLatency.Observe(time.Since(start))
+		return meta, err
+	}
+	return NewScheduler(Config{
+		Len:       plan.NumBatches(),
+		Shape:     b.Shape(),
+		Meta:      meta != pairs.MetaNone,
+		Build:     build,
+		Budget:    budget,
+		Readahead: p.opts.Readahead,
+	})
+}
+
+// Close stops everything.
+func (p *Pipeline) Close() {
+	if p.prefetch != nil {
+		p.prefetch.close()
+	}
+	for _, s := range []*Scheduler{p.Train, p.Val} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	if p.Pool != nil {
+		p.Pool.Close()
+	}
+	p.Store.Close()
+}
+
+// Info returns info.json.
+func (p *Pipeline) Info() []byte { return p.info }
+
+// infoJSON is the static description of the mount.
+func (p *Pipeline) infoJSON() ([]byte, error) {
+	view := func(s *Scheduler, plan *mix.Plan) map[string]any {
+		if s == nil {
+			return nil
+		}
+		return map[string]any{
+			"num_batches": s.Len(),
+			"npy_bytes":   s.NPYSize(),
+			"plan":        plan.Info(),
+		}
+	}
+	shape := p.Train.cfg.Shape
+	info := map[string]any{
+		"oxefs_version": p.opts.Version,
+		"config":        p.Mix.Config,
+		"seed":          p.Mix.Config.Seed,
+		"num_batches":   p.Train.Len(),
+		"batch_size":    shape[0],
+		"frames": map[string]any{
+			"shape":  shape,
+			"dtype":  "uint8",
+			"layout": p.Mix.Config.Layout,
+		},
+		"meta":       p.Mix.Config.Meta,
+		"decoder":    p.Pool.Decoder(),
+		"rank":       p.opts.Rank,
+		"world":      max(p.opts.World, 1),
+		"train":      view(p.Train, p.Mix.Train),
+		"val":        view(p.Val, p.Mix.Val),
+		"action_dim": p.Mix.MaxActionDim,
+		"state_dim":  p.Mix.MaxStateDim,
+	}
+	return json.MarshalIndent(info, "", "  ")
+}
+
+// Stats returns stats.json: the pipeline's live state.
+func (p *Pipeline) Stats() []byte {
+	rss, peak := ReadRSS()
+	st := &p.Store.Stats.Fetch
+	ram, disk := &p.Store.Stats, &p.Store.Disk().Stats
+	subs, bad := p.Builds.Substitutions()
+	perDataset := map[string]int64{}
+	for i, d := range p.Mix.Datasets {
+		perDataset[d.Config.Name] = p.Builds.Samples[i].Load()
+	}
+	sched := func(s *Scheduler) map[string]any {
+		if s == nil {
+			return nil
+		}
+		return map[string]any{
+			"requests":       s.Stats.Requests.Load(),
+			"builds":         s.Stats.Builds.Load(),
+			"build_errors":   s.Stats.BuildErrors.Load(),
+			"ready_hits":     s.Stats.ReadyHits.Load(),
+			"in_flight_hits": s.Stats.InFlightHits.Load(),
+			"readahead_hits": s.Stats.ReadaheadHits.Load(),
+			"evictions":      s.Stats.Evictions.Load(),
+			"memory_waits":   s.Stats.MemoryWaits.Load(),
+			"held_bytes":     s.Held(),
+			"budget_bytes":   s.cfg.Budget,
+		}
+	}
+	out := map[string]any{
+		"uptime_s":      time.Since(p.started).Seconds(),
+		"train":         sched(p.Train),
+		"val":           sched(p.Val),
+		"build_latency": p.BuildLatency.Summary(),
+		"read_latency":  p.ReadLatency.Summary(),
+		"ram_cache": map[string]any{
+			"hits": ram.RAMHits.Load(), "misses": ram.RAMMisses.Load(),
+			"hit_rate":        rate(ram.RAMHits.Load(), ram.RAMMisses.Load()),
+			"episodes_loaded": ram.EpisodesLoaded.Load(), "bytes_read": ram.BytesRead.Load(),
+		},
+		"disk_cache": map[string]any{
+			"hits": disk.Hits.Load(), "misses": disk.Misses.Load(),
+			"hit_rate":  rate(disk.Hits.Load(), disk.Misses.Load()),
+			"evictions": disk.Evictions.Load(), "bytes_written": disk.BytesWritten.Load(),
+			"budget_bytes": p.Store.Disk().Budget(),
+		},
+		"fetch": map[string]any{
+			"bytes": st.Bytes.Load(), "attempts": st.Attempts.Load(),
+			"retries": st.Retries.Load(), "failures": st.Failures.Load(),
+		},
+		"memory": map[string]any{
+			"rss_bytes": rss, "peak_rss_bytes": peak, "budget_bytes": p.opts.Mem,
+		},
+		"samples_per_dataset": perDataset,
+		"substitutions":       subs,
+		"bad_episodes":        bad,
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Appendf(nil, `{"error": %q}`, err.Error())
+	}
+	return append(b, '\n')
+}
+
+func rate(hits, misses int64) float64 {
+	if hits+misses == 0 {
+		return 0
+	}
+	return float64(hits) / float64(hits+misses)
+}
+
+// ReadRSS returns the process's resident set size now and at its peak
+// (VmRSS, VmHWM), in bytes; zeros where /proc is not readable.
+func ReadRSS() (now, peak int64) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
+		if err != nil {
+			continue
+		}
+		if key == "VmRSS" {
+			now = kb << 10
+		} else {
+			peak = kb << 10
+		}
+	}
+	return now, peak
+}
+
+// prefetcher fetches the shards the next batches need into the disk cache,
+// in plan order, while builds go on. Only remote datasets need it.
+type prefetcher struct {
+	store *cache.Store
+	mix   *mix.Mix
+	log   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wake   chan struct{}
+	done   chan struct{}
+
+	mu   sync.Mutex
+	plan *mix.Plan // guarded by mu: the view read last
+	at   int64     // guarded by mu: the batch to prefetch from
+	last int64     // guarded by mu: where the last prefetch started
+}
+
+// prefetchAhead is how many batches ahead the prefetcher looks.
+const prefetchAhead = 64
+
+func newPrefetcher(store *cache.Store, m *mix.Mix, log *slog.Logger) *prefetcher {
+	remote := false
+	for _, d := range m.Datasets {
+		if _, local := d.Data.Source.(cache.Local); !local {
+			remote = true
+		}
+	}
+	if !remote {
+		return nil
+	}
+	pf := &prefetcher{store: store, mix: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), last: -prefetchAhead}
+	pf.ctx, pf.cancel = context.WithCancel(context.Background())
+	go pf.run()
+	return pf
+}
+
+// advance says that batch n of plan is being built.
+func (pf *prefetcher) advance(plan *mix.Plan, n int64) {
+	if pf == nil {
+		return
+	}
+	pf.mu.Lock()
+	pf.plan, pf.at = plan, n
+	pf.mu.Unlock()
+	select {
+	case pf.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (pf *prefetcher) run() {
+	defer close(pf.done)
+	for {
+		select {
+		case <-pf.ctx.Done():
+			return
+		case <-pf.wake:
+		}
+		pf.mu.Lock()
+		plan, at, last := pf.plan, pf.at, pf.last
+		if at >= last && at < last+prefetchAhead/2 {
+			pf.mu.Unlock()
+			continue // the last prefetch still covers this stretch
+		}
+		pf.last = at
+		pf.mu.Unlock()
+		refs := pf.mix.ShardRefs(plan.ShardsAhead(at, prefetchAhead, nil))
+		if _, err := pf.store.Prefetch(pf.ctx, refs, 4); err != nil && pf.ctx.Err() == nil {
+			pf.log.Warn("prefetch", "err", err)
+		}
+	}
+}
+
+func (pf *prefetcher) close() {
+	pf.cancel()
+	<-pf.done
+}

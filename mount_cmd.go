@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oxefs/oxefs/batch"
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/mix"
+)
+
+// pipelineFlags are the flags that shape what is built, shared by mount,
+// bench --config and warm.
+type pipelineFlags struct {
+	Config       string        `help:"Mix config (YAML); without it, the built-in demo mix." type:"existingfile" placeholder:"mix.yaml"`
+	CacheDir     string        `help:"Disk cache and index directory." default:"${cache_dir}" name:"cache-dir" type:"path"`
+	Mem          sizeFlag      `help:"Bound on everything the daemon holds: batches, readahead, RAM cache, buffers." default:"${mem}"`
+	Disk         sizeFlag      `help:"Bound on the disk cache of remote shards." default:"50GiB"`
+	Workers      int           `help:"Decode workers shared by all datasets." default:"${workers}"`
+	Readahead    int           `help:"Batches built ahead of each one read, while memory allows." default:"8"`
+	Rank         int           `help:"This node's rank: serve global batches rank, rank+world, ..." default:"0"`
+	World        int           `help:"Number of ranks." default:"1"`
+	Seed         *uint64       `help:"Override the config's seed."`
+	Strict       bool          `help:"Corrupt data is an I/O error instead of a counted substitution."`
+	MaxFetchRate sizeFlag      `help:"Cap on bytes per second fetched from remote sources, e.g. 70MB; 0: no cap." name:"max-fetch-rate" default:"0"`
+	FetchStall   time.Duration `help:"Abandon a source attempt that sends nothing for this long, and retry." name:"fetch-stall" default:"30s"`
+	FetchTimeout time.Duration `help:"Give up on a source after this long without progress: the read gets EIO, later reads retry." name:"fetch-timeout" default:"2m"`
+}
+
+// loadConfig reads --config, or writes out the demo mix.
+func (f *pipelineFlags) loadConfig(log *slog.Logger) (*mix.Config, error) {
+	var (
+		cfg *mix.Config
+		err error
+	)
+	if f.Config == "" {
+		text, derr := writeDemo(f.CacheDir)
+		if derr != nil {
+			return nil, derr
+		}
+		log.Info("no --config: serving the built-in demo mix", "datasets", filepath.Join(f.CacheDir, "demo"))
+		cfg, err = mix.Parse(text)
+	} else {
+		cfg, err = mix.Load(f.Config)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.Seed != nil {
+		cfg.Seed = *f.Seed
+		if err := cfg.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// open builds the pipeline, validating the whole config against the data.
+func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*batch.Pipeline, error) {
+	if f.World < 1 || f.Rank < 0 || f.Rank >= f.World {
+		return nil, fmt.Errorf("--rank %d --world %d: need 0 ≤ rank < world", f.Rank, f.World)
+	}
+	cfg, err := f.loadConfig(log)
+	if err != nil {
+		return nil, err
+	}
+	return batch.Open(ctx, batch.Options{
+		Config:       cfg,
+		CacheDir:     f.CacheDir,
+		Mem:          int64(f.Mem),
+		Disk:         int64(f.Disk),
+		Workers:      f.Workers,
+		Readahead:    f.Readahead,
+		Rank:         f.Rank,
+		World:        f.World,
+		Strict:       f.Strict,
+		MaxFetchRate: int64(f.MaxFetchRate),
+		Retry:        cache.RetryPolicy{StallTimeout: f.FetchStall, MaxElapsed: f.FetchTimeout},
+		Progress:     indexProgress(),
+		Version:      version,
+		Log:          log,
+	})
+}
+
+type mountCmd struct {
+	Mountpoint string `arg:"" help:"Empty directory to mount on." type:"path"`
+	pipelineFlags
+	AllowOther bool `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
+	DirectIO   bool `help:"Serve .npy files with direct I/O: faster large reads, but numpy mmap_mode cannot map them." name:"direct-io"`
+}
+
+func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
+	if err := os.MkdirAll(c.Mountpoint, 0o755); err != nil {
+		return err
+	}
+	p, err := c.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	opts := fs.Options{
+		Train: fsView{p.Train},
+		Info:  p.Info,
+		Stats: p.Stats,
+		Recorder: func(n int64, val bool, bytes int, wait time.Duration) {
+			p.ReadLatency.Observe(wait)
+		},
+		Log: log,
+	}
+	if p.Val != nil { // a nil *Scheduler in the interface would not be nil
+		opts.Val = fsView{p.Val}
+	}
+	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, DirectIO: c.DirectIO})
+	if err != nil {
+		return err
+	}
+	log.Info("mounted", "mountpoint", c.Mountpoint, "batches", p.Train.Len(), "npy_bytes", p.Train.NPYSize(),
+		"mem", int64(c.Mem), "workers", c.Workers, "decoder", p.Pool.Decoder())
+	gone := make(chan struct{})
+	go func() {
+		srv.Wait()
+		close(gone)
+	}()
+	select {
+	case <-ctx.Done():
+		log.Info("signal received: unmounting")
+		if err := srv.Unmount(); err != nil {
+			return err
+		}
+	case <-gone:
+		log.Info("unmounted from outside")
+	}
+	return nil
+}
+
+// fsView adapts a scheduler to fs.Batches (whose Get returns the interface).
+type fsView struct{ *batch.Scheduler }
+
+func (v fsView) Get(ctx context.Context, n int64) (fs.Batch, error) {
+	b, err := v.Scheduler.Get(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
