@@ -115,29 +115,7 @@ func TestInspectJSON(t *testing.T) {
 // TestInspectGCS inspects a gs:// source served by fake-gcs-server, reached
 // through STORAGE_EMULATOR_HOST as a user's emulator would be.
 func TestInspectGCS(t *testing.T) {
-	dir := "testdata/datasets/tiny_kuka/1.0.0"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objects []fakestorage.Object
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		objects = append(objects, fakestorage.Object{
-			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: "robotics", Name: "tiny_kuka/1.0.0/" + e.Name()},
-			Content:     b,
-		})
-	}
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		InitialObjects: objects, Scheme: "http", Host: "127.0.0.1", Port: 0, PublicHost: "127.0.0.1",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := fakeGCS(t, "robotics", map[string]string{"tiny_kuka/1.0.0": "testdata/datasets/tiny_kuka/1.0.0"})
 	host := strings.TrimPrefix(srv.URL(), "http://")
 	out, errOut, code := runOxefs(t, []string{"STORAGE_EMULATOR_HOST=" + host},
 		"inspect", "--anonymous", "--index", "--cache-dir", t.TempDir(), "gs://robotics/tiny_kuka/1.0.0")
@@ -179,4 +157,35 @@ func TestVersion(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "oxefs ") {
 		t.Fatalf("exit %d, output %q", code, out)
 	}
+}
+
+// fakeGCS serves local directories from an in-process fake-gcs-server:
+// objects maps an object prefix in bucket to a directory.
+func fakeGCS(t *testing.T, bucket string, objects map[string]string) *fakestorage.Server {
+	t.Helper()
+	var objs []fakestorage.Object
+	for prefix, dir := range objects {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			objs = append(objs, fakestorage.Object{
+				ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: prefix + "/" + e.Name()},
+				Content:     b,
+			})
+		}
+	}
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
+		InitialObjects: objs, Scheme: "http", Host: "127.0.0.1", Port: 0, PublicHost: "127.0.0.1",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv
 }

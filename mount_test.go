@@ -21,8 +21,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 )
 
 func requireFUSE(t *testing.T) {
@@ -415,29 +413,7 @@ func TestMountCorruptData(t *testing.T) {
 // succeeds.
 func TestMountHangingSource(t *testing.T) {
 	requireFUSE(t)
-	dir := "testdata/datasets/tiny_table/1.0.0"
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objects []fakestorage.Object
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		objects = append(objects, fakestorage.Object{
-			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: "robotics", Name: "tiny_table/1.0.0/" + e.Name()},
-			Content:     b,
-		})
-	}
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		InitialObjects: objects, Scheme: "http", Host: "127.0.0.1", Port: 0, PublicHost: "127.0.0.1",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	srv := fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
 	var hang atomic.Bool
 	release := make(chan struct{})
 	upstream, _ := url.Parse(srv.URL())
@@ -475,7 +451,7 @@ func TestMountHangingSource(t *testing.T) {
 
 	hang.Store(true)
 	start := time.Now()
-	_, err = os.ReadFile(filepath.Join(mnt, "batches", "000000.npy"))
+	_, err := os.ReadFile(filepath.Join(mnt, "batches", "000000.npy"))
 	if !errors.Is(err, syscall.EIO) {
 		t.Fatalf("read with a hanging source: %v, want EIO", err)
 	}
@@ -516,4 +492,45 @@ func TestMountLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.stop(t) // checks exit 0 within 20s and that nothing is left mounted
+}
+
+// TestWarm fetches a GCS mix's shards into the disk cache; a mount over
+// that cache then reads without fetching a byte.
+func TestWarm(t *testing.T) {
+	srv := fakeGCS(t, "robotics", map[string]string{"tiny_bridge/1.0.0": "testdata/datasets/tiny_bridge/1.0.0"})
+	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(srv.URL(), "http://")}
+	cfg := filepath.Join(t.TempDir(), "mix.yaml")
+	os.WriteFile(cfg, []byte("batch_size: 4\nimage_size: [32, 32]\ndatasets:\n  - source: gs://robotics/tiny_bridge/1.0.0\n    anonymous: true\n    image_key: steps/observation/image\n"), 0o644)
+	cacheDir := t.TempDir()
+	out, stderr, code := runOxefs(t, env, "warm", "--config", cfg, "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(out, "3 of 3 shards in the disk cache") {
+		t.Fatalf("warm: exit %d\n%s\n%s", code, out, stderr)
+	}
+	shards, _ := filepath.Glob(filepath.Join(cacheDir, "files", "*", "tiny_bridge-train.tfrecord-*"))
+	var n int
+	for _, s := range shards {
+		if !strings.HasSuffix(s, ".lock") {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d train shards cached, want 3: %v", n, shards)
+	}
+	mnt := t.TempDir()
+	startMount(t, mnt, env, "--config", cfg, "--cache-dir", cacheDir)
+	if _, err := os.ReadFile(filepath.Join(mnt, "batches", "000000.npy")); err != nil {
+		t.Fatal(err)
+	}
+	var stats struct {
+		Disk struct{ Hits, Misses int64 } `json:"disk_cache"`
+	}
+	readJSON(t, filepath.Join(mnt, "stats.json"), &stats)
+	if stats.Disk.Misses != 0 || stats.Disk.Hits == 0 {
+		t.Fatalf("a mount over a warmed cache: %d disk cache misses, %d hits", stats.Disk.Misses, stats.Disk.Hits)
+	}
+
+	out, _, code = runOxefs(t, nil, "warm", "--cache-dir", t.TempDir())
+	if code != 0 || !strings.Contains(out, "nothing to fetch") {
+		t.Fatalf("warm of the local demo mix: exit %d, %s", code, out)
+	}
 }

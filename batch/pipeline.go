@@ -430,7 +430,7 @@ func (pf *prefetcher) run() {
 		pf.last = at
 		pf.mu.Unlock()
 		refs := pf.mix.ShardRefs(plan.ShardsAhead(at, prefetchAhead, nil))
-		if _, err := pf.store.Prefetch(pf.ctx, refs, 4); err != nil && pf.ctx.Err() == nil {
+		if _, err := pf.store.Prefetch(pf.ctx, refs, 4, nil); err != nil && pf.ctx.Err() == nil {
 			pf.log.Warn("prefetch", "err", err)
 		}
 	}

@@ -31,7 +31,9 @@ func (r ShardRef) estimatedSize() int64 {
 // sources need no fetch and are skipped. A failed fetch is logged and
 // skipped; the read that needs the shard retries it and reports the error.
 // It returns the number of shards now in the cache, or ctx's error.
-func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int) (int, error) {
+// progress, when not nil, is called after each shard (fetched or failed),
+// from several goroutines.
+func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, progress func()) (int, error) {
 	limit := s.disk.Budget() / 2
 	var (
 		planned int64
@@ -51,6 +53,9 @@ func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int) (in
 			break
 		}
 		g.Go(func() error {
+			if progress != nil {
+				defer progress()
+			}
 			name, err := r.Dataset.ShardName(r.Split, r.Shard)
 			if err != nil {
 				return err

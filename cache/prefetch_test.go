@@ -34,7 +34,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 
 	// A roomy budget: every listed shard is fetched.
 	s, ds := open(1 << 30)
-	n, err := s.Prefetch(ctx, refs, 2)
+	n, err := s.Prefetch(ctx, refs, 2, nil)
 	if err != nil || n != len(refs) {
 		t.Fatalf("Prefetch = %d, %v; want all %d shards", n, err, len(refs))
 	}
@@ -57,7 +57,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 	// the given order are fetched.
 	shard := ShardRef{Dataset: ds, Split: "train"}.estimatedSize()
 	s, ds = open(5 * shard)
-	n, err = s.Prefetch(ctx, refs, 1)
+	n, err = s.Prefetch(ctx, refs, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
