@@ -23,6 +23,7 @@ type cli struct {
 	Mount   mountCmd   `cmd:"" help:"Serve a mix as batch files at MOUNTPOINT until SIGINT/SIGTERM."`
 	Warm    warmCmd    `cmd:"" help:"Fetch the shards a mix needs into the disk cache and build missing indexes, with progress."`
 	Inspect inspectCmd `cmd:"" help:"Describe a TFDS/RLDS dataset: splits, shards, features, image keys."`
+	Synth   synthCmd   `cmd:"" help:"Write OXE-like synthetic datasets and mix configs for offline trials."`
 	Version versionCmd `cmd:"" help:"Print the oxefs version."`
 }
 
