@@ -205,14 +205,20 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 	errs := make([]error, len(samples))
 	var wg sync.WaitGroup
 	for i, s := range samples {
-		wg.Add(1)
-		b.pool.jobs <- func(d *pairs.Decoder) {
+		job := func(d *pairs.Decoder) {
 			defer wg.Done()
 			var m *pairs.Meta
 			if b.meta != pairs.MetaNone {
 				m = &metas[i]
 			}
 			errs[i] = b.sample(ctx, d, s, frames[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
+		}
+		wg.Add(1)
+		select {
+		case b.pool.jobs <- job:
+		case <-ctx.Done(): // shutting down: queue nothing more
+			wg.Done()
+			errs[i] = ctx.Err()
 		}
 	}
 	wg.Wait()

@@ -58,6 +58,7 @@ type Scheduler struct {
 	size   int64 // array bytes of one batch
 	ctx    context.Context
 	cancel context.CancelFunc
+	builds sync.WaitGroup // builds running
 
 	mu      sync.Mutex
 	entries map[int64]*entry // guarded by mu: batches being built or held
@@ -112,8 +113,11 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	return s, nil
 }
 
-// Close cancels builds in progress.
-func (s *Scheduler) Close() { s.cancel() }
+// Close cancels builds in progress and waits for them to end.
+func (s *Scheduler) Close() {
+	s.cancel()
+	s.builds.Wait()
+}
 
 // Len is the number of batches.
 func (s *Scheduler) Len() int64 { return s.cfg.Len }
@@ -281,7 +285,9 @@ func (s *Scheduler) startLocked(n int64, buf []byte, readahead bool) *entry {
 	e := &entry{n: n, done: make(chan struct{}), readahead: readahead, frames: buf, pins: 1}
 	s.entries[n] = e
 	s.Stats.Builds.Add(1)
+	s.builds.Add(1)
 	go func() {
+		defer s.builds.Done()
 		start := time.Now()
 		meta, err := s.cfg.Build(s.ctx, n, e.frames)
 		s.Stats.BuildNanos.Add(int64(time.Since(start)))

@@ -56,9 +56,13 @@ type Store struct {
 	// ctx is the daemon's lifetime: shared work (a shard download, an
 	// episode load several readers wait for) runs under it, so one reader
 	// giving up does not cancel it for the others.
-	ctx    context.Context
-	cancel context.CancelFunc
-	loads  singleflight.Group
+	ctx     context.Context
+	cancel  context.CancelFunc
+	loads   singleflight.Group
+	running sync.WaitGroup // loads in flight, waited for by Close
+
+	mu     sync.Mutex
+	closed bool // guarded by mu: no load may begin once set
 
 	Stats StoreStats
 }
@@ -103,10 +107,26 @@ func NewStore(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops shared work and releases the RAM cache.
+// Close stops shared work, waits for loads in flight, and releases the RAM
+// cache.
 func (s *Store) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
+	s.running.Wait()
 	s.ram.Close()
+}
+
+// begin registers a load; it reports false once the store is closing.
+func (s *Store) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.running.Add(1)
+	return true
 }
 
 // Disk returns the disk cache.
@@ -228,12 +248,21 @@ func (d *Dataset) EpisodeID(ref Ref) string {
 func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 	s := d.store
 	key := d.slug + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
-	if ep, ok := s.ram.Get(key); ok {
+	if !s.begin() {
+		return nil, context.Canceled
+	}
+	ep, ok := s.ram.Get(key)
+	s.running.Done()
+	if ok {
 		s.Stats.RAMHits.Add(1)
 		return ep, nil
 	}
 	s.Stats.RAMMisses.Add(1)
 	ch := s.loads.DoChan(key, func() (any, error) {
+		if !s.begin() {
+			return nil, context.Canceled
+		}
+		defer s.running.Done()
 		ep, err := d.load(s.ctx, ref)
 		if err == nil {
 			s.ram.Set(key, ep, int64(ep.size))

@@ -1,0 +1,90 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/oxefs/oxefs/mix"
+)
+
+func openTestPipeline(t *testing.T, readahead int) *Pipeline {
+	t.Helper()
+	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
+	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
+		"\n    image_key: steps/observation/image\n    val_split: val\n    action_keys: [steps/action/world_vector]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(context.Background(), Options{
+		Config: cfg, CacheDir: t.TempDir(), Mem: 256 << 20, Disk: 1 << 30,
+		Workers: 2, Readahead: readahead, Version: "test", Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestPipelineCloseDuringReadahead closes while readahead builds are still
+// queueing work: everything stops, nothing panics or leaks.
+func TestPipelineCloseDuringReadahead(t *testing.T) {
+	for range 5 {
+		p := openTestPipeline(t, 8)
+		b, err := p.Train.Get(context.Background(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+		p.Close()
+	}
+}
+
+func TestPipelineInfoAndStats(t *testing.T) {
+	p := openTestPipeline(t, 2)
+	defer p.Close()
+	for n := range p.Train.Len() {
+		b, err := p.Train.Get(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b.Frames()) != 8*2*32*48*3 {
+			t.Fatalf("batch %d: %d bytes", n, len(b.Frames()))
+		}
+		b.Release()
+	}
+	var info struct {
+		NumBatches int64 `json:"num_batches"`
+		Frames     struct {
+			Shape []int `json:"shape"`
+		} `json:"frames"`
+		Val *struct {
+			NumBatches int64 `json:"num_batches"`
+		} `json:"val"`
+		ActionDim int `json:"action_dim"`
+	}
+	if err := json.Unmarshal(p.Info(), &info); err != nil {
+		t.Fatal(err)
+	}
+	// 24 train episodes × 3 samples / 8 per batch.
+	if info.NumBatches != 9 || len(info.Frames.Shape) != 5 || info.Frames.Shape[0] != 8 || info.Val == nil || info.ActionDim != 3 {
+		t.Fatalf("info.json: %s", p.Info())
+	}
+	var stats struct {
+		Train struct {
+			Requests, Builds int64
+		} `json:"train"`
+		Samples map[string]int64 `json:"samples_per_dataset"`
+		Memory  struct {
+			RSS, Peak int64
+		} `json:"memory"`
+	}
+	if err := json.Unmarshal(p.Stats(), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if stats.Train.Requests != 9 || stats.Train.Builds != 9 || stats.Samples["tiny_bridge"] != 72 {
+		t.Fatalf("stats.json: %s", p.Stats())
+	}
+}
