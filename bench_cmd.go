@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oxefs/oxefs/bench"
+)
+
+type benchCmd struct {
+	Mountpoint string `arg:"" optional:"" help:"Mount to read. Omit it and give --config to build the same batches in-process, without FUSE." type:"path"`
+	pipelineFlags
+	Readers int           `help:"Readers, each reading like a DataLoader worker: reader i reads start+i, start+i+R, ..." default:"4"`
+	Warmup  int64         `help:"Batches read first and not measured." default:"5"`
+	Batches int64         `help:"Batches measured." default:"50"`
+	Start   int64         `help:"First batch index." default:"0"`
+	Compute time.Duration `help:"Sleep per batch after reading it, as a training step would." default:"0s"`
+	Out     string        `help:"Directory for batch_times.jsonl, mixture_summary.txt, mixture_over_time.svg, latency.svg, summary.json." default:"bench-out" type:"path"`
+	Val     bool          `help:"Read the validation view."`
+	JSON    bool          `help:"Print the summary as one JSON object." name:"json"`
+}
+
+func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
+	var src bench.Source
+	switch {
+	case c.Mountpoint != "" && c.Config != "":
+		return errors.New("give a MOUNTPOINT to read, or --config to build in-process, not both")
+	case c.Mountpoint != "":
+		if _, err := os.Stat(filepath.Join(c.Mountpoint, "info.json")); err != nil {
+			return fmt.Errorf("%s is not an oxefs mount (no info.json): %w", c.Mountpoint, err)
+		}
+		src = bench.Mount{Dir: c.Mountpoint, Val: c.Val}
+	case c.Config != "":
+		p, err := c.open(ctx, log)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		src = bench.InProcess{P: p, Val: c.Val, Desc: c.Config}
+	default:
+		return errors.New("give a MOUNTPOINT to read, or --config mix.yaml to build in-process")
+	}
+	bar := newBar(c.Warmup+c.Batches, "benchmark", "batches")
+	res, err := bench.Run(ctx, src, bench.Options{
+		Readers: c.Readers, Warmup: c.Warmup, Batches: c.Batches, Start: c.Start, Compute: c.Compute,
+		Progress: func() { _ = bar.Add(1) },
+	})
+	_ = bar.Finish()
+	if err != nil {
+		return err
+	}
+	s := res.Summarise()
+	if err := res.WriteFiles(c.Out, s); err != nil {
+		return err
+	}
+	if c.JSON {
+		return json.NewEncoder(os.Stdout).Encode(s)
+	}
+	s.Print(os.Stdout)
+	fmt.Printf("files in %s\n", c.Out)
+	return nil
+}
