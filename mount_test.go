@@ -534,3 +534,55 @@ func TestWarm(t *testing.T) {
 		t.Fatalf("warm of the local demo mix: exit %d, %s", code, out)
 	}
 }
+
+// TestMountMemoryBound reads 200 batches of a 29-dataset synth mix (frames
+// up to 480×640, one to three cameras) through a mount with --mem 512MiB,
+// four readers at once: the daemon's peak RSS must stay under --mem +
+// 256 MiB.
+func TestMountMemoryBound(t *testing.T) {
+	requireFUSE(t)
+	data := t.TempDir()
+	if _, stderr, code := runOxefs(t, nil, "synth", data, "--episodes", "2", "--steps", "24"); code != 0 {
+		t.Fatalf("synth: exit %d\n%s", code, stderr)
+	}
+	mixYAML, err := os.ReadFile(filepath.Join(data, "mix.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "mix.yaml")
+	if err := os.WriteFile(cfg, append(mixYAML, "num_batches: 400\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	startMount(t, dir, nil, "--config", cfg, "--cache-dir", t.TempDir(), "--mem", "512MiB")
+	var info struct {
+		Train struct {
+			Plan struct {
+				Datasets []any `json:"datasets"`
+			} `json:"plan"`
+		} `json:"train"`
+	}
+	readJSON(t, filepath.Join(dir, "info.json"), &info)
+	if len(info.Train.Plan.Datasets) != 29 {
+		t.Fatalf("the synth mix has %d datasets, want 29", len(info.Train.Plan.Datasets))
+	}
+	hashBatches(t, dir, "batches", 200, 4, 5)
+	var stats struct {
+		Memory struct {
+			Peak   int64 `json:"peak_rss_bytes"`
+			Budget int64 `json:"budget_bytes"`
+		} `json:"memory"`
+		Samples map[string]int64 `json:"samples_per_dataset"`
+	}
+	readJSON(t, filepath.Join(dir, "stats.json"), &stats)
+	t.Logf("peak RSS %.0f MiB with --mem %.0f MiB", float64(stats.Memory.Peak)/(1<<20), float64(stats.Memory.Budget)/(1<<20))
+	if stats.Memory.Budget != 512<<20 {
+		t.Fatalf("budget %d, want 512 MiB", stats.Memory.Budget)
+	}
+	if stats.Memory.Peak <= 0 || stats.Memory.Peak > 768<<20 {
+		t.Fatalf("peak RSS %d bytes, bound 768 MiB", stats.Memory.Peak)
+	}
+	if len(stats.Samples) != 29 {
+		t.Fatalf("samples from %d datasets, want all 29", len(stats.Samples))
+	}
+}
