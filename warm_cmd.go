@@ -51,21 +51,8 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	fmt.Printf("%d of %d shards in the disk cache %s", n, len(remote), c.CacheDir)
 	if n < len(remote) {
-		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", humanSize(int64(c.Disk)))
+		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", cache.HumanBytes(int64(c.Disk)))
 	}
 	fmt.Println()
 	return nil
-}
-
-func humanSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -78,7 +78,7 @@ func (desc Description) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s  (%s)\n\nsplits:\n", desc.Name, desc.Version, desc.Source)
 	for _, s := range desc.Splits {
-		fmt.Fprintf(&b, "  %-12s %8d episodes  %5d shards  %10s", s.Name, s.Episodes, s.Shards, humanBytes(s.Bytes))
+		fmt.Fprintf(&b, "  %-12s %8d episodes  %5d shards  %10s", s.Name, s.Episodes, s.Shards, HumanBytes(s.Bytes))
 		if l := s.Lengths; l != nil {
 			fmt.Fprintf(&b, "  steps min/median/mean/max %d/%d/%.1f/%d", l.Min, l.Median, l.Mean, l.Max)
 			if l.Corrupt > 0 {
@@ -121,7 +121,8 @@ func shapeString(shape []int) string {
 	return "[" + strings.Join(parts, ",") + "]"
 }
 
-func humanBytes(n int64) string {
+// HumanBytes formats a byte count with binary units: 1.5 GiB.
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

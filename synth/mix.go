@@ -29,6 +29,9 @@ type mixEntry struct {
 
 // writeMixes writes mix.yaml, mix-single.yaml and mix-two-copies.yaml into
 // o.Dir and returns their paths.
+// mixNumBatches is the num_batches of the written mix configs.
+const mixNumBatches = 10000
+
 func writeMixes(o Options, plans []*plannedDataset) ([]string, error) {
 	single := plans[0]
 	for _, p := range plans {
@@ -71,7 +74,10 @@ func mixYAML(seed uint64, about string, entries []mixEntry) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Written by `oxefs synth`: %s.\n", about)
 	b.WriteString("# SYNTHETIC datasets shaped like Open X-Embodiment, not real robot data.\n")
-	fmt.Fprintf(&b, "seed: %d\nbatch_size: %d\nimage_size: [%d, %d]\ndatasets:\n", seed, mixBatchSize, mixImageSize, mixImageSize)
+	// One pass over a small synthetic mix is a handful of batches: list
+	// enough for trials and benchmarks (epochs repeat with new orders).
+	fmt.Fprintf(&b, "seed: %d\nbatch_size: %d\nimage_size: [%d, %d]\nnum_batches: %d\ndatasets:\n",
+		seed, mixBatchSize, mixImageSize, mixImageSize, mixNumBatches)
 	for _, e := range entries {
 		d := e.ds
 		fmt.Fprintf(&b, "  - name: %s\n", e.name)

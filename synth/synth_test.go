@@ -274,10 +274,11 @@ func allZero(v []float64) bool {
 // mixFileYAML is DESIGN.md's mix config, the keys synth writes. Decoding
 // with KnownFields fails on any other key, as the strict mix parser would.
 type mixFileYAML struct {
-	Seed      uint64         `yaml:"seed"`
-	BatchSize int            `yaml:"batch_size"`
-	ImageSize []int          `yaml:"image_size"`
-	Datasets  []mixEntryYAML `yaml:"datasets"`
+	Seed       uint64         `yaml:"seed"`
+	BatchSize  int            `yaml:"batch_size"`
+	ImageSize  []int          `yaml:"image_size"`
+	NumBatches int64          `yaml:"num_batches"`
+	Datasets   []mixEntryYAML `yaml:"datasets"`
 }
 
 type mixEntryYAML struct {
@@ -342,8 +343,8 @@ func checkMixFiles(t *testing.T, res *Result) {
 	}
 
 	all := readMix(t, filepath.Join(dir, "mix.yaml"))
-	if all.BatchSize <= 0 || !slices.Equal(all.ImageSize, []int{256, 256}) {
-		t.Errorf("mix.yaml: batch_size %d image_size %v", all.BatchSize, all.ImageSize)
+	if all.BatchSize <= 0 || !slices.Equal(all.ImageSize, []int{256, 256}) || all.NumBatches != mixNumBatches {
+		t.Errorf("mix.yaml: batch_size %d image_size %v num_batches %d", all.BatchSize, all.ImageSize, all.NumBatches)
 	}
 	if len(all.Datasets) != len(res.Datasets) {
 		t.Fatalf("mix.yaml lists %d datasets, want %d", len(all.Datasets), len(res.Datasets))
