@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/oxefs/oxefs/mix"
@@ -87,4 +88,34 @@ func TestPipelineInfoAndStats(t *testing.T) {
 	if stats.Train.Requests != 9 || stats.Train.Builds != 9 || stats.Samples["tiny_bridge"] != 72 {
 		t.Fatalf("stats.json: %s", p.Stats())
 	}
+}
+
+// BenchmarkBuild builds batches in-process from the fixture dataset (JPEG
+// 96×128 frames resized to 32×48, B=8), every batch a fresh build:
+// the decode pool, store and plan without FUSE.
+func BenchmarkBuild(b *testing.B) {
+	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
+	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nnum_batches: 1000000\ndatasets:\n  - source: " + src +
+		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Open(context.Background(), Options{
+		Config: cfg, CacheDir: b.TempDir(), Mem: 256 << 20, Disk: 1 << 30,
+		Workers: runtime.GOMAXPROCS(0), Readahead: 0, Version: "bench", Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	n := int64(0)
+	for b.Loop() {
+		bt, err := p.Train.Get(context.Background(), n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bt.Release()
+		n++
+	}
+	b.ReportMetric(float64(n*8)/b.Elapsed().Seconds(), "samples/s")
 }
