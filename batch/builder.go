@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -267,15 +269,36 @@ func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, ds
 // batchMeta is a batch's .json file: one array per field, in sample order,
 // the shape of a trainer's batch dict.
 type batchMeta struct {
-	DatasetName  []string    `json:"dataset_name"`
-	EpisodeID    []string    `json:"episode_id,omitempty"`
-	FrameIdx     []int       `json:"frame_idx,omitempty"`
-	FrameIndices [][]int     `json:"frame_indices,omitempty"`
-	Offset       []int       `json:"offset,omitempty"`
-	Language     []string    `json:"language,omitempty"`
-	Action       [][]float64 `json:"action,omitempty"`
-	InitialState [][]float64 `json:"initial_state,omitempty"`
-	Robot        []string    `json:"robot,omitempty"`
+	DatasetName  []string `json:"dataset_name"`
+	EpisodeID    []string `json:"episode_id,omitempty"`
+	FrameIdx     []int    `json:"frame_idx,omitempty"`
+	FrameIndices [][]int  `json:"frame_indices,omitempty"`
+	Offset       []int    `json:"offset,omitempty"`
+	Language     []string `json:"language,omitempty"`
+	Action       []floats `json:"action,omitempty"`
+	InitialState []floats `json:"initial_state,omitempty"`
+	Robot        []string `json:"robot,omitempty"`
+}
+
+// floats is a JSON array of numbers in which a non-finite value (which JSON
+// cannot carry) is null, so one NaN in a dataset's actions cannot fail a
+// batch.
+type floats []float64
+
+func (f floats) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 2+len(f)*12)
+	out = append(out, '[')
+	for i, x := range f {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			out = append(out, "null"...)
+			continue
+		}
+		out = strconv.AppendFloat(out, x, 'g', -1, 64)
+	}
+	return append(out, ']'), nil
 }
 
 func (b *Builder) metaJSON(metas []pairs.Meta) ([]byte, error) {

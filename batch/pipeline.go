@@ -272,9 +272,14 @@ func (p *Pipeline) Stats() []byte {
 	st := &p.Store.Stats.Fetch
 	ram, disk := &p.Store.Stats, &p.Store.Disk().Stats
 	subs, bad := p.Builds.Substitutions()
-	perDataset := map[string]int64{}
-	for i, d := range p.Mix.Datasets {
-		perDataset[d.Config.Name] = p.Builds.Samples[i].Load()
+	perDataset := func(bs *BuildStats) map[string]int64 {
+		out := map[string]int64{}
+		for i, d := range p.Mix.Datasets {
+			if n := bs.Samples[i].Load(); n > 0 || bs == p.Builds {
+				out[d.Config.Name] = n
+			}
+		}
+		return out
 	}
 	sched := func(s *Scheduler) map[string]any {
 		if s == nil {
@@ -317,9 +322,15 @@ func (p *Pipeline) Stats() []byte {
 		"memory": map[string]any{
 			"rss_bytes": rss, "peak_rss_bytes": peak, "budget_bytes": p.opts.Mem,
 		},
-		"samples_per_dataset": perDataset,
+		"samples_per_dataset": perDataset(p.Builds),
 		"substitutions":       subs,
 		"bad_episodes":        bad,
+	}
+	if p.valStats != nil {
+		vsubs, vbad := p.valStats.Substitutions()
+		out["val_samples_per_dataset"] = perDataset(p.valStats)
+		out["val_substitutions"] = vsubs
+		out["val_bad_episodes"] = vbad
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
