@@ -43,6 +43,7 @@ type DiskCache struct {
 	mu     sync.Mutex
 	fills  map[string]*fill // guarded by mu: in-process fills in flight
 	pinned map[string]int   // guarded by mu: keys with open entries here
+	demand *demandGate
 
 	Stats DiskStats
 }
@@ -55,6 +56,50 @@ type DiskStats struct {
 type fill struct {
 	done chan struct{}
 	err  error
+
+	// demanded is closed once a reader (not a prefetch) waits on the fill.
+	demanded     chan struct{}
+	demandedOnce sync.Once
+}
+
+func (f *fill) markDemanded() { f.demandedOnce.Do(func() { close(f.demanded) }) }
+
+// demandGate counts readers waiting on fills. While any does, fills that
+// only prefetch pause between writes, so the bandwidth goes to the shards a
+// batch is waiting for.
+type demandGate struct {
+	mu   sync.Mutex
+	n    int           // guarded by mu
+	idle chan struct{} // guarded by mu: closed while n == 0
+}
+
+func newDemandGate() *demandGate {
+	g := &demandGate{idle: make(chan struct{})}
+	close(g.idle)
+	return g
+}
+
+func (g *demandGate) enter() {
+	g.mu.Lock()
+	if g.n == 0 {
+		g.idle = make(chan struct{})
+	}
+	g.n++
+	g.mu.Unlock()
+}
+
+func (g *demandGate) leave() {
+	g.mu.Lock()
+	if g.n--; g.n == 0 {
+		close(g.idle)
+	}
+	g.mu.Unlock()
+}
+
+func (g *demandGate) idleChan() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.idle
 }
 
 // FillFunc writes a whole object to w. It is called at most once at a time
@@ -80,6 +125,7 @@ func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, erro
 		log:    log,
 		fills:  make(map[string]*fill),
 		pinned: make(map[string]int),
+		demand: newDemandGate(),
 	}
 	c.removeStaleTemps()
 	return c, nil
@@ -115,10 +161,20 @@ func (e *Entry) Close() error {
 	return err
 }
 
+// OpenBackground is Open for prefetching: while readers wait on other
+// fills, this fill pauses between writes (unless a reader waits on it too).
+func (c *DiskCache) OpenBackground(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
+	return c.open(ctx, fillCtx, key, fn, true)
+}
+
 // Open returns the object stored under key, calling fn to create it when it
 // is absent. The fill runs under fillCtx (the daemon's context),
 // so one caller giving up through ctx does not cancel it for the others.
 func (c *DiskCache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
+	return c.open(ctx, fillCtx, key, fn, false)
+}
+
+func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -130,13 +186,18 @@ func (c *DiskCache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) 
 	}
 	c.Stats.Misses.Add(1)
 
+	// A reader's demand is registered before any fill it may start runs.
+	if !background {
+		c.demand.enter()
+		defer c.demand.leave()
+	}
 	c.mu.Lock()
 	f, running := c.fills[key]
 	if !running {
-		f = &fill{done: make(chan struct{})}
+		f = &fill{done: make(chan struct{}), demanded: make(chan struct{})}
 		c.fills[key] = f
 		go func() {
-			f.err = c.fill(fillCtx, key, fn)
+			f.err = c.fill(fillCtx, key, f, fn)
 			c.mu.Lock()
 			delete(c.fills, key)
 			c.mu.Unlock()
@@ -145,6 +206,9 @@ func (c *DiskCache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) 
 	}
 	c.mu.Unlock()
 
+	if !background {
+		f.markDemanded()
+	}
 	select {
 	case <-f.done:
 	case <-ctx.Done():
@@ -186,7 +250,7 @@ func (c *DiskCache) openExisting(key string) (*Entry, error) {
 }
 
 // fill creates key under its cross-process lock.
-func (c *DiskCache) fill(ctx context.Context, key string, fn FillFunc) error {
+func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) error {
 	p := c.path(key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
@@ -220,7 +284,17 @@ func (c *DiskCache) fill(ctx context.Context, key string, fn FillFunc) error {
 		reserved = size
 		return c.evict(size, key)
 	}
-	cw := &countingWriter{w: tmp}
+	// A fill no reader waits for yields to those that readers wait for.
+	yield := func() error {
+		select {
+		case <-f.demanded:
+		case <-c.demand.idleChan():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	cw := &countingWriter{w: tmp, before: yield}
 	if err := fn(ctx, cw, reserve); err != nil {
 		return err
 	}
@@ -375,11 +449,17 @@ func checkKey(key string) error {
 }
 
 type countingWriter struct {
-	w io.Writer
-	n int64
+	w      io.Writer
+	n      int64
+	before func() error // called before each write; may block
 }
 
 func (cw *countingWriter) Write(p []byte) (int, error) {
+	if cw.before != nil {
+		if err := cw.before(); err != nil {
+			return 0, err
+		}
+	}
 	n, err := cw.w.Write(p)
 	cw.n += int64(n)
 	return n, err

@@ -356,3 +356,118 @@ func TestDiskCacheOpenCancelledWaiter(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+// chunkFill writes n chunks, reporting each one written on wrote; it starts
+// only once start is closed.
+func chunkFill(start <-chan struct{}, n int, wrote chan<- int) FillFunc {
+	return func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+		<-start
+		for i := range n {
+			if _, err := w.Write(make([]byte, 1024)); err != nil {
+				return err
+			}
+			wrote <- i
+		}
+		return nil
+	}
+}
+
+// TestBackgroundFillYieldsToDemand: while a reader waits on one fill, a
+// prefetch fill makes no progress; it resumes once the reader is served, and
+// a reader waiting on the prefetch fill itself stops it yielding.
+func TestBackgroundFillYieldsToDemand(t *testing.T) {
+	c, err := OpenDiskCache(t.TempDir(), 1<<20, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	open := func(key string, background bool, fn FillFunc) <-chan error {
+		done := make(chan error, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := c.Open
+			if background {
+				o = c.OpenBackground
+			}
+			e, err := o(bg, bg, key, fn)
+			if err == nil {
+				e.Close()
+			}
+			done <- err
+		}()
+		return done
+	}
+	// releaseAll frees held fills even when the test fails early, so that
+	// the deferred wait returns.
+	var releases []chan struct{}
+	var once sync.Once
+	releaseAll := func() {
+		once.Do(func() {
+			for _, r := range releases {
+				select {
+				case <-r:
+				default:
+					close(r)
+				}
+			}
+		})
+	}
+	defer releaseAll()
+	// held is a fill that signals it started and waits for release.
+	held := func(started, release chan struct{}) FillFunc {
+		releases = append(releases, release)
+		return func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+			close(started)
+			<-release
+			_, err := w.Write([]byte("needed now"))
+			return err
+		}
+	}
+
+	// A reader waits on a held download; a prefetch then gets nowhere.
+	started, release := make(chan struct{}), make(chan struct{})
+	demanded := open("ds/demanded", false, held(started, release))
+	<-started // the reader's demand is registered before its fill starts
+	start, wrote := make(chan struct{}), make(chan int, 100)
+	prefetched := open("ds/prefetch", true, chunkFill(start, 50, wrote))
+	close(start)
+	select {
+	case i := <-wrote:
+		t.Fatalf("the prefetch wrote chunk %d while a reader waited on another download", i)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release <- struct{}{}
+	if err := <-demanded; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-prefetched; err != nil {
+		t.Fatalf("the prefetch did not resume: %v", err)
+	}
+	if got := len(wrote); got != 50 {
+		t.Fatalf("prefetch wrote %d chunks, want 50", got)
+	}
+
+	// While another reader waits, a prefetch that a reader joins goes on.
+	started2, release2 := make(chan struct{}), make(chan struct{})
+	other := open("ds/other", false, held(started2, release2))
+	<-started2
+	start2, wrote2 := make(chan struct{}), make(chan int, 100)
+	open("ds/joined", true, chunkFill(start2, 20, wrote2))
+	joined := open("ds/joined", false, chunkFill(start2, 20, wrote2))
+	close(start2)
+	select {
+	case err := <-joined:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a prefetch fill that a reader waits on still yielded")
+	}
+	release2 <- struct{}{}
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+}

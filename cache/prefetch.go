@@ -60,7 +60,7 @@ func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, pro
 			if err != nil {
 				return err
 			}
-			f, _, err := r.Dataset.openShard(gctx, name)
+			f, _, err := r.Dataset.openShard(gctx, name, true)
 			if err != nil {
 				if gctx.Err() == nil {
 					s.log.Warn("prefetch failed; the read will retry", "dataset", r.Dataset.Name, "shard", name, "err", err)

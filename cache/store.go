@@ -286,7 +286,7 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, size, err := d.openShard(ctx, name)
+	f, size, err := d.openShard(ctx, name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -340,8 +340,9 @@ type shardFile interface {
 }
 
 // openShard opens a shard in place for local sources, through the disk
-// cache otherwise.
-func (d *Dataset) openShard(ctx context.Context, name string) (shardFile, int64, error) {
+// cache otherwise. A background (prefetch) download yields to downloads
+// that readers wait for.
+func (d *Dataset) openShard(ctx context.Context, name string, background bool) (shardFile, int64, error) {
 	if l, ok := d.Source.(Local); ok {
 		f, err := os.Open(l.Path(name))
 		if err != nil {
@@ -355,7 +356,11 @@ func (d *Dataset) openShard(ctx context.Context, name string) (shardFile, int64,
 		return f, st.Size(), nil
 	}
 	s := d.store
-	e, err := s.disk.Open(ctx, s.ctx, d.slug+"/"+name, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+	open := s.disk.Open
+	if background {
+		open = s.disk.OpenBackground
+	}
+	e, err := open(ctx, s.ctx, d.slug+"/"+name, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
 		// Make room first when the size is known; otherwise the cache
 		// makes room once the download is complete.
 		if size, err := s.fetch.Size(ctx, d.Source, name); err == nil {
