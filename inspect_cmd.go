@@ -8,8 +8,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/oxefs/oxefs/cache"
 )
 
@@ -46,14 +44,7 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 		for _, s := range ds.Info.Splits {
 			total += s.NumExamples()
 		}
-		bar := progressbar.NewOptions64(total,
-			progressbar.OptionSetDescription("indexing episode lengths"),
-			progressbar.OptionSetWriter(os.Stderr),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetItsString("episodes"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionClearOnFinish(),
-		)
+		bar := newBar(total, "indexing episode lengths", "episodes")
 		_, err := ds.BuildLengths(ctx, ds.Splits(), runtime.GOMAXPROCS(0), func(n int) { _ = bar.Add(n) })
 		_ = bar.Finish()
 		if err != nil {

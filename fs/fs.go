@@ -11,9 +11,10 @@
 // # Error handling
 //
 // Every error reaching the kernel passes through one function, errno: a
-// missing batch is ENOENT, a read whose reader gave up (the request was
-// interrupted) is EINTR, anything else EIO, logged once there with the
-// operation and the batch. Writes are EROFS.
+// missing batch (an error matching io/fs.ErrNotExist) is ENOENT, a read
+// whose reader gave up (the request was interrupted) is EINTR, anything
+// else EIO, logged once there with the operation and the batch. Writes are
+// EROFS.
 //
 // # Kernel caching
 //
@@ -41,7 +42,6 @@ package fs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"strconv"
@@ -92,15 +92,12 @@ type Options struct {
 	Log      *slog.Logger
 }
 
-// ErrNotFound makes a batch that does not exist ENOENT.
-var ErrNotFound = errors.New("no such batch")
-
 // errno is the one place where errors become errnos.
 func errno(log *slog.Logger, err error, op string, n int64) syscall.Errno {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		return syscall.ENOENT
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return syscall.EINTR
@@ -398,9 +395,4 @@ func (r *pinnedResult) Done() {
 			r.release()
 		}
 	})
-}
-
-// String helps debugging.
-func (r *pinnedResult) String() string {
-	return fmt.Sprintf("pinned(%d bytes in %d parts)", r.size, len(r.vecs))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -260,7 +261,7 @@ func TestMountIsReadOnly(t *testing.T) {
 func TestMountErrors(t *testing.T) {
 	train := &fakeBatches{n: 3, frames: 10, fail: map[int64]error{
 		1: errors.New("source unavailable"),
-		2: fmt.Errorf("batch 2: %w", ErrNotFound),
+		2: fmt.Errorf("batch 2: %w", iofs.ErrNotExist),
 	}}
 	dir, _ := mountFake(t, train, nil)
 	if _, err := os.ReadFile(filepath.Join(dir, "batches", "000001.npy")); !errors.Is(err, syscall.EIO) {
