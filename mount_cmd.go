@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/oxefs/oxefs/batch"
@@ -88,10 +91,12 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*batch.Pipe
 }
 
 type mountCmd struct {
-	Mountpoint string `arg:"" help:"Empty directory to mount on." type:"path"`
+	Mountpoint string `arg:"" help:"Empty directory to mount on (see --nonempty); created if missing." type:"path"`
 	pipelineFlags
-	AllowOther bool `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
-	DirectIO   bool `help:"Serve .npy files with direct I/O: faster large reads, but numpy mmap_mode cannot map them." name:"direct-io"`
+	AllowOther bool          `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
+	DirectIO   bool          `help:"Serve .npy files with direct I/O: faster large reads, but numpy mmap_mode cannot map them." name:"direct-io"`
+	NonEmpty   bool          `help:"Mount over a directory that holds files (hidden while mounted). A live oxefs mount is refused regardless." name:"nonempty"`
+	Grace      time.Duration `help:"On SIGINT/SIGTERM the mount is detached at once (no new opens) and files already open or mapped are served until closed, for at most this long; then the daemon exits 0. A second signal ends the wait." default:"30s"`
 }
 
 func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
@@ -115,8 +120,10 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if p.Val != nil { // a nil *Scheduler in the interface would not be nil
 		opts.Val = fsView{p.Val}
 	}
-	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, DirectIO: c.DirectIO})
-	if err != nil {
+	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, DirectIO: c.DirectIO, NonEmpty: c.NonEmpty})
+	if errors.Is(err, fs.ErrNotEmpty) {
+		return fmt.Errorf("%w — pass --nonempty to mount over it", err)
+	} else if err != nil {
 		return err
 	}
 	log.Info("mounted", "mountpoint", c.Mountpoint, "batches", p.Train.Len(), "npy_bytes", p.Train.NPYSize(),
@@ -128,12 +135,49 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}()
 	select {
 	case <-ctx.Done():
-		log.Info("signal received: unmounting")
-		if err := srv.Unmount(); err != nil {
-			return err
-		}
+		return c.drain(log, p, srv, gone)
 	case <-gone:
 		log.Info("unmounted from outside")
+	}
+	return nil
+}
+
+// drain shuts the mount down after a signal without cutting off readers:
+// it detaches the mount, so no new open reaches it, and serves the files
+// already open (a numpy memmap among them) until the last is closed, --grace
+// passes or a second signal arrives. Only then is the connection aborted:
+// a mapped file's reader would get SIGBUS.
+func (c *mountCmd) drain(log *slog.Logger, p *batch.Pipeline, srv *fs.Server, gone <-chan struct{}) error {
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	if err := srv.Detach(); err != nil {
+		log.Error("signal: detaching the mount failed; unmounting", "err", err)
+		return srv.Unmount()
+	}
+	p.StopReadahead()
+	select {
+	case <-gone:
+		log.Info("signal: unmounted")
+		return nil
+	default:
+	}
+	open := srv.OpenFiles()
+	log.Info(fmt.Sprintf("signal: detached; serving %d open files for up to %v", open, c.Grace),
+		"mountpoint", c.Mountpoint, "open_files", open, "grace", c.Grace)
+	grace := time.NewTimer(c.Grace)
+	defer grace.Stop()
+	select {
+	case <-gone:
+		log.Info("signal: the last open file was closed; exiting")
+		return nil
+	case <-grace.C:
+		log.Warn("signal: grace period over; cutting off open files", "open_files", srv.OpenFiles(), "grace", c.Grace)
+	case <-again:
+		log.Warn("second signal: cutting off open files", "open_files", srv.OpenFiles())
+	}
+	if !srv.Abort() {
+		log.Info("fusectl is not mounted: the connection ends as the daemon exits")
 	}
 	return nil
 }

@@ -466,10 +466,10 @@ func TestMountHangingSource(t *testing.T) {
 
 // TestMountLifecycle: a reader killed in the middle of its reads does not
 // disturb the daemon, and SIGTERM unmounts and exits 0 while a file is
-// still open.
+// still open, once --grace has passed.
 func TestMountLifecycle(t *testing.T) {
 	dir := t.TempDir()
-	d := startMount(t, dir, nil, "--cache-dir", t.TempDir())
+	d := startMount(t, dir, nil, "--cache-dir", t.TempDir(), "--grace", "1s")
 	path := filepath.Join(dir, "batches", "000050.npy")
 	// dd reads in 4 KiB requests; kill it after it has started.
 	dd := exec.Command("dd", "if="+path, "of=/dev/null", "bs=4k", "iflag=direct")

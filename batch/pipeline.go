@@ -201,8 +201,13 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaM
 		p.BuildLatency.Observe(time.Since(start))
 		return meta, err
 	}
+	limit := plan.NumBatches() // the val view is one pass
+	if plan == p.Mix.Train {
+		limit = plan.MaxBatch() + 1 // train serves later epochs by name
+	}
 	return NewScheduler(Config{
 		Len:       plan.NumBatches(),
+		Limit:     limit,
 		Shape:     b.Shape(),
 		Meta:      meta != pairs.MetaNone,
 		Build:     build,
@@ -227,6 +232,16 @@ func (p *Pipeline) Close() {
 	p.Store.Close()
 }
 
+// StopReadahead stops building batches ahead of demand: on shutdown, only
+// the readers already there are served.
+func (p *Pipeline) StopReadahead() {
+	for _, s := range []*Scheduler{p.Train, p.Val} {
+		if s != nil {
+			s.StopReadahead()
+		}
+	}
+}
+
 // Info returns info.json.
 func (p *Pipeline) Info() []byte { return p.info }
 
@@ -238,6 +253,7 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 		}
 		return map[string]any{
 			"num_batches": s.Len(),
+			"max_batch":   s.Limit() - 1,
 			"npy_bytes":   s.NPYSize(),
 			"plan":        plan.Info(),
 		}
@@ -245,6 +261,7 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 	shape := p.Train.cfg.Shape
 	info := map[string]any{
 		"oxefs_version": p.opts.Version,
+		"pid":           os.Getpid(),
 		"config":        p.Mix.Config,
 		"seed":          p.Mix.Config.Seed,
 		"num_batches":   p.Train.Len(),

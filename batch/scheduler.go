@@ -22,8 +22,11 @@ type BuildFunc func(ctx context.Context, n int64, frames []byte) (meta []byte, e
 
 // Config describes what a Scheduler builds.
 type Config struct {
-	// Len is the number of batches.
+	// Len is the number of batches listed.
 	Len int64
+	// Limit is one past the largest index Get serves; a Limit ≤ Len means
+	// Len. The train view lists num_batches but serves its plan beyond.
+	Limit int64
 	// Shape is the shape of each batch's uint8 array.
 	Shape []int
 	// Meta says whether batches have metadata files.
@@ -59,6 +62,8 @@ type Scheduler struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	builds sync.WaitGroup // builds running
+
+	noAhead atomic.Bool // set once by StopReadahead
 
 	mu      sync.Mutex
 	entries map[int64]*entry // guarded by mu: batches being built or held
@@ -122,6 +127,13 @@ func (s *Scheduler) Close() {
 // Len is the number of batches.
 func (s *Scheduler) Len() int64 { return s.cfg.Len }
 
+// Limit is one past the largest index Get serves (≥ Len).
+func (s *Scheduler) Limit() int64 { return max(s.cfg.Limit, s.cfg.Len) }
+
+// StopReadahead stops starting builds ahead of demand (shutdown: only
+// readers already there are served).
+func (s *Scheduler) StopReadahead() { s.noAhead.Store(true) }
+
 // NPYSize is the size of each batch's .npy file.
 func (s *Scheduler) NPYSize() int64 { return int64(len(s.header)) + s.size }
 
@@ -164,8 +176,8 @@ func (b *Batch) Release() {
 // after it. ctx bounds only this caller's wait: the build itself goes on for
 // others (and for the cache) if this caller gives up.
 func (s *Scheduler) Get(ctx context.Context, n int64) (*Batch, error) {
-	if n < 0 || n >= s.cfg.Len {
-		return nil, fmt.Errorf("batch %d of %d: %w", n, s.cfg.Len, iofs.ErrNotExist)
+	if n < 0 || n >= s.Limit() {
+		return nil, fmt.Errorf("batch %d of %d: %w", n, s.Limit(), iofs.ErrNotExist)
 	}
 	s.Stats.Requests.Add(1)
 	s.mu.Lock()
@@ -236,9 +248,17 @@ func (s *Scheduler) demandLocked(ctx context.Context, n int64) (*entry, error) {
 }
 
 // readaheadLocked starts builds of the batches after n while memory allows
-// without evicting anything a reader may still want.
+// without evicting anything a reader may still want. It stays within the
+// listing unless the reader is already past it.
 func (s *Scheduler) readaheadLocked(n int64) {
-	for i := n + 1; i <= n+int64(s.cfg.Readahead) && i < s.cfg.Len; i++ {
+	if s.noAhead.Load() {
+		return
+	}
+	end := s.cfg.Len
+	if n >= end {
+		end = s.Limit()
+	}
+	for i := n + 1; i <= n+int64(s.cfg.Readahead) && i < end; i++ {
 		if s.entries[i] != nil {
 			continue
 		}

@@ -8,6 +8,10 @@
 //	  batches/000000.npy, batches/000000.json, ...
 //	  val/batches/...        (when a validation view exists)
 //
+// A directory lists batches 0 .. Len-1 but looks up any name below Limit:
+// the train view goes on past its listing (later epochs, a resumed run),
+// the validation view is one pass (Limit = Len).
+//
 // # Error handling
 //
 // Every error reaching the kernel passes through one function, errno: a
@@ -19,8 +23,13 @@
 // # Kernel caching
 //
 // Names and sizes never change during a mount, so entries and attributes
-// are cached for a long time; stat sizes are always true because a .npy
-// file's size is known without building it. By default .npy files go
+// are cached for a long time. Listing, lookup and stat never build a batch,
+// so `ls -l`, `du` or a file manager over a million batches costs nothing:
+// a .npy file's size is known without building it, and a .json file stats
+// as size 0, because its length is known only once its batch is built. A
+// .json file is opened with direct I/O, so reads ignore that size and
+// return the whole content until EOF (json.load(open(path)), cat and
+// os.ReadFile all read it whole). By default .npy files go
 // through the kernel's page cache, which mmap needs (numpy.load with
 // mmap_mode="r"): go-fuse 2.12 does not negotiate FUSE's
 // DIRECT_IO_ALLOW_MMAP, so a direct-I/O file cannot be mapped. With
@@ -28,8 +37,19 @@
 // passes straight through, up to MaxWrite (1 MiB) per request, faster for
 // large reads but not mappable. The page cache holds clean, reclaimable
 // copies of batches read; the daemon's own memory budget is unaffected.
-// .json, info.json and stats.json always use direct I/O (their sizes are
-// known only once built, and stats.json changes).
+// .json, info.json and stats.json always use direct I/O (a .json stats as
+// 0 bytes, and stats.json changes).
+//
+// # Mountpoints and shutdown
+//
+// Mount refuses a directory that is a live oxefs mount already (stacking
+// would hide the first daemon's batches from its readers; the error names
+// that daemon's pid, read from the "pid" field of its info.json) and,
+// unless MountOptions.NonEmpty, a directory that holds files. A dead mount
+// left by a crashed daemon (ENOTCONN) is lazily unmounted first, and that
+// is logged. Server.Detach unmounts lazily: no new open arrives, files
+// already open or mapped are served until they are closed, then Wait
+// returns; Server.Abort cuts them off.
 //
 // # Interrupts
 //
@@ -56,8 +76,10 @@ import (
 
 // Batches is one directory of batch files.
 type Batches interface {
-	// Len is the number of batches: names 0 .. Len()-1 exist.
+	// Len is the number of batches listed: 0 .. Len()-1.
 	Len() int64
+	// Limit is one past the largest batch looked up by name (≥ Len).
+	Limit() int64
 	// NPYSize is the size in bytes of every .npy file.
 	NPYSize() int64
 	// HasMeta reports whether .json metadata files exist.
@@ -82,8 +104,9 @@ type Options struct {
 	Train Batches
 	// Val is the validation view, or nil.
 	Val Batches
-	// Info returns info.json; Stats returns stats.json at the moment of
-	// the read.
+	// Info returns info.json (a JSON object whose "pid", when present,
+	// names the daemon to a second mount refused on the same directory);
+	// Stats returns stats.json at the moment of the read.
 	Info  func() []byte
 	Stats func() []byte
 	// Recorder, when set, observes every batch file read: the bytes served
@@ -220,15 +243,11 @@ var (
 
 func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	n, ext, ok := parseBatchName(name)
-	if !ok || n >= d.b.Len() || (ext == "json" && !d.b.HasMeta()) {
+	if !ok || n >= d.b.Limit() || (ext == "json" && !d.b.HasMeta()) {
 		return nil, syscall.ENOENT
 	}
 	f := &batchFile{dir: d, n: n, meta: ext == "json"}
-	size, err := f.size(ctx)
-	if err != nil {
-		return nil, errno(d.opts.Log, err, "lookup", n)
-	}
-	out.Attr.Size = uint64(size)
+	out.Attr.Size = uint64(f.size())
 	out.Attr.Mode = syscall.S_IFREG | 0o444
 	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
@@ -275,29 +294,20 @@ var (
 	_ = (gofs.NodeReader)((*batchFile)(nil))
 )
 
-// size is the file's true size. A .npy file's is known without building
-// it; a .json file's only once its batch is built, so asking builds the
-// batch (the read that usually follows finds it ready). Listing a directory
-// stats nothing: READDIRPLUS is off.
-func (f *batchFile) size(ctx context.Context) (int64, error) {
-	if !f.meta {
-		return f.dir.b.NPYSize(), nil
+// size is the file's stat size, known without building anything: a .npy
+// file's true size, and 0 for a .json file, whose length is known only
+// once its batch is built (it is read with direct I/O, which ignores the
+// size). Listing a directory stats nothing: READDIRPLUS is off.
+func (f *batchFile) size() int64 {
+	if f.meta {
+		return 0
 	}
-	b, err := f.dir.b.Get(ctx, f.n)
-	if err != nil {
-		return 0, err
-	}
-	defer b.Release()
-	return int64(len(b.Meta())), nil
+	return f.dir.b.NPYSize()
 }
 
 func (f *batchFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	size, err := f.size(ctx)
-	if err != nil {
-		return errno(f.dir.opts.Log, err, "stat", f.n)
-	}
 	out.Mode = 0o444
-	out.Size = uint64(size)
+	out.Size = uint64(f.size())
 	return 0
 }
 

@@ -141,7 +141,7 @@ func TestMountLayout(t *testing.T) {
 		size int64
 	}{
 		{"batches/000001.npy", train.NPYSize()},
-		{"batches/000002.json", int64(len(`[{"batch": 2}]`))},
+		{"batches/000002.json", 0}, // known only once built: read with direct I/O
 		{"val/batches/000001.npy", val.NPYSize()},
 	} {
 		st, err := os.Stat(filepath.Join(dir, tc.path))

@@ -1,10 +1,20 @@
 package fs
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -22,22 +32,35 @@ type MountOptions struct {
 	// DirectIO serves .npy files with direct I/O instead of through the
 	// page cache: faster large reads, but files cannot be mmapped.
 	DirectIO bool
+	// NonEmpty allows mounting over a directory that holds files (they are
+	// hidden while mounted). Mounting over a live oxefs mount is refused
+	// whatever this says.
+	NonEmpty bool
 }
+
+// ErrNotEmpty is returned by Mount for a mountpoint that holds files when
+// MountOptions.NonEmpty is not set.
+var ErrNotEmpty = errors.New("not empty")
 
 // Server is a live mount.
 type Server struct {
-	srv *fuse.Server
-	dir string
-	dev uint64 // the mount's device: its minor is the fusectl connection
+	srv  *fuse.Server
+	dir  string
+	dev  uint64 // the mount's device: its minor is the fusectl connection
+	open *atomic.Int64
 }
 
-// Mount serves opts at dir until Unmount. dir must be an empty directory;
-// a stale mount left there by a crashed daemon is cleaned first.
+// Mount serves opts at dir until Unmount. dir must be an empty directory
+// (or mo.NonEmpty set) and not a live oxefs mount; a stale mount left there
+// by a crashed daemon is cleaned first, and logged.
 func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 	if opts.Train == nil || opts.Info == nil || opts.Stats == nil || opts.Log == nil {
 		return nil, errors.New("fs: Options needs Train, Info, Stats and Log")
 	}
-	if err := CleanStale(dir); err != nil {
+	if err := CleanStale(dir, opts.Log); err != nil {
+		return nil, err
+	}
+	if err := checkMountpoint(dir, mo.NonEmpty); err != nil {
 		return nil, err
 	}
 	// Names and sizes never change while mounted: cache them long.
@@ -60,11 +83,16 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 			Options:            []string{"ro"}, // the kernel answers writes with EROFS
 		},
 	}
-	srv, err := gofs.Mount(dir, &root{opts: opts, directIO: mo.DirectIO}, fopts)
+	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO}, fopts)}
+	srv, err := fuse.NewServer(raw, dir, &fopts.MountOptions)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	s := &Server{srv: srv, dir: dir}
+	go srv.Serve()
+	if err := srv.WaitMount(); err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	s := &Server{srv: srv, dir: dir, open: &raw.open}
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err == nil {
 		s.dev = st.Dev
@@ -81,32 +109,179 @@ func (s *Server) Unmount() error {
 	if err == nil {
 		return nil
 	}
-	if lerr := syscall.Unmount(s.dir, syscall.MNT_DETACH); lerr != nil {
-		return fmt.Errorf("unmount %s: %w (lazy unmount: %v)", s.dir, err, lerr)
+	if lerr := s.Detach(); lerr != nil {
+		return fmt.Errorf("unmount %s: %w (%v)", s.dir, err, lerr)
 	}
-	// The detached connection lives on while files are open. Abort it
-	// through fusectl when that is mounted, so the serve loops end; without
-	// fusectl the connection ends when this process exits.
-	if s.dev == 0 {
-		return nil
-	}
-	minor := (s.dev & 0xff) | ((s.dev >> 12) & 0xfff00)
-	abort := fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", minor)
-	if werr := os.WriteFile(abort, []byte("1"), 0); werr != nil {
-		return nil
-	}
-	s.srv.Wait()
+	s.Abort()
 	return nil
 }
 
+// Detach unmounts lazily: the mount leaves the namespace at once, so no new
+// open reaches it, while the files already open (and mapped) are served
+// until they are closed. When the last one is, the connection ends and Wait
+// returns.
+func (s *Server) Detach() error { return lazyUnmount(s.dir) }
+
+// OpenFiles is the number of files open on the mount now (a mapped file
+// counts until it is unmapped).
+func (s *Server) OpenFiles() int64 { return s.open.Load() }
+
+// Abort ends a detached mount's connection through fusectl, so the serve
+// loops end and Wait returns; readers of files still open then get
+// ENOTCONN, or SIGBUS on a mapping. It reports false when fusectl is not
+// mounted (/sys/fs/fuse/connections): the connection then ends when this
+// process exits.
+func (s *Server) Abort() bool {
+	if s.dev == 0 {
+		return false
+	}
+	minor := (s.dev & 0xff) | ((s.dev >> 12) & 0xfff00)
+	abort := fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", minor)
+	if err := os.WriteFile(abort, []byte("1"), 0); err != nil {
+		return false
+	}
+	s.srv.Wait()
+	return true
+}
+
 // Wait blocks until the mount is gone (unmounted by Unmount or from outside,
-// e.g. fusermount3 -u).
+// e.g. fusermount3 -u, or detached and its last file closed).
 func (s *Server) Wait() { s.srv.Wait() }
+
+// countingFS counts the files open on the mount: opens that succeeded less
+// releases. The kernel releases a file when its last descriptor is closed
+// and its last mapping is gone.
+type countingFS struct {
+	fuse.RawFileSystem
+	open atomic.Int64
+}
+
+func (c *countingFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	st := c.RawFileSystem.Open(cancel, in, out)
+	if st.Ok() {
+		c.open.Add(1)
+	}
+	return st
+}
+
+func (c *countingFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
+	c.RawFileSystem.Release(cancel, in)
+	c.open.Add(-1)
+}
+
+// lazyUnmount detaches the mount at dir (MNT_DETACH), through fusermount3
+// when not root.
+func lazyUnmount(dir string) error {
+	err := syscall.Unmount(dir, syscall.MNT_DETACH)
+	if err == nil {
+		return nil
+	}
+	out, ferr := exec.Command("fusermount3", "-u", "-z", dir).CombinedOutput()
+	if ferr != nil {
+		return fmt.Errorf("lazy unmount of %s: %w; fusermount3 -u -z: %v: %s", dir, err, ferr, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// checkMountpoint refuses a mountpoint that is a live oxefs mount (stacking
+// on it would hide the first daemon's batches from its readers) or, unless
+// nonEmpty, a directory that holds files (mounting would hide them).
+func checkMountpoint(dir string, nonEmpty bool) error {
+	fstype, err := mountType(dir)
+	if err != nil {
+		return err
+	}
+	if fstype == "fuse.oxefs" {
+		pid := "unknown"
+		var info struct {
+			PID *int `json:"pid"`
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "info.json")); err == nil && json.Unmarshal(b, &info) == nil && info.PID != nil {
+			pid = strconv.Itoa(*info.PID)
+		}
+		return fmt.Errorf("mountpoint %s is already an oxefs mount, pid %s: stop that daemon or unmount it (fusermount3 -u %s), or mount on another directory",
+			dir, pid, dir)
+	}
+	if nonEmpty {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("mountpoint %s: %w", dir, err)
+	}
+	names, err := d.Readdirnames(3)
+	d.Close()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("mountpoint %s: %w", dir, err)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return fmt.Errorf("mountpoint %s (holding %s) is %w", dir, strings.Join(names, ", "), ErrNotEmpty)
+}
+
+// mountType returns the filesystem type of the mount whose mount point is
+// dir (e.g. "fuse.oxefs"), or "" when dir is not a mount point, from
+// /proc/self/mountinfo. The last mount listed is the one on top.
+func mountType(dir string) (string, error) {
+	path, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("mountpoint %s: %w", dir, err)
+	}
+	if path, err = filepath.Abs(path); err != nil {
+		return "", fmt.Errorf("mountpoint %s: %w", dir, err)
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil // no /proc: nothing to check against
+	} else if err != nil {
+		return "", fmt.Errorf("checking mountpoint %s: %w", dir, err)
+	}
+	defer f.Close()
+	fstype := ""
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		// 36 35 98:0 /root /mnt/point rw,noatime master:1 - fuse.oxefs oxefs ro,...
+		fields := strings.Fields(sc.Text())
+		sep := slices.Index(fields, "-")
+		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
+			continue
+		}
+		if unescapeMountinfo(fields[4]) == path {
+			fstype = fields[sep+1]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("checking mountpoint %s: /proc/self/mountinfo: %w", dir, err)
+	}
+	return fstype, nil
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
 
 // CleanStale unmounts a dead FUSE mount at dir: one whose daemon crashed,
 // which answers every access with ENOTCONN ("transport endpoint is not
-// connected"). A live mount or a plain directory is left alone.
-func CleanStale(dir string) error {
+// connected"), and logs that it did. A live mount or a plain directory is
+// left alone.
+func CleanStale(dir string, log *slog.Logger) error {
 	// statfs always reaches the filesystem; stat may be answered from the
 	// kernel's attribute cache even on a dead mount.
 	var sfs syscall.Statfs_t
@@ -117,15 +292,13 @@ func CleanStale(dir string) error {
 		}
 		return nil
 	}
-	if uerr := syscall.Unmount(dir, syscall.MNT_DETACH); uerr != nil {
-		// Not root: ask fusermount3, which may unmount the user's own.
-		if out, ferr := exec.Command("fusermount3", "-u", "-z", dir).CombinedOutput(); ferr != nil {
-			return fmt.Errorf("mountpoint %s is a stale mount (%v) and could not be unmounted: %v; %s",
-				dir, err, uerr, out)
-		}
+	// Not root: lazyUnmount asks fusermount3, which may unmount the user's own.
+	if uerr := lazyUnmount(dir); uerr != nil {
+		return fmt.Errorf("mountpoint %s is a stale mount (%v) and could not be unmounted: %w", dir, err, uerr)
 	}
 	if err := syscall.Statfs(dir, &sfs); err != nil {
 		return fmt.Errorf("mountpoint %s after cleaning a stale mount: %w", dir, err)
 	}
+	log.Warn("cleaned a stale mount left by a daemon that died", "mountpoint", dir, "was", err)
 	return nil
 }
