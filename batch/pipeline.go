@@ -247,7 +247,7 @@ func (p *Pipeline) memoryInfo() map[string]any {
 		"max_concurrent_readers":      max(slots-1, 1),
 		"min_mem_bytes_per_reader":    per,
 		"min_mem_bytes":               2 * per,
-		"min_mem_rule":                "--mem >= (readers + 1) * min_mem_bytes_per_reader, readers being the batch files open at once",
+		"min_mem_rule":                "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once",
 	}
 }
 
