@@ -21,13 +21,24 @@ import (
 // not to paper over.
 const maxSubstitutes = 16
 
+// errPoolClosed is returned by a submission after Pool.Close.
+var errPoolClosed = errors.New("decode pool closed: the daemon is shutting down")
+
 // Pool is the one set of decode workers shared by every dataset and every
 // batch: each worker owns a pairs.Decoder, so a batch's samples decode in
 // parallel on every core and nothing is allocated per frame.
+//
+// Submissions hold mu shared while they send; Close takes it exclusively to
+// close jobs, so no one sends on a closed channel, and every job queued
+// before Close runs.
 type Pool struct {
-	jobs    chan func(*pairs.Decoder)
-	wg      sync.WaitGroup
+	// constants
+	jobs    chan func(*pairs.Decoder) // closed by Close, under mu
+	wg      sync.WaitGroup            // workers
 	decoder string
+
+	mu     sync.RWMutex
+	closed bool // guarded by mu
 }
 
 // NewPool starts n workers. opts picks the JPEG decoder.
@@ -64,9 +75,34 @@ func NewPool(n int, opts pairs.DecoderOptions) (*Pool, error) {
 // Decoder names the JPEG decoder in use.
 func (p *Pool) Decoder() string { return p.decoder }
 
-// Close stops the workers once queued work is done.
+// submit queues job for a worker. It gives up when ctx ends first, and
+// returns errPoolClosed after Close. A queued job always runs.
+func (p *Pool) submit(ctx context.Context, job func(*pairs.Decoder)) error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return errPoolClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err // a select would pick a free queue slot half the time
+	}
+	select {
+	case p.jobs <- job:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the workers once queued work is done; later submissions
+// fail. It is safe to call more than once.
 func (p *Pool) Close() {
-	close(p.jobs)
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.jobs)
+	}
+	p.mu.Unlock()
 	p.wg.Wait()
 }
 
@@ -209,6 +245,10 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 	for i, s := range samples {
 		job := func(d *pairs.Decoder) {
 			defer wg.Done()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err // cancelled while queued: decode nothing
+				return
+			}
 			var m *pairs.Meta
 			if b.meta != pairs.MetaNone {
 				m = &metas[i]
@@ -216,11 +256,11 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 			errs[i] = b.sample(ctx, d, s, frames[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
 		}
 		wg.Add(1)
-		select {
-		case b.pool.jobs <- job:
-		case <-ctx.Done(): // shutting down: queue nothing more
+		if err := b.pool.submit(ctx, job); err != nil {
+			// Shutting down: queue nothing more.
 			wg.Done()
-			errs[i] = ctx.Err()
+			errs[i] = err
+			break
 		}
 	}
 	wg.Wait()
@@ -236,6 +276,9 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst []byte, m *pairs.Meta) error {
 	cur := s
 	for attempt := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return err // between substitutes: shutting down
+		}
 		ds := b.datasets[cur.Dataset]
 		ep, err := ds.Data.Episode(ctx, cur.Episode)
 		if err == nil {

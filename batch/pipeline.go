@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -134,6 +135,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}
 	p.prefetch = newPrefetcher(store, p.Mix, opts.Log)
+	p.warnMemory()
 	if p.info, err = p.infoJSON(); err != nil {
 		return nil, err
 	}
@@ -216,6 +218,62 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaM
 	})
 }
 
+// batchMemShare is the share of --mem that holds a view's batches.
+func (p *Pipeline) batchMemShare(val bool) float64 {
+	switch {
+	case p.Val == nil:
+		return batchShare
+	case val:
+		return batchShare / 4
+	}
+	return batchShare * 3 / 4
+}
+
+// memPerReader is the --mem that holds one more batch of the view: each
+// reader holds the batch of the file it has open (open files pin their
+// batch), so N concurrent readers need (N+1) times this, the extra batch
+// being built while they read. Rounded up to a MiB.
+func (p *Pipeline) memPerReader(s *Scheduler, val bool) int64 {
+	const mib = 1 << 20
+	per := int64(math.Ceil(float64(s.BatchBytes()) / p.batchMemShare(val)))
+	return (per + mib - 1) / mib * mib
+}
+
+// memoryInfo is info.json's memory section: what --mem holds, and the
+// smallest useful --mem.
+func (p *Pipeline) memoryInfo() map[string]any {
+	per := p.memPerReader(p.Train, false)
+	slots := p.Train.Budget() / p.Train.BatchBytes()
+	return map[string]any{
+		"budget_bytes":                p.opts.Mem,
+		"batch_bytes":                 p.Train.BatchBytes(),
+		"batch_budget_bytes":          p.Train.Budget(),
+		"max_concurrent_open_batches": slots,
+		"max_concurrent_readers":      max(slots-1, 1),
+		"min_mem_bytes_per_reader":    per,
+		"min_mem_bytes":               2 * per,
+		"min_mem_rule":                "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once",
+	}
+}
+
+// warnMemory warns when a view's batch budget holds fewer than two
+// batches: readers then wait for each other's files to close.
+func (p *Pipeline) warnMemory() {
+	for _, v := range []struct {
+		s    *Scheduler
+		val  bool
+		name string
+	}{{p.Train, false, "train"}, {p.Val, true, "val"}} {
+		if v.s == nil || v.s.Budget()/v.s.BatchBytes() >= 2 {
+			continue
+		}
+		per := p.memPerReader(v.s, v.val)
+		p.opts.Log.Warn(fmt.Sprintf("--mem %d MiB holds one %s batch of %.1f MiB at a time: a second open batch file waits until the first is closed; "+
+			"use --mem %d MiB or more for one reader, (readers + 1) x %d MiB for several",
+			p.opts.Mem>>20, v.name, float64(v.s.BatchBytes())/(1<<20), 2*per>>20, per>>20))
+	}
+}
+
 // Close stops everything.
 func (p *Pipeline) Close() {
 	if p.prefetch != nil {
@@ -252,10 +310,12 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 			return nil
 		}
 		return map[string]any{
-			"num_batches": s.Len(),
-			"max_batch":   s.Limit() - 1,
-			"npy_bytes":   s.NPYSize(),
-			"plan":        plan.Info(),
+			"num_batches":                 s.Len(),
+			"max_batch":                   s.Limit() - 1,
+			"npy_bytes":                   s.NPYSize(),
+			"plan":                        plan.Info(),
+			"batch_budget_bytes":          s.Budget(),
+			"max_concurrent_open_batches": s.Budget() / s.BatchBytes(),
 		}
 	}
 	shape := p.Train.cfg.Shape
@@ -279,6 +339,7 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 		"val":        view(p.Val, p.Mix.Val),
 		"action_dim": p.Mix.MaxActionDim,
 		"state_dim":  p.Mix.MaxStateDim,
+		"memory":     p.memoryInfo(),
 	}
 	return json.MarshalIndent(info, "", "  ")
 }
@@ -311,6 +372,7 @@ func (p *Pipeline) Stats() []byte {
 			"readahead_hits": s.Stats.ReadaheadHits.Load(),
 			"evictions":      s.Stats.Evictions.Load(),
 			"memory_waits":   s.Stats.MemoryWaits.Load(),
+			"waiting":        s.Waiting(),
 			"held_bytes":     s.Held(),
 			"budget_bytes":   s.cfg.Budget,
 		}

@@ -1,6 +1,8 @@
 // Package batch decides which batches are built when: one build per batch
 // however many readers ask, readahead for sequential and strided readers,
-// and a hard bound on the bytes of batches held. It knows nothing of FUSE
+// and a hard bound on the bytes of batches held. A batch a reader holds is
+// never evicted: when the budget is full of held batches, readers wait for
+// memory in the order they asked. It knows nothing of FUSE
 // (the mount and the in-process benchmark drive the same Scheduler) and
 // nothing of datasets (a BuildFunc fills a batch's frames).
 package batch
@@ -33,7 +35,9 @@ type Config struct {
 	Meta  bool
 	Build BuildFunc
 	// Budget bounds the bytes of batch arrays held at once: being built,
-	// built and waiting, being read. It must hold at least one batch.
+	// built and waiting, being read. It must hold at least one batch; a
+	// reader that holds batches while asking for more needs room for all
+	// of them, or it waits for itself (until its context ends).
 	Budget int64
 	// Readahead is how many batches after each requested one are built
 	// ahead while memory allows.
@@ -49,11 +53,27 @@ type Stats struct {
 	InFlightHits  atomic.Int64 // a Get found its batch being built
 	ReadaheadHits atomic.Int64 // a Get found a batch started by readahead
 	Evictions     atomic.Int64
-	MemoryWaits   atomic.Int64 // a demanded build waited for memory
+	MemoryWaits   atomic.Int64 // a demanded build queued for memory
 	BuildNanos    atomic.Int64 // total build time
 }
 
+// ErrClosed is returned by Get after Close: the daemon is shutting down.
+var ErrClosed = errors.New("batch scheduler closed: the daemon is shutting down")
+
 // Scheduler builds batches on demand and ahead of demand.
+//
+// Memory: every batch buffer counts in held, which never exceeds the
+// budget. A buffer is free (spare), idle (a built batch no one holds,
+// evictable), or pinned (being built, or held by readers). A demanded batch
+// that finds no free or idle buffer is queued; queued batches are admitted
+// in order as buffers are unpinned, so a reader's open batch is never
+// evicted under it and no reader starves. Readahead takes only memory no
+// one waits for.
+//
+// Shutdown: Close marks the scheduler closed under mu, cancels builds, fails
+// queued batches and waits for the builds running. Builds start only under
+// mu while not closed, so none starts after Close (builds.Add never races
+// builds.Wait), and Get after Close returns ErrClosed.
 type Scheduler struct {
 	// constants
 	cfg    Config
@@ -61,33 +81,38 @@ type Scheduler struct {
 	size   int64 // array bytes of one batch
 	ctx    context.Context
 	cancel context.CancelFunc
-	builds sync.WaitGroup // builds running
+	builds sync.WaitGroup // builds running; Add only under mu while !closed
 
 	noAhead atomic.Bool // set once by StopReadahead
 
 	mu      sync.Mutex
-	entries map[int64]*entry // guarded by mu: batches being built or held
+	entries map[int64]*entry // guarded by mu: batches queued, being built or held
 	idle    list.List        // guarded by mu: built, unpinned entries, least recently used first
+	queue   list.List        // guarded by mu: entries waiting for memory, first come first
 	held    int64            // guarded by mu: bytes of all buffers, in entries and spare
 	spare   [][]byte         // guarded by mu: buffers of evicted batches, reused first
-	freed   chan struct{}    // guarded by mu: closed and replaced when memory may have become available
+	closed  bool             // guarded by mu: Close was called
 
 	Stats Stats
 }
 
+// entry is one batch: queued for memory (queued set, frames nil), being
+// built (frames set, done open), or built (done closed).
 type entry struct {
 	n         int64
-	done      chan struct{} // closed when the build ends
+	done      chan struct{} // closed when the build ends (or a queued entry fails)
 	readahead bool          // started by readahead, not by a reader
 
-	// set before done is closed
+	// set before done is closed; frames is set when memory is assigned,
+	// under Scheduler.mu, and cleared on eviction
 	frames []byte
 	meta   []byte
 	err    error
 
-	pins   int           // guarded by Scheduler.mu: readers holding it, plus 1 while building
+	pins   int           // guarded by Scheduler.mu: readers holding or waiting for it, plus 1 while building
 	served bool          // guarded by Scheduler.mu: a reader asked for it
 	elem   *list.Element // guarded by Scheduler.mu: position in idle, when there
+	queued *list.Element // guarded by Scheduler.mu: position in queue, when there
 }
 
 // NewScheduler checks cfg and returns a scheduler. Builds run under a
@@ -112,15 +137,26 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		header:  NPYHeader(cfg.Shape),
 		size:    size,
 		entries: make(map[int64]*entry),
-		freed:   make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
-// Close cancels builds in progress and waits for them to end.
+// Close cancels builds in progress and waits for them to end; readers
+// waiting for memory get ErrClosed. Batches held stay valid until released.
+// It is safe to call more than once and concurrently with Get.
 func (s *Scheduler) Close() {
+	s.mu.Lock()
+	s.closed = true
 	s.cancel()
+	for el := s.queue.Front(); el != nil; el = s.queue.Front() {
+		e := s.queue.Remove(el).(*entry)
+		e.queued = nil
+		e.err = fmt.Errorf("batch %d: %w", e.n, ErrClosed)
+		close(e.done)
+		delete(s.entries, e.n)
+	}
+	s.mu.Unlock()
 	s.builds.Wait()
 }
 
@@ -146,6 +182,19 @@ func (s *Scheduler) Held() int64 {
 	defer s.mu.Unlock()
 	return s.held
 }
+
+// Waiting returns how many batches are queued for memory now.
+func (s *Scheduler) Waiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queue.Len()
+}
+
+// BatchBytes is the array bytes of one batch: what it takes of the budget.
+func (s *Scheduler) BatchBytes() int64 { return s.size }
+
+// Budget is the bound on the bytes of batches held.
+func (s *Scheduler) Budget() int64 { return s.cfg.Budget }
 
 // Batch is a built batch, pinned until Release.
 type Batch struct {
@@ -173,19 +222,22 @@ func (b *Batch) Release() {
 }
 
 // Get returns batch n, building it if no one has, and starts readahead
-// after it. ctx bounds only this caller's wait: the build itself goes on for
-// others (and for the cache) if this caller gives up.
+// after it. When the budget is full of batches readers hold, it waits for
+// memory behind earlier requests. ctx bounds only this caller's wait: the
+// build itself goes on for others (and for the cache) if this caller gives
+// up, and a batch still waiting for memory leaves the queue when no one
+// wants it any more. After Close it returns ErrClosed.
 func (s *Scheduler) Get(ctx context.Context, n int64) (*Batch, error) {
 	if n < 0 || n >= s.Limit() {
 		return nil, fmt.Errorf("batch %d of %d: %w", n, s.Limit(), iofs.ErrNotExist)
 	}
 	s.Stats.Requests.Add(1)
 	s.mu.Lock()
-	e, err := s.demandLocked(ctx, n)
-	if err != nil {
+	if s.closed {
 		s.mu.Unlock()
-		return nil, err
+		return nil, fmt.Errorf("batch %d: %w", n, ErrClosed)
 	}
+	e := s.demandLocked(n)
 	s.readaheadLocked(n)
 	s.mu.Unlock()
 
@@ -206,50 +258,60 @@ func (s *Scheduler) Get(ctx context.Context, n int64) (*Batch, error) {
 	return &Batch{s: s, e: e}, nil
 }
 
-// demandLocked returns batch n pinned, starting its build when needed and
-// waiting for memory when the budget is full of batches in use.
-func (s *Scheduler) demandLocked(ctx context.Context, n int64) (*entry, error) {
-	waited := false
-	for {
-		if e := s.entries[n]; e != nil {
-			select {
-			case <-e.done:
-				s.Stats.ReadyHits.Add(1)
-			default:
-				s.Stats.InFlightHits.Add(1)
-			}
-			if e.readahead && !e.served {
-				s.Stats.ReadaheadHits.Add(1)
-			}
-			e.served = true
-			s.pinLocked(e)
-			return e, nil
+// demandLocked returns batch n pinned for the caller: found, started, or
+// queued for memory behind the batches queued before it (never ahead of
+// them, even when memory frees up just now, so no reader starves). Its
+// done channel closes once it is built.
+func (s *Scheduler) demandLocked(n int64) *entry {
+	if e := s.entries[n]; e != nil {
+		select {
+		case <-e.done:
+			s.Stats.ReadyHits.Add(1)
+		default:
+			s.Stats.InFlightHits.Add(1)
 		}
+		if e.readahead && !e.served {
+			s.Stats.ReadaheadHits.Add(1)
+		}
+		e.served = true
+		s.pinLocked(e)
+		return e
+	}
+	if s.queue.Len() == 0 {
 		if buf := s.bufferLocked(false); buf != nil {
 			e := s.startLocked(n, buf, false)
 			e.served = true
 			e.pins++ // the caller's
-			return e, nil
+			return e
 		}
-		if !waited {
-			s.Stats.MemoryWaits.Add(1)
-			waited = true
+	}
+	s.Stats.MemoryWaits.Add(1)
+	e := &entry{n: n, done: make(chan struct{}), served: true, pins: 1}
+	s.entries[n] = e
+	e.queued = s.queue.PushBack(e)
+	return e
+}
+
+// admitLocked gives freed memory to queued batches, first come first, and
+// starts their builds.
+func (s *Scheduler) admitLocked() {
+	for s.queue.Len() > 0 && !s.closed {
+		buf := s.bufferLocked(false)
+		if buf == nil {
+			return
 		}
-		freed := s.freed
-		s.mu.Unlock()
-		select {
-		case <-freed:
-			s.mu.Lock()
-		case <-ctx.Done():
-			s.mu.Lock()
-			return nil, ctx.Err()
-		}
+		e := s.queue.Remove(s.queue.Front()).(*entry)
+		e.queued = nil
+		e.frames = buf
+		e.pins++ // the build's
+		s.buildLocked(e)
 	}
 }
 
 // readaheadLocked starts builds of the batches after n while memory allows
-// without evicting anything a reader may still want. It stays within the
-// listing unless the reader is already past it.
+// without evicting anything a reader may still want, and only while no
+// reader waits for memory. It stays within the listing unless the reader
+// is already past it.
 func (s *Scheduler) readaheadLocked(n int64) {
 	if s.noAhead.Load() {
 		return
@@ -261,6 +323,9 @@ func (s *Scheduler) readaheadLocked(n int64) {
 	for i := n + 1; i <= n+int64(s.cfg.Readahead) && i < end; i++ {
 		if s.entries[i] != nil {
 			continue
+		}
+		if s.queue.Len() > 0 {
+			return // readers wait: they come first
 		}
 		buf := s.bufferLocked(true)
 		if buf == nil {
@@ -304,6 +369,14 @@ func (s *Scheduler) bufferLocked(readahead bool) []byte {
 func (s *Scheduler) startLocked(n int64, buf []byte, readahead bool) *entry {
 	e := &entry{n: n, done: make(chan struct{}), readahead: readahead, frames: buf, pins: 1}
 	s.entries[n] = e
+	s.buildLocked(e)
+	return e
+}
+
+// buildLocked builds e, which has its buffer and the build's pin, in the
+// background. The caller has checked that s is not closed.
+func (s *Scheduler) buildLocked(e *entry) {
+	n := e.n
 	s.Stats.Builds.Add(1)
 	s.builds.Add(1)
 	go func() {
@@ -313,6 +386,9 @@ func (s *Scheduler) startLocked(n int64, buf []byte, readahead bool) *entry {
 		s.Stats.BuildNanos.Add(int64(time.Since(start)))
 		if err != nil {
 			s.Stats.BuildErrors.Add(1)
+			if s.ctx.Err() != nil {
+				err = fmt.Errorf("batch %d: %w", n, ErrClosed) // cancelled by Close
+			}
 		}
 		s.mu.Lock()
 		e.meta, e.err = meta, err
@@ -320,7 +396,6 @@ func (s *Scheduler) startLocked(n int64, buf []byte, readahead bool) *entry {
 		s.unpinLocked(e) // the build's pin
 		s.mu.Unlock()
 	}()
-	return e
 }
 
 func (s *Scheduler) pinLocked(e *entry) {
@@ -331,21 +406,29 @@ func (s *Scheduler) pinLocked(e *entry) {
 	}
 }
 
-// unpinLocked drops one pin. An unpinned built batch becomes idle (evictable);
-// a failed one is dropped so that a later request builds it again.
+// unpinLocked drops one pin. An unpinned built batch becomes idle
+// (evictable) and queued batches may be admitted; a failed one is dropped
+// so that a later request builds it again; a queued one that no one waits
+// for any more leaves the queue.
 func (s *Scheduler) unpinLocked(e *entry) {
 	e.pins--
 	if e.pins > 0 {
 		return
 	}
-	if e.err != nil {
+	switch {
+	case e.queued != nil:
+		s.queue.Remove(e.queued)
+		e.queued = nil
+		delete(s.entries, e.n)
+		return
+	case e.err != nil:
 		if s.entries[e.n] == e {
 			s.removeLocked(e)
 		}
-		return
+	default:
+		e.elem = s.idle.PushBack(e)
 	}
-	e.elem = s.idle.PushBack(e)
-	s.signalLocked()
+	s.admitLocked()
 }
 
 // removeLocked forgets an unpinned entry and keeps its buffer as spare.
@@ -355,13 +438,8 @@ func (s *Scheduler) removeLocked(e *entry) {
 		e.elem = nil
 	}
 	delete(s.entries, e.n)
-	s.spare = append(s.spare, e.frames)
-	e.frames = nil
-	s.signalLocked()
-}
-
-// signalLocked wakes builds waiting for memory.
-func (s *Scheduler) signalLocked() {
-	close(s.freed)
-	s.freed = make(chan struct{})
+	if e.frames != nil {
+		s.spare = append(s.spare, e.frames)
+		e.frames = nil
+	}
 }

@@ -51,12 +51,25 @@
 // already open or mapped are served until they are closed, then Wait
 // returns; Server.Abort cuts them off.
 //
+// # Open files pin their batch
+//
+// Opening a batch file gets its batch (waiting while it is built) and pins
+// it in the file handle until the last close: every read of an open file is
+// served from memory, and the batch cannot be evicted between two reads
+// (under memory pressure that would rebuild half-read batches forever). An
+// mmap keeps the file open until it is unmapped. So the batch budget must
+// hold a batch per file open at once, plus one: when it is full of open
+// batches, further opens wait for memory, first come first served, until a
+// reader closes a file (see batch.Scheduler).
+//
 // # Interrupts
 //
-// A read waits for its batch under the request's context: if the reader is
-// killed, the kernel interrupts the request, the read returns EINTR, and the
+// Open waits for its batch under the request's context: if the reader is
+// killed, the kernel interrupts the request, the open returns EINTR, and the
 // build goes on for other readers (shared work runs under the daemon's
-// context, not the reader's).
+// context, not the reader's); a reader still waiting for memory leaves the
+// queue. When the daemon shuts down, batches no one has yet are not built:
+// opens and reads get EIO.
 package fs
 
 import (
@@ -292,6 +305,8 @@ var (
 	_ = (gofs.NodeGetattrer)((*batchFile)(nil))
 	_ = (gofs.NodeOpener)((*batchFile)(nil))
 	_ = (gofs.NodeReader)((*batchFile)(nil))
+	_ = (gofs.FileReader)((*openBatch)(nil))
+	_ = (gofs.FileReleaser)((*openBatch)(nil))
 )
 
 // size is the file's stat size, known without building anything: a .npy
@@ -311,27 +326,107 @@ func (f *batchFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.A
 	return 0
 }
 
+// Open gets the batch (waiting while it is built, or while memory is
+// full of batches other readers hold) and pins it in the file handle until
+// the file is released: a batch is never evicted while a reader has it open.
 func (f *batchFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
 		return nil, 0, syscall.EROFS
 	}
-	if f.meta || f.dir.directIO {
-		return nil, fuse.FOPEN_DIRECT_IO, 0
-	}
-	return nil, fuse.FOPEN_KEEP_CACHE, 0 // batches never change
-}
-
-func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	op := "read npy"
-	if f.meta {
-		op = "read json"
-	}
 	start := time.Now()
 	b, err := f.dir.b.Get(ctx, f.n)
 	if err != nil {
-		return nil, errno(f.dir.opts.Log, err, op, f.n)
+		return nil, 0, errno(f.dir.opts.Log, err, "open", f.n)
 	}
-	wait := time.Since(start)
+	h := &openBatch{file: f, b: b, refs: 1, wait: time.Since(start)}
+	if f.meta || f.dir.directIO {
+		return h, fuse.FOPEN_DIRECT_IO, 0
+	}
+	return h, fuse.FOPEN_KEEP_CACHE, 0 // batches never change
+}
+
+// openBatch is an open batch file's handle: it pins the batch from Open
+// until Release. Each read in flight holds a reference too, so the batch is
+// released only once no reply still points into it.
+type openBatch struct {
+	// constants
+	file *batchFile
+	b    Batch
+	wait time.Duration // how long Open waited for the batch
+
+	mu     sync.Mutex
+	refs   int  // guarded by mu: 1 until Release, plus reads in flight
+	waited bool // guarded by mu: the first read has reported wait
+}
+
+// acquire takes a reference for a read, or reports false after Release.
+// The first read reports Open's wait as its own.
+func (h *openBatch) acquire() (wait time.Duration, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refs == 0 {
+		return 0, false
+	}
+	h.refs++
+	if !h.waited {
+		h.waited = true
+		wait = h.wait
+	}
+	return wait, true
+}
+
+// unref drops a reference; the last one unpins the batch.
+func (h *openBatch) unref() {
+	h.mu.Lock()
+	h.refs--
+	last := h.refs == 0
+	h.mu.Unlock()
+	if last {
+		h.b.Release()
+	}
+}
+
+func (h *openBatch) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return h.file.read(ctx, h, dest, off)
+}
+
+// Release unpins the batch (once reads in flight are done with it).
+func (h *openBatch) Release(ctx context.Context) syscall.Errno {
+	h.unref()
+	return 0
+}
+
+func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, _ := fh.(*openBatch)
+	return f.read(ctx, h, dest, off)
+}
+
+// read serves a read from the open handle's pinned batch, or, without one
+// (a read after the handle's release, which the kernel does not send), by
+// getting the batch for this read alone.
+func (f *batchFile) read(ctx context.Context, h *openBatch, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	var (
+		b       Batch
+		release func()
+		wait    time.Duration
+		ok      bool
+	)
+	if h != nil {
+		wait, ok = h.acquire()
+		b, release = h.b, h.unref
+	}
+	if !ok {
+		op := "read npy"
+		if f.meta {
+			op = "read json"
+		}
+		start := time.Now()
+		var err error
+		if b, err = f.dir.b.Get(ctx, f.n); err != nil {
+			return nil, errno(f.dir.opts.Log, err, op, f.n)
+		}
+		wait, release = time.Since(start), b.Release
+	}
 	var parts [][]byte
 	if f.meta {
 		parts = [][]byte{b.Meta()}
@@ -344,10 +439,10 @@ func (f *batchFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, o
 	}
 	if res.Size() == 0 {
 		// go-fuse sends an empty reply without calling Done: release now.
-		b.Release()
+		release()
 		return fuse.ReadResultData(nil), 0
 	}
-	res.release = b.Release
+	res.release = release
 	return res, 0
 }
 
