@@ -142,8 +142,9 @@ type Dataset struct {
 	Info     *tfds.DatasetInfo
 	Features *tfds.Features
 
-	store *Store
-	slug  string // cache directory name for this source
+	store   *Store
+	slug    string   // cache directory name for this source
+	infoSum [32]byte // SHA-256 of dataset_info.json as read
 
 	mu    sync.Mutex
 	spans map[string]*shardSpans // guarded by mu: by shard file name
@@ -197,6 +198,7 @@ func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, er
 		Features: feats,
 		store:    s,
 		slug:     sourceSlug(src.URI()),
+		infoSum:  sha256.Sum256(infoJSON),
 		spans:    make(map[string]*shardSpans),
 	}, nil
 }
