@@ -32,7 +32,7 @@ type pipelineFlags struct {
 	Strict       bool          `help:"Corrupt data is an I/O error instead of a counted substitution."`
 	MaxFetchRate sizeFlag      `help:"Cap on bytes per second fetched from remote sources, e.g. 70MB; 0: no cap." name:"max-fetch-rate" default:"0"`
 	FetchStall   time.Duration `help:"Abandon a source attempt that sends nothing for this long, and retry." name:"fetch-stall" default:"30s"`
-	FetchTimeout time.Duration `help:"Give up on a source after this long without progress: the read gets EIO, later reads retry." name:"fetch-timeout" default:"2m"`
+	FetchTimeout time.Duration `help:"Give up on a source after this long without progress: the read gets EIO; that shard then fails at once for min(this, 10s) before it is tried again." name:"fetch-timeout" default:"2m"`
 }
 
 // loadConfig reads --config, or writes out the demo mix.

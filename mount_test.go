@@ -410,7 +410,7 @@ func TestMountCorruptData(t *testing.T) {
 // TestMountHangingSource serves a dataset from fake GCS through a proxy
 // that hangs every shard download: the read fails with EIO within the
 // configured fetch timeout, and once the source answers again the same read
-// succeeds.
+// succeeds (after the failure memo's window).
 func TestMountHangingSource(t *testing.T) {
 	requireFUSE(t)
 	srv := fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
@@ -446,7 +446,7 @@ func TestMountHangingSource(t *testing.T) {
 	os.WriteFile(cfg, []byte("batch_size: 4\nimage_size: [32, 32]\ndatasets:\n  - source: gs://robotics/tiny_table/1.0.0\n    anonymous: true\n"), 0o644)
 	mnt := t.TempDir()
 	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL, "http://")}
-	startMount(t, mnt, env, "--config", cfg, "--cache-dir", t.TempDir(),
+	dmn := startMount(t, mnt, env, "--config", cfg, "--cache-dir", t.TempDir(),
 		"--fetch-stall", "300ms", "--fetch-timeout", "1s", "--readahead", "0")
 
 	hang.Store(true)
@@ -459,8 +459,12 @@ func TestMountHangingSource(t *testing.T) {
 		t.Fatalf("EIO took %v with --fetch-timeout 1s", d)
 	}
 	hang.Store(false)
+	// A failed shard is not asked again for min(--fetch-timeout, 10s) after
+	// its fetch gave up, and the other shard's fetch may give up up to
+	// --fetch-timeout + --fetch-stall after the EIO.
+	time.Sleep(1300*time.Millisecond + time.Second)
 	if _, err := os.ReadFile(filepath.Join(mnt, "batches", "000000.npy")); err != nil {
-		t.Fatalf("read after the source recovered: %v", err)
+		t.Fatalf("read after the source recovered: %v\n%s", err, dmn.stderr())
 	}
 }
 

@@ -199,6 +199,17 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaM
 	build := func(ctx context.Context, n int64, frames []byte) ([]byte, error) {
 		start := time.Now()
 		p.prefetch.advance(plan, n)
+		// Remote shards arrive before the samples are queued, all at once:
+		// decode workers then never wait on the network, so neither
+		// readahead nor another view's builds hold them while this batch's
+		// source is slow, and a dead source fails the batch within one
+		// retry budget.
+		if p.prefetch != nil {
+			if err := p.Store.FetchShards(ctx, p.Mix.ShardRefs(plan.Shards(n, nil))); err != nil {
+				p.BuildLatency.Observe(time.Since(start))
+				return nil, fmt.Errorf("batch %d: %w", n, err)
+			}
+		}
 		meta, err := b.Build(ctx, n, frames)
 		p.BuildLatency.Observe(time.Since(start))
 		return meta, err
@@ -453,7 +464,8 @@ func ReadRSS() (now, peak int64) {
 }
 
 // prefetcher fetches the shards the next batches need into the disk cache,
-// in plan order, while builds go on. Only remote datasets need it.
+// in plan order, while builds go on. Only remote datasets need it: it is nil
+// when the mix has none.
 type prefetcher struct {
 	store *cache.Store
 	mix   *mix.Mix

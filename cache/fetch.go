@@ -107,6 +107,10 @@ type Fetcher struct {
 // errStalled marks an attempt abandoned by the stall watchdog.
 var errStalled = errors.New("source stalled")
 
+// errChecksum marks bytes that failed the storage client's CRC32C check:
+// damaged in transit, worth fetching again from the start.
+var errChecksum = errors.New("checksum mismatch")
+
 // copyBufs holds the 1 MiB buffers that fetches copy through.
 var copyBufs = sync.Pool{New: func() any {
 	b := make([]byte, 1<<20)
@@ -125,7 +129,17 @@ var copyBufs = sync.Pool{New: func() any {
 // both as they are. When ctx is done Fetch returns ctx.Err(): during a wait at
 // once, during a read as soon as the source's reader gives up, which the GCS
 // reader does when its context is cancelled.
+//
+// A CRC32C mismatch that the storage client finds at the end of a whole
+// object (bytes damaged in transit) is retried from the start when w can
+// start over (as ReadFile's buffer can); into any other w, whose bytes are
+// already written, Fetch returns it as an error matching errChecksum.
 func (f *Fetcher) Fetch(ctx context.Context, src Source, name string, w io.Writer) (int64, error) {
+	return f.fetch(ctx, src, name, w, time.Now())
+}
+
+// fetch is Fetch with the budget's clock started at since.
+func (f *Fetcher) fetch(ctx context.Context, src Source, name string, w io.Writer, since time.Time) (int64, error) {
 	p := f.Policy.withDefaults()
 	st := f.Stats
 	if st == nil {
@@ -138,8 +152,8 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source, name string, w io.Write
 		written  int64
 		attempts int
 		backoff  = p.InitialBackoff
-		since    = time.Now() // start of the current stretch without progress
 	)
+	// since is the start of the current stretch without progress.
 	for {
 		if err := ctx.Err(); err != nil {
 			return written, err
@@ -159,6 +173,15 @@ func (f *Fetcher) Fetch(ctx context.Context, src Source, name string, w io.Write
 			return written, nil
 		case ctx.Err() != nil:
 			return written, ctx.Err()
+		case errors.Is(err, errChecksum):
+			r, ok := w.(restarter)
+			if !ok {
+				st.Failures.Add(1)
+				return written, nameError(src, name, err)
+			}
+			// The bytes were bad: no progress, start over.
+			r.restart()
+			written, n = 0, 0
 		case !IsTransient(err):
 			st.Failures.Add(1)
 			return written, nameError(src, name, err)
@@ -193,14 +216,39 @@ func (f *Fetcher) Size(ctx context.Context, src Source, name string) (int64, err
 	return src.Size(ctx, name)
 }
 
-// ReadFile fetches a small file, such as dataset_info.json, into memory.
+// fetchSized is Fetch for a destination that wants the file's size first:
+// it asks the size (a hint, once, bounded by the stall timeout), passes it to
+// reserve when known, then fetches. The size request counts in the fetch's
+// budget, so a dead source is given up within MaxElapsed + StallTimeout of
+// the call.
+func (f *Fetcher) fetchSized(ctx context.Context, src Source, name string, w io.Writer, reserve func(int64) error) error {
+	start := time.Now()
+	if size, err := f.Size(ctx, src, name); err == nil {
+		if err := reserve(size); err != nil {
+			return err
+		}
+	}
+	_, err := f.fetch(ctx, src, name, w, start)
+	return err
+}
+
+// ReadFile fetches a small file, such as dataset_info.json, into memory,
+// retrying as Fetch does, a checksum mismatch included.
 func (f *Fetcher) ReadFile(ctx context.Context, src Source, name string) ([]byte, error) {
-	var b bytes.Buffer
+	var b memFile
 	if _, err := f.Fetch(ctx, src, name, &b); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
+
+// restarter is a destination that can drop what was written and start over.
+type restarter interface{ restart() }
+
+// memFile is an in-memory destination that can start over.
+type memFile struct{ bytes.Buffer }
+
+func (m *memFile) restart() { m.Reset() }
 
 // attempt copies the file from offset off into w under the stall watchdog.
 // It returns the bytes written and either the source's error or w's.
@@ -311,7 +359,7 @@ func (d *watchdog) fire() {
 
 // IsTransient reports whether err is worth retrying: HTTP 408, 429 and 5xx,
 // a connection reset, refused or aborted, an unexpected EOF, a timeout, a
-// stalled source, and whatever else the storage client retries by default
+// stalled source, a checksum mismatch (from the start: see Fetch), and whatever else the storage client retries by default
 // (a lost HTTP/2 connection, a closed idle connection). A missing file and a
 // cancelled context are not.
 func IsTransient(err error) bool {
@@ -321,6 +369,7 @@ func IsTransient(err error) bool {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, context.Canceled):
 		return false
 	case errors.Is(err, errStalled),
+		errors.Is(err, errChecksum),
 		errors.Is(err, io.ErrUnexpectedEOF),
 		errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, syscall.ECONNRESET),

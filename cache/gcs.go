@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"path"
+	"strings"
 	"sync/atomic"
 
 	"cloud.google.com/go/storage"
@@ -108,8 +109,14 @@ type gcsReader struct {
 func (r *gcsReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)
 	r.off += int64(n)
-	if err != nil && err != io.EOF && errors.Is(context.Cause(r.ctx), errReopen) {
+	switch {
+	case err == nil || err == io.EOF:
+	case errors.Is(context.Cause(r.ctx), errReopen):
 		err = fmt.Errorf("connection lost at byte %d: %w", r.off, io.ErrUnexpectedEOF)
+	case strings.Contains(err.Error(), "bad CRC on"):
+		// The client's CRC32C check of a whole object (v1.70.0 returns a
+		// plain error: "storage: bad CRC on read: got X, want Y").
+		err = fmt.Errorf("%w: %w", errChecksum, err)
 	}
 	return n, err
 }

@@ -20,9 +20,14 @@ import (
 // not be read is -1 and listed in Corrupt.
 type Lengths struct {
 	Source string `json:"source"`
-	// Info fingerprints dataset_info.json's splits: an index built for
-	// other shards is rebuilt, never trusted.
-	Info    string             `json:"info"`
+	// Info fingerprints the bytes the index was built from:
+	// dataset_info.json and every shard's ObjectInfo. An index built from
+	// other bytes is rebuilt, never trusted, even when the layout is the
+	// same.
+	Info string `json:"info"`
+	// Shards holds each shard's ObjectInfo.Version, by file name: after a
+	// rewrite, the shards whose version changed leave the disk cache.
+	Shards  map[string]string  `json:"shards,omitempty"`
 	Splits  map[string][]int32 `json:"splits"`
 	Corrupt []string           `json:"corrupt,omitempty"`
 }
@@ -65,31 +70,110 @@ func (l *Lengths) Stats(split string) (LengthStats, bool) {
 
 func (d *Dataset) lengthsPath() string { return filepath.Join(d.indexDir(), "lengths.json") }
 
-// infoFingerprint identifies the shard layout an index was built from.
-func (d *Dataset) infoFingerprint() string {
-	h := sha256.New()
+// statParallel bounds the shards stat'ed at once to fingerprint a dataset.
+const statParallel = 16
+
+// dataIdentity is what a length index is keyed on: the fingerprint and the
+// version of each shard.
+type dataIdentity struct {
+	info   string
+	shards map[string]string
+}
+
+// identity stats every shard of every split and fingerprints them with
+// dataset_info.json's bytes. Stat errors are classified as a fetch's are
+// (a missing shard matches fs.ErrNotExist; a dead source ErrUnavailable).
+func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
+	var names []string
 	for _, s := range d.Info.Splits {
-		fmt.Fprintf(h, "%s:%v;", s.Name, s.ShardLengths)
+		ns, err := d.Info.ShardNames(s.Name)
+		if err != nil {
+			return dataIdentity{}, fmt.Errorf("dataset %s: %w", d.Name, err)
+		}
+		names = append(names, ns...)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	versions := make([]string, len(names))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(statParallel)
+	for i, name := range names {
+		g.Go(func() error {
+			info, err := d.store.fetch.Stat(gctx, d.Source, name)
+			if err != nil {
+				return fmt.Errorf("dataset %s: identify shard %s: %w", d.Name, name, err)
+			}
+			versions[i] = info.Version
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return dataIdentity{}, err
+	}
+	h := sha256.New()
+	h.Write(d.infoSum[:])
+	id := dataIdentity{shards: make(map[string]string, len(names))}
+	for i, name := range names {
+		fmt.Fprintf(h, "%s:%s;", name, versions[i])
+		id.shards[name] = versions[i]
+	}
+	id.info = hex.EncodeToString(h.Sum(nil)[:8])
+	return id, nil
 }
 
 // LoadLengths reads the persistent length index. It returns an error matching
-// fs.ErrNotExist when there is none, or when it was built for another shard
-// layout.
+// fs.ErrNotExist when there is none, or when it was built from other bytes
+// than the dataset's now (see Lengths.Info).
 func (d *Dataset) LoadLengths() (*Lengths, error) {
+	l, _, _, err := d.loadLengths(d.store.ctx)
+	return l, err
+}
+
+// loadLengths is LoadLengths that also returns the identity of the
+// dataset's bytes now and, when the index on disk is for other bytes, that
+// stale index.
+func (d *Dataset) loadLengths(ctx context.Context) (l *Lengths, id dataIdentity, stale *Lengths, err error) {
 	b, err := os.ReadFile(d.lengthsPath())
-	if err != nil {
-		return nil, err
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, id, nil, err
 	}
-	var l Lengths
-	if err := json.Unmarshal(b, &l); err != nil {
-		return nil, fmt.Errorf("dataset %s: length index %s: %w (delete it to rebuild)", d.Name, d.lengthsPath(), err)
+	if id, err = d.identity(ctx); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			// Not to be taken for a missing index.
+			return nil, id, nil, fmt.Errorf("%v (a shard that dataset_info.json lists is missing)", err)
+		}
+		return nil, id, nil, err
 	}
-	if l.Info != d.infoFingerprint() {
-		return nil, fmt.Errorf("dataset %s: length index is for another version of the dataset: %w", d.Name, os.ErrNotExist)
+	if b == nil {
+		return nil, id, nil, fmt.Errorf("dataset %s: no length index: %w", d.Name, os.ErrNotExist)
 	}
-	return &l, nil
+	l = new(Lengths)
+	if err := json.Unmarshal(b, l); err != nil {
+		return nil, id, nil, fmt.Errorf("dataset %s: length index %s: %w (delete it to rebuild)", d.Name, d.lengthsPath(), err)
+	}
+	if l.Info != id.info {
+		return nil, id, l, fmt.Errorf("dataset %s: length index is for other bytes of the dataset (rewritten since): %w", d.Name, os.ErrNotExist)
+	}
+	return l, id, nil, nil
+}
+
+// forgetShards drops what this process and the disk cache hold of the
+// shards whose version in stale differs from id's: their record index and
+// their cached copy, which are of the old bytes.
+func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
+	for name, v := range stale.Shards {
+		if id.shards[name] == v {
+			continue
+		}
+		d.mu.Lock()
+		delete(d.spans, name)
+		d.mu.Unlock()
+		if _, local := d.Source.(Local); local {
+			continue
+		}
+		if err := d.store.disk.remove(d.slug + "/" + name); err != nil {
+			return fmt.Errorf("dataset %s: drop the cached copy of rewritten shard %s: %w", d.Name, name, err)
+		}
+	}
+	return nil
 }
 
 // BuildLengths indexes the named splits that the persistent index lacks,
@@ -98,12 +182,17 @@ func (d *Dataset) LoadLengths() (*Lengths, error) {
 // is called with the number of episodes done since its last call, from
 // several goroutines.
 func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int, progress func(done int)) (*Lengths, error) {
-	l, err := d.LoadLengths()
+	l, id, stale, err := d.loadLengths(ctx)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
-		l = &Lengths{Source: d.Source.URI(), Info: d.infoFingerprint(), Splits: map[string][]int32{}}
+		if stale != nil {
+			if err := d.forgetShards(stale, id); err != nil {
+				return nil, err
+			}
+		}
+		l = &Lengths{Source: d.Source.URI(), Info: id.info, Shards: id.shards, Splits: map[string][]int32{}}
 	}
 	var todo []string
 	for _, name := range splits {

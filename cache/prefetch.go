@@ -30,7 +30,10 @@ func (r ShardRef) estimatedSize() int64 {
 // so prefetching never evicts what the reads in progress need. Shards of local
 // sources need no fetch and are skipped. A failed fetch is logged and
 // skipped; the read that needs the shard retries it and reports the error.
-// It returns the number of shards now in the cache, or ctx's error.
+// A fetch that fails with ErrUnavailable ends the pass, and Prefetch returns
+// its error: the source is down, and each further shard would wait out the
+// retry budget again while the reads wait too.
+// It returns the number of shards now in the cache, or an error.
 // progress, when not nil, is called after each shard (fetched or failed),
 // from several goroutines.
 func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, progress func()) (int, error) {
@@ -62,6 +65,9 @@ func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, pro
 			}
 			f, _, err := r.Dataset.openShard(gctx, name, true)
 			if err != nil {
+				if errors.Is(err, ErrUnavailable) {
+					return err
+				}
 				if gctx.Err() == nil {
 					s.log.Warn("prefetch failed; the read will retry", "dataset", r.Dataset.Name, "shard", name, "err", err)
 				}

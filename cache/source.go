@@ -22,6 +22,8 @@ type Source interface {
 	Open(ctx context.Context, name string, off int64) (io.ReadCloser, error)
 	// Size returns the size in bytes of the named file.
 	Size(ctx context.Context, name string) (int64, error)
+	// Stat identifies the bytes of the named file (see ObjectInfo).
+	Stat(ctx context.Context, name string) (ObjectInfo, error)
 }
 
 // Local is a dataset directory on a local or network filesystem. Shards are

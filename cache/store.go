@@ -52,6 +52,8 @@ type Store struct {
 	disk  *DiskCache
 	ram   *ristretto.Cache[string, *Episode]
 	fetch *Fetcher
+	// failures remembers the shards whose fetch gave up, for a while.
+	failures *failMemo
 
 	// ctx is the daemon's lifetime: shared work (a shard download, an
 	// episode load several readers wait for) runs under it, so one reader
@@ -101,7 +103,7 @@ func NewStore(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: RAM cache: %w", err)
 	}
-	s := &Store{log: opts.Log, disk: disk, ram: ram}
+	s := &Store{log: opts.Log, disk: disk, ram: ram, failures: newFailMemo(memoWindow(opts.Retry))}
 	s.fetch = &Fetcher{Policy: opts.Retry, Stats: &s.Stats.Fetch, Log: opts.Log, Limit: NewRateLimiter(opts.MaxFetchRate)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -140,8 +142,9 @@ type Dataset struct {
 	Info     *tfds.DatasetInfo
 	Features *tfds.Features
 
-	store *Store
-	slug  string // cache directory name for this source
+	store   *Store
+	slug    string   // cache directory name for this source
+	infoSum [32]byte // SHA-256 of dataset_info.json as read
 
 	mu    sync.Mutex
 	spans map[string]*shardSpans // guarded by mu: by shard file name
@@ -195,6 +198,7 @@ func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, er
 		Features: feats,
 		store:    s,
 		slug:     sourceSlug(src.URI()),
+		infoSum:  sha256.Sum256(infoJSON),
 		spans:    make(map[string]*shardSpans),
 	}, nil
 }
@@ -360,15 +364,17 @@ func (d *Dataset) openShard(ctx context.Context, name string, background bool) (
 	if background {
 		open = s.disk.OpenBackground
 	}
-	e, err := open(ctx, s.ctx, d.slug+"/"+name, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+	key := d.slug + "/" + name
+	e, err := open(ctx, s.ctx, key, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+		if err := s.failures.check(key); err != nil {
+			return err
+		}
 		// Make room first when the size is known; otherwise the cache
 		// makes room once the download is complete.
-		if size, err := s.fetch.Size(ctx, d.Source, name); err == nil {
-			if err := reserve(size); err != nil {
-				return err
-			}
+		err := s.fetch.fetchSized(ctx, d.Source, name, w, reserve)
+		if errors.Is(err, ErrUnavailable) {
+			s.failures.note(key, err)
 		}
-		_, err := s.fetch.Fetch(ctx, d.Source, name, w)
 		return err
 	})
 	if err != nil {

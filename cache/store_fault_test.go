@@ -100,8 +100,10 @@ func TestStoreSourceFaults(t *testing.T) {
 	if err := check(0); err != nil {
 		t.Fatalf("cached shard while the source is down: %v", err)
 	}
-	// A failure is not cached: the source recovers, the read succeeds.
+	// A failure is remembered only for the memo window (MaxBackoff): the
+	// source recovers, and the read after the window succeeds.
 	dead.Store(false)
+	time.Sleep(10 * time.Millisecond)
 	if err := check(2); err != nil {
 		t.Fatalf("after recovery: %v", err)
 	}

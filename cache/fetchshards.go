@@ -1,0 +1,59 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// FetchShards brings the remote shards that a batch is about to read into
+// the disk cache, all at once and as reads (prefetches yield to them), and
+// waits for them. It returns as soon as one of them fails with
+// ErrUnavailable (or is remembered to have failed: see failMemo), so a
+// batch over dead shards fails within one retry budget, MaxElapsed +
+// StallTimeout, however many shards or samples it has; the fetches
+// themselves go on under the store's lifetime for whoever needs them next.
+// Other errors (a missing shard, a disk cache failure) are left to the
+// episode reads, which meet them again and report or substitute per
+// episode. Local shards need no fetch and are skipped.
+//
+// It runs one goroutine per shard: refs is one batch's shards, so their
+// number is bounded by the batch size.
+func (s *Store) FetchShards(ctx context.Context, refs []ShardRef) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // the waits still running return; their fills go on
+	errs := make(chan error, len(refs))
+	n := 0
+	for _, r := range refs {
+		if _, local := r.Dataset.Source.(Local); local {
+			continue
+		}
+		n++
+		go func() {
+			errs <- s.fetchShard(ctx, r)
+		}()
+	}
+	for range n {
+		if err := <-errs; errors.Is(err, ErrUnavailable) {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// fetchShard opens one shard through the disk cache and closes it.
+func (s *Store) fetchShard(ctx context.Context, r ShardRef) error {
+	name, err := r.Dataset.ShardName(r.Split, r.Shard)
+	if err != nil {
+		return err
+	}
+	if !s.begin() {
+		return context.Canceled
+	}
+	defer s.running.Done()
+	f, _, err := r.Dataset.openShard(ctx, name, false)
+	if err != nil {
+		return fmt.Errorf("dataset %s split %s: %w", r.Dataset.Name, r.Split, err)
+	}
+	return f.Close()
+}

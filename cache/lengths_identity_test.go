@@ -1,0 +1,119 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+)
+
+// TestLengthIndexFollowsRewrites: a dataset rewritten in place with the same
+// layout (dataset_info.json unchanged) but other episodes is indexed again,
+// locally (the shard's size and mtime changed) and on GCS (its generation
+// and CRC32C changed; the stale copy in the disk cache is not read either).
+func TestLengthIndexFollowsRewrites(t *testing.T) {
+	md := loadManifest(t).Datasets["tiny_bridge"]
+	train := md.Splits["train"]
+	shardLengths := func(i int) []int32 {
+		var out []int32
+		for _, r := range train.Shards[i].Records {
+			out = append(out, int32(r.NumSteps))
+		}
+		return out
+	}
+	if slices.Equal(shardLengths(0), shardLengths(1)) || len(train.Shards) != 3 {
+		t.Fatal("fixture: shards 0 and 1 of tiny_bridge train must hold episodes of other lengths")
+	}
+	before := slices.Concat(shardLengths(0), shardLengths(1), shardLengths(2))
+	// The rewrite puts shard 1's records in shard 0: same record count.
+	after := slices.Concat(shardLengths(1), shardLengths(1), shardLengths(2))
+	objects := fixtureObjects(t, md.Dir)
+	shard0, shard1 := train.Shards[0].File, train.Shards[1].File
+	rewritten := objects[path.Join(md.Dir, shard1)]
+
+	// index opens the dataset in a new store over cacheDir (as a new mount
+	// would) and builds or loads its train length index.
+	index := func(t *testing.T, cacheDir string, src Source) []int32 {
+		t.Helper()
+		s := newTestStore(t, cacheDir)
+		ds, err := s.Open(context.Background(), "", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := ds.BuildLengths(context.Background(), []string{"train"}, 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Splits["train"]
+	}
+	check := func(t *testing.T, what string, got, want []int32) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: train lengths %v, want %v", what, got, want)
+		}
+	}
+
+	t.Run("local", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, b := range objects {
+			if err := os.WriteFile(filepath.Join(dir, path.Base(name)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cacheDir := t.TempDir()
+		src := Local{Dir: dir}
+		check(t, "first index", index(t, cacheDir, src), before)
+		if err := os.WriteFile(filepath.Join(dir, shard0), rewritten, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		check(t, "after the rewrite", index(t, cacheDir, src), after)
+		check(t, "reloaded", index(t, cacheDir, src), after)
+	})
+
+	t.Run("gcs", func(t *testing.T) {
+		srv := startFakeGCS(t, objects)
+		src := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+		cacheDir := t.TempDir()
+		check(t, "first index", index(t, cacheDir, src), before)
+		srv.CreateObject(fakestorage.Object{
+			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testBucket, Name: path.Join(testPrefix, md.Dir, shard0)},
+			Content:     rewritten,
+		})
+		check(t, "after the rewrite", index(t, cacheDir, src), after)
+		check(t, "reloaded", index(t, cacheDir, src), after)
+	})
+}
+
+// TestStatClassifiesErrors: both sources report a missing file as
+// fs.ErrNotExist from Stat, and Fetcher.Stat gives a dead source up as
+// ErrUnavailable.
+func TestStatClassifiesErrors(t *testing.T) {
+	md := loadManifest(t).Datasets["tiny_bridge"]
+	srv := startFakeGCS(t, fixtureObjects(t, md.Dir))
+	gcs := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	local := Local{Dir: filepath.Join(fixtureDir, md.Dir)}
+	f := &Fetcher{}
+	for _, src := range []Source{local, gcs} {
+		info, err := f.Stat(context.Background(), src, "dataset_info.json")
+		if err != nil || info.Size == 0 || info.Version == "" {
+			t.Errorf("%s: Stat(dataset_info.json) = %+v, %v", src.URI(), info, err)
+		}
+		if _, err := f.Stat(context.Background(), src, "nope.json"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: Stat of a missing file: %v, want fs.ErrNotExist", src.URI(), err)
+		}
+	}
+	proxy := newObjectProxy(t, srv.URL(), func(string, int) proxyAction { return actHang })
+	dead := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	f.Policy = RetryPolicy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		MaxElapsed: 300 * time.Millisecond, StallTimeout: 100 * time.Millisecond}
+	if _, err := f.Stat(context.Background(), dead, "dataset_info.json"); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("Stat through a hanging source: %v, want ErrUnavailable", err)
+	}
+}
