@@ -40,7 +40,7 @@ func main() {
 	kctx := kong.Parse(&c,
 		kong.Name("oxefs"),
 		kong.Description("Robot-learning datasets as training batches, through a FUSE filesystem."),
-		kong.UsageOnError(),
+		kong.ShortUsageOnError(),
 		kong.Vars{
 			"cache_dir": defaultCacheDir(),
 			"mem":       defaultMem(),

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -46,12 +45,12 @@ func indexProgress() func(mix.IndexProgress) {
 	}
 }
 
-// defaultMem is a quarter of the machine's memory, at most 8 GiB.
+// defaultMem is a quarter of the memory the machine (or the cgroup) gives
+// the daemon, at most 8 GiB, written as --help shows it.
 func defaultMem() string {
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) != nil {
+	m := hostMemory()
+	if m.Bytes == 0 {
 		return "2GiB"
 	}
-	quarter := int64(si.Totalram) * int64(si.Unit) / 4
-	return fmt.Sprint(min(quarter, 8<<30))
+	return formatSize(min(m.Bytes/4, 8<<30))
 }

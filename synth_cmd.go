@@ -14,7 +14,7 @@ import (
 
 type synthCmd struct {
 	Dir      string `arg:"" help:"Output directory: DIR/<name>/1.0.0 per dataset, and DIR/mix.yaml, mix-single.yaml, mix-two-copies.yaml." type:"path"`
-	Datasets int    `placeholder:"N" help:"How many of the 29 synthetic datasets to write, in table order." default:"29"`
+	Datasets int    `help:"How many of the 29 synthetic datasets to write, in table order." default:"29"`
 	Episodes int    `placeholder:"N" help:"Train episodes per dataset (val gets a tenth, at least 2); 0 keeps each dataset's default, 12 to 48."`
 	Steps    int    `placeholder:"N" help:"Steps of every episode (at least 2); 0 draws each episode's length from its dataset's range, 20 to 120."`
 	Shards   int    `placeholder:"N" help:"Train shards per dataset; 0 keeps the default, one per 6 episodes."`
