@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/oxefs/oxefs/synth"
 )
@@ -23,7 +20,7 @@ type synthCmd struct {
 }
 
 func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
-	var bar *progressbar.ProgressBar
+	var bar progress
 	res, err := synth.Generate(ctx, synth.Options{
 		Dir:      c.Dir,
 		Datasets: c.Datasets,
@@ -34,15 +31,7 @@ func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
 		Workers:  c.Workers,
 		Log:      log,
 		Start: func(datasets, episodes int) {
-			bar = progressbar.NewOptions(episodes,
-				progressbar.OptionSetDescription(fmt.Sprintf("synth: %d datasets", datasets)),
-				progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetItsString("episodes"),
-				progressbar.OptionShowIts(),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			)
+			bar = newBar(int64(episodes), fmt.Sprintf("synth: %d datasets", datasets), "episodes")
 		},
 		Progress: func(episodes int, _ int64) { _ = bar.Add(episodes) },
 	})
