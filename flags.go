@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,19 +35,16 @@ func (s *sizeFlag) UnmarshalText(b []byte) error {
 // String formats the size as --help and the log show it: 5.8GiB, 50GiB.
 func (s sizeFlag) String() string { return formatSize(int64(s)) }
 
-// formatSize writes n in the largest binary unit it reaches, with one
-// decimal unless whole, rounded down; parseSize reads it back.
+// formatSize writes n in the largest binary unit it reaches, to a tenth;
+// parseSize reads it back.
 func formatSize(n int64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	i, div := 0, int64(1)
-	for i < len(units)-1 && n/div >= 1<<10 {
-		i, div = i+1, div<<10
+	tenth := func(v float64) float64 { return math.Round(v*10) / 10 }
+	v, i := float64(n), 0
+	for i < len(units)-1 && tenth(v) >= 1024 {
+		v, i = v/1024, i+1
 	}
-	if n%div == 0 {
-		return fmt.Sprintf("%d%s", n/div, units[i])
-	}
-	tenths := n/div*10 + n%div*10/div
-	return fmt.Sprintf("%d.%d%s", tenths/10, tenths%10, units[i])
+	return strconv.FormatFloat(tenth(v), 'f', -1, 64) + units[i]
 }
 
 func parseSize(text string) (int64, error) {
