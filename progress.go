@@ -82,10 +82,11 @@ func (p *lineProgress) update(done int64) error {
 		return nil
 	}
 	p.last = time.Now()
-	return p.line("")
+	return p.line()
 }
 
-// Finish writes the last line, once.
+// Finish writes the last line, once: the count reached, which is the
+// total unless the work failed.
 func (p *lineProgress) Finish() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -93,12 +94,12 @@ func (p *lineProgress) Finish() error {
 		return nil
 	}
 	p.finished = true
-	return p.line(", done")
+	return p.line()
 }
 
 // line writes the state. p.mu is held.
-func (p *lineProgress) line(suffix string) error {
-	_, err := fmt.Fprintf(p.w, "%s: %d/%d %s%s in %s\n", p.what, p.done, p.total, p.unit, suffix,
+func (p *lineProgress) line() error {
+	_, err := fmt.Fprintf(p.w, "%s: %d/%d %s in %s\n", p.what, p.done, p.total, p.unit,
 		time.Since(p.start).Round(100*time.Millisecond))
 	return err
 }

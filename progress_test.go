@@ -21,7 +21,7 @@ func TestLineProgress(t *testing.T) {
 		want := []*regexp.Regexp{
 			regexp.MustCompile(`^fetching shards: 3/10 shards in [0-9.]+m?s$`),
 			regexp.MustCompile(`^fetching shards: 7/10 shards in [0-9.]+m?s$`),
-			regexp.MustCompile(`^fetching shards: 7/10 shards, done in [0-9.]+m?s$`),
+			regexp.MustCompile(`^fetching shards: 7/10 shards in [0-9.]+m?s$`),
 		}
 		if len(lines) != len(want) {
 			t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), buf.String())
@@ -39,7 +39,7 @@ func TestLineProgress(t *testing.T) {
 			p.Add(1)
 		}
 		p.Finish()
-		if got := buf.String(); !strings.HasPrefix(got, "synth: 1 datasets: 4/4 episodes, done in ") || strings.Count(got, "\n") != 1 {
+		if got := buf.String(); !strings.HasPrefix(got, "synth: 1 datasets: 4/4 episodes in ") || strings.Count(got, "\n") != 1 {
 			t.Fatalf("output %q, want one final line", got)
 		}
 	})
