@@ -14,7 +14,7 @@ import (
 )
 
 type benchCmd struct {
-	Mountpoint string `arg:"" optional:"" help:"Mount to read. Omit it and give --config to build the same batches in-process, without FUSE." type:"path"`
+	Mountpoint string `arg:"" optional:"" help:"Mount to read. Omit it to build the same batches in-process, without FUSE: those of --config, or of the built-in demo mix." type:"path"`
 	pipelineFlags
 	Readers int           `help:"Readers, each reading like a DataLoader worker: reader i reads start+i, start+i+R, ..." default:"4"`
 	Warmup  int64         `help:"Batches read first and not measured." default:"5"`
@@ -36,15 +36,19 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return fmt.Errorf("%s is not an oxefs mount (no info.json): %w", c.Mountpoint, err)
 		}
 		src = bench.Mount{Dir: c.Mountpoint, Val: c.Val}
-	case c.Config != "":
+	default:
+		// In-process: --config's mix, or (as a mount would serve) the
+		// built-in demo mix.
 		p, err := c.open(ctx, log)
 		if err != nil {
 			return err
 		}
 		defer p.Close()
-		src = bench.InProcess{P: p, Val: c.Val, Desc: c.Config}
-	default:
-		return errors.New("give a MOUNTPOINT to read, or --config mix.yaml to build in-process")
+		desc := c.Config
+		if desc == "" {
+			desc = "built-in demo mix"
+		}
+		src = bench.InProcess{P: p, Val: c.Val, Desc: desc}
 	}
 	bar := newBar(c.Warmup+c.Batches, "benchmark", "batches")
 	res, err := bench.Run(ctx, src, bench.Options{

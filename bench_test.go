@@ -168,7 +168,7 @@ func TestBenchErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"bench"}, "give a MOUNTPOINT"},
+		{[]string{"bench", t.TempDir(), "--config", "testdata/manifest.json"}, "not both"},
 		{[]string{"bench", t.TempDir()}, "not an oxefs mount"},
 		{[]string{"bench", "--config", "testdata/manifest.json", "--cache-dir", t.TempDir()}, "mix config"},
 	} {

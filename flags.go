@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,6 +30,21 @@ func (s *sizeFlag) UnmarshalText(b []byte) error {
 	}
 	*s = sizeFlag(v)
 	return nil
+}
+
+// String formats the size as --help and the log show it: 5.8GiB, 50GiB.
+func (s sizeFlag) String() string { return formatSize(int64(s)) }
+
+// formatSize writes n in the largest binary unit it reaches, to a tenth;
+// parseSize reads it back.
+func formatSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	tenth := func(v float64) float64 { return math.Round(v*10) / 10 }
+	v, i := float64(n), 0
+	for i < len(units)-1 && tenth(v) >= 1024 {
+		v, i = v/1024, i+1
+	}
+	return strconv.FormatFloat(tenth(v), 'f', -1, 64) + units[i]
 }
 
 func parseSize(text string) (int64, error) {

@@ -21,7 +21,7 @@ type cli struct {
 	LogLevel slog.Level `help:"Log level: debug, info, warn, error." default:"info" name:"log-level"`
 
 	Mount   mountCmd   `cmd:"" help:"Serve a mix as batch files at MOUNTPOINT until SIGINT/SIGTERM."`
-	Bench   benchCmd   `cmd:"" help:"Measure a mount (or, with --config, the same batches built in-process)."`
+	Bench   benchCmd   `cmd:"" help:"Measure a mount, or without one the same batches built in-process (those of --config, or of the built-in demo mix)."`
 	Warm    warmCmd    `cmd:"" help:"Fetch the shards a mix needs into the disk cache and build missing indexes, with progress."`
 	Inspect inspectCmd `cmd:"" help:"Describe a TFDS/RLDS dataset: splits, shards, features, image keys."`
 	Synth   synthCmd   `cmd:"" help:"Write OXE-like synthetic datasets and mix configs for offline trials."`
@@ -40,7 +40,7 @@ func main() {
 	kctx := kong.Parse(&c,
 		kong.Name("oxefs"),
 		kong.Description("Robot-learning datasets as training batches, through a FUSE filesystem."),
-		kong.UsageOnError(),
+		kong.ShortUsageOnError(),
 		kong.Vars{
 			"cache_dir": defaultCacheDir(),
 			"mem":       defaultMem(),

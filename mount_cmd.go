@@ -20,7 +20,7 @@ import (
 // pipelineFlags are the flags that shape what is built, shared by mount,
 // bench --config and warm.
 type pipelineFlags struct {
-	Config       string        `help:"Mix config (YAML); without it, the built-in demo mix." type:"existingfile" placeholder:"mix.yaml"`
+	Config       string        `help:"Mix config (YAML); without it, the built-in demo mix." type:"path" placeholder:"mix.yaml"`
 	CacheDir     string        `help:"Disk cache and index directory." default:"${cache_dir}" name:"cache-dir" type:"path"`
 	Mem          sizeFlag      `help:"Bound on everything the daemon holds: batches, readahead, RAM cache, buffers." default:"${mem}"`
 	Disk         sizeFlag      `help:"Bound on the disk cache of remote shards." default:"50GiB"`
@@ -65,6 +65,9 @@ func (f *pipelineFlags) loadConfig(log *slog.Logger) (*mix.Config, error) {
 
 // open builds the pipeline, validating the whole config against the data.
 func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*batch.Pipeline, error) {
+	if err := f.check(hostMemory()); err != nil {
+		return nil, err
+	}
 	if f.World < 1 || f.Rank < 0 || f.Rank >= f.World {
 		return nil, fmt.Errorf("--rank %d --world %d: need 0 ≤ rank < world", f.Rank, f.World)
 	}
@@ -127,7 +130,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	log.Info("mounted", "mountpoint", c.Mountpoint, "batches", p.Train.Len(), "npy_bytes", p.Train.NPYSize(),
-		"mem", int64(c.Mem), "workers", c.Workers, "decoder", p.Pool.Decoder())
+		"mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder())
 	gone := make(chan struct{})
 	go func() {
 		srv.Wait()

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/pythontest"
 )
 
 func requireFUSE(t *testing.T) {
@@ -240,17 +242,7 @@ func TestMountBatchesAreDeterministic(t *testing.T) {
 // the test loudly. CI installs Debian's python3-numpy and python3-torch.
 func findPython(t *testing.T, modules ...string) string {
 	t.Helper()
-	candidates := []string{os.Getenv("OXEFS_PYTHON"), "python3", "/usr/bin/python3"}
-	for _, py := range candidates {
-		if py == "" {
-			continue
-		}
-		if exec.Command(py, "-c", "import "+strings.Join(modules, ", ")).Run() == nil {
-			return py
-		}
-	}
-	t.Skipf("SKIPPED: %s needs a python3 with %v (tried %v)", t.Name(), modules, candidates)
-	return ""
+	return pythontest.Find(t, modules...)
 }
 
 // TestMountPythonConsumers reads the mount with numpy.load (also with

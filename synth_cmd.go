@@ -4,17 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/oxefs/oxefs/synth"
 )
 
 type synthCmd struct {
 	Dir      string `arg:"" help:"Output directory: DIR/<name>/1.0.0 per dataset, and DIR/mix.yaml, mix-single.yaml, mix-two-copies.yaml." type:"path"`
-	Datasets int    `placeholder:"N" help:"How many of the 29 synthetic datasets to write, in table order." default:"29"`
+	Datasets int    `help:"How many of the 29 synthetic datasets to write, in table order." default:"29"`
 	Episodes int    `placeholder:"N" help:"Train episodes per dataset (val gets a tenth, at least 2); 0 keeps each dataset's default, 12 to 48."`
 	Steps    int    `placeholder:"N" help:"Steps of every episode (at least 2); 0 draws each episode's length from its dataset's range, 20 to 120."`
 	Shards   int    `placeholder:"N" help:"Train shards per dataset; 0 keeps the default, one per 6 episodes."`
@@ -23,7 +20,7 @@ type synthCmd struct {
 }
 
 func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
-	var bar *progressbar.ProgressBar
+	var bar progress
 	res, err := synth.Generate(ctx, synth.Options{
 		Dir:      c.Dir,
 		Datasets: c.Datasets,
@@ -34,15 +31,7 @@ func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
 		Workers:  c.Workers,
 		Log:      log,
 		Start: func(datasets, episodes int) {
-			bar = progressbar.NewOptions(episodes,
-				progressbar.OptionSetDescription(fmt.Sprintf("synth: %d datasets", datasets)),
-				progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetItsString("episodes"),
-				progressbar.OptionShowIts(),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			)
+			bar = newBar(int64(episodes), fmt.Sprintf("synth: %d datasets", datasets), "episodes")
 		},
 		Progress: func(episodes int, _ int64) { _ = bar.Add(episodes) },
 	})

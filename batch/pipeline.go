@@ -78,8 +78,8 @@ type Pipeline struct {
 // workers. Nothing is built until a batch is asked for.
 func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	cfg := opts.Config
-	if opts.Mem <= 0 {
-		return nil, fmt.Errorf("--mem must be positive")
+	if err := checkMem(cfg, opts.Mem); err != nil {
+		return nil, err
 	}
 	debug.SetMemoryLimit(opts.Mem)
 	store, err := cache.NewStore(cache.Options{

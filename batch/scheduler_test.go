@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/pythontest"
 )
 
 // testBuild fills batch n with a pattern and counts builds per batch. If
@@ -257,10 +259,7 @@ func TestNPYHeader(t *testing.T) {
 		}
 	}
 	// numpy itself, where it is installed, must read it.
-	if exec.Command("python3", "-c", "import numpy").Run() != nil {
-		t.Log("SKIPPED the numpy.load check: python3 with numpy is not installed")
-		return
-	}
+	py := pythontest.Find(t, "numpy")
 	dir := t.TempDir()
 	shape := []int{2, 3, 4, 5, 3}
 	size := 2 * 3 * 4 * 5 * 3
@@ -269,7 +268,7 @@ func TestNPYHeader(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command("python3", "-c", `
+	out, err := exec.Command(py, "-c", `
 import sys, numpy as np
 a = np.load(sys.argv[1]); m = np.load(sys.argv[1], mmap_mode="r")
 assert a.dtype == np.uint8 and a.shape == (2, 3, 4, 5, 3), (a.dtype, a.shape)

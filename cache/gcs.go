@@ -22,9 +22,10 @@ import (
 // default credentials) unless the source is anonymous; STORAGE_EMULATOR_HOST
 // is honoured by the client.
 type GCS struct {
-	client *storage.Client
-	bucket string
-	prefix string
+	client    *storage.Client
+	bucket    string
+	prefix    string
+	anonymous bool // reads without credentials
 }
 
 var _ Source = (*GCS)(nil)
@@ -37,9 +38,14 @@ func NewGCS(ctx context.Context, bucket, prefix string, opts OpenSourceOptions) 
 	}
 	client, err := storage.NewClient(ctx, copts...)
 	if err != nil {
+		if !opts.Anonymous {
+			err = withCredentialsHint(err)
+		}
 		return nil, fmt.Errorf("gs://%s/%s: %w", bucket, prefix, err)
 	}
-	return NewGCSWithClient(client, bucket, prefix), nil
+	g := NewGCSWithClient(client, bucket, prefix)
+	g.anonymous = opts.Anonymous
+	return g, nil
 }
 
 // NewGCSWithClient reads gs://bucket/prefix through an existing client.

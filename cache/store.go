@@ -164,7 +164,7 @@ type shardSpans struct {
 func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, error) {
 	infoJSON, err := s.fetch.ReadFile(ctx, src, "dataset_info.json")
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", src.URI(), err)
+		return nil, fmt.Errorf("dataset %s: %w", src.URI(), withSourceHint(src, err))
 	}
 	info, err := tfds.ParseDatasetInfo(infoJSON)
 	if err != nil {

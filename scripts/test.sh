@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's whole test suite: formatting, vet, module tidiness, the race-
-# enabled tests, then every fuzz target briefly. Run from anywhere:
+# enabled tests (every skip listed with its reason), the allocation tests
+# without -race, then every fuzz target briefly. Run from anywhere:
 #   ./scripts/test.sh            (FUZZTIME=10s per target by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,8 +25,23 @@ if ! cmp -s go.mod /tmp/oxefs-go.mod.$$ || ! cmp -s go.sum /tmp/oxefs-go.sum.$$;
 fi
 rm -f /tmp/oxefs-go.mod.$$ /tmp/oxefs-go.sum.$$
 
+# go test hides t.Skip messages without -v: the summary prints every
+# skipped test with its reason, the whole output of every failure, each
+# package's result and "N passed, N failed, N skipped".
+go build -o /tmp/oxefs-testsummary.$$ ./scripts/testsummary
+trap 'rm -f /tmp/oxefs-testsummary.$$' EXIT
+
 echo "== go test -race"
-go test -race -count=1 ./...
+go test -race -count=1 -json ./... | /tmp/oxefs-testsummary.$$
+
+# Allocation counts mean nothing under the race detector, so the
+# TestXxxAllocs tests skip themselves there; run them without it.
+echo "== allocation tests (no -race)"
+alloc_pkgs=$(go list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do
+  if grep -qs '^func Test[A-Za-z0-9_]*Allocs(' "$dir"/*_test.go; then echo "$pkg"; fi
+done)
+if [ -z "$alloc_pkgs" ]; then echo "no TestXxxAllocs tests found"; exit 1; fi
+go test -count=1 -run 'Allocs$' -json $alloc_pkgs | /tmp/oxefs-testsummary.$$
 
 echo "== fuzz (${FUZZTIME} each)"
 for pkg in $(go list ./...); do

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/pythontest"
 )
 
 // tfdsReport is what testdata/tfds_read.py prints: per dataset and split,
@@ -26,17 +28,16 @@ type tfdsReport map[string]map[string]struct {
 // declared dtype and shape. CI has no TensorFlow, so the test is skipped
 // there; run it where `python3 -c "import tensorflow_datasets"` works.
 func TestTensorFlowDatasetsReads(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import tensorflow_datasets").Run(); err != nil {
-		t.Skipf("SKIPPED: python3 cannot import tensorflow_datasets (%v): the synthetic datasets are NOT verified "+
-			"against TFDS here; install tensorflow-cpu and tensorflow-datasets to run this test", err)
-	}
+	// Without TensorFlow the synthetic datasets are NOT verified against
+	// TFDS here: install tensorflow-cpu and tensorflow-datasets to run it.
+	py := pythontest.Find(t, "tensorflow_datasets")
 	o := Options{Datasets: 4, Episodes: 2, Steps: 4}
 	res := generate(t, o)
 	args := []string{"testdata/tfds_read.py"}
 	for _, d := range res.Datasets {
 		args = append(args, d.Dir)
 	}
-	cmd := exec.Command("python3", args...)
+	cmd := exec.Command(py, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

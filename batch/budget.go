@@ -1,0 +1,67 @@
+package batch
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/pairs"
+)
+
+// checkMem refuses a --mem that cannot hold one batch of each view, as
+// Open shares the budget out (see batchShare), before anything is opened.
+// The message names the unit, the batch and the smallest --mem that works.
+func checkMem(cfg *mix.Config, mem int64) error {
+	shape := batchShape(cfg)
+	size := int64(1)
+	for _, d := range shape {
+		size *= int64(d)
+	}
+	hasVal := false
+	for _, d := range cfg.Datasets {
+		hasVal = hasVal || (d.Sampled() && d.ValSplit != "")
+	}
+	if fits(mem, size, hasVal) {
+		return nil
+	}
+	// The smallest --mem whose shares, rounded as Open rounds them, hold a
+	// batch: about 2 batches, or 8 with a val view (which gets a quarter of
+	// the half).
+	need := 2 * size
+	share := "half of --mem"
+	if hasVal {
+		need = 8 * size
+		share = "half of --mem, and the val view a quarter of that"
+	}
+	for !fits(need, size, hasVal) {
+		need++
+	}
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = fmt.Sprint(d)
+	}
+	return fmt.Errorf("--mem %s is too small: one batch of %s is %s and batches get %s; use --mem ≥ %s, or lower batch_size / image_size",
+		cache.HumanBytes(mem), strings.Join(dims, "×"), cache.HumanBytes(size), share, cache.HumanBytes(need))
+}
+
+// fits reports whether mem, shared out as Open does, holds a batch of size
+// bytes in each view and leaves the RAM cache a positive budget.
+func fits(mem, size int64, hasVal bool) bool {
+	budget := int64(float64(mem) * batchShare)
+	train, val := budget, int64(0)
+	if hasVal {
+		val = budget / 4
+		train -= val
+	}
+	return int64(float64(mem)*ramShare) > 0 && train >= size && (!hasVal || val >= size)
+}
+
+// batchShape is the shape Builder.Shape gives the config's batches.
+func batchShape(cfg *mix.Config) []int {
+	f, h, w := cfg.Frames(), cfg.ImageSize[0], cfg.ImageSize[1]
+	if l, _ := pairs.ParseLayout(cfg.Layout); l == pairs.BCFHW {
+		return []int{cfg.BatchSize, 3, f, h, w}
+	}
+	return []int{cfg.BatchSize, f, h, w, 3}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// oneLine fails the test unless a failed command printed exactly one line
+// on stderr, containing every want, and no usage text anywhere.
+func oneLine(t *testing.T, stdout, stderr string, code int, want ...string) {
+	t.Helper()
+	if code == 0 {
+		t.Fatalf("exit 0, want a failure; stderr:\n%s", stderr)
+	}
+	if strings.Contains(stdout+stderr, "Usage:") {
+		t.Errorf("usage printed on an error:\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 1 {
+		t.Errorf("stderr has %d lines, want 1:\n%s", len(lines), stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+}
+
+// TestHelpShowsReadableDefaults: sizes in --help are human-readable, and
+// every flag with a default shows it.
+func TestHelpShowsReadableDefaults(t *testing.T) {
+	out, errOut, code := runOxefs(t, nil, "mount", "--help")
+	if code != 0 {
+		t.Fatalf("mount --help: exit %d: %s", code, errOut)
+	}
+	if !regexp.MustCompile(`--mem=[0-9.]+[KMGT]iB\s`).MatchString(out) {
+		t.Errorf("mount --help shows --mem's default in raw bytes:\n%s", out)
+	}
+	if !strings.Contains(out, "--disk=50GiB") {
+		t.Errorf("mount --help lacks --disk=50GiB:\n%s", out)
+	}
+	out, _, _ = runOxefs(t, nil, "synth", "--help")
+	if !strings.Contains(out, "--datasets=29") {
+		t.Errorf("synth --help shows no default for --datasets:\n%s", out)
+	}
+}
+
+// TestMissingConfigIsOneLine: a --config that does not exist is one line
+// naming the path, not 40 lines of usage first.
+func TestMissingConfigIsOneLine(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	for _, cmd := range []string{"mount", "warm", "bench"} {
+		t.Run(cmd, func(t *testing.T) {
+			args := []string{cmd, "--config", missing, "--cache-dir", t.TempDir()}
+			if cmd == "mount" {
+				args = append(args, filepath.Join(t.TempDir(), "mnt"))
+			}
+			stdout, stderr, code := runOxefs(t, nil, args...)
+			oneLine(t, stdout, stderr, code, "--config "+missing, "no such file")
+		})
+	}
+}
+
+// TestFlagErrors: flag values that cannot work are refused before anything
+// is opened, each with one line naming the flag, the value and what would
+// work.
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"mem above the machine", []string{"--mem", "1000TiB"}, []string{"--mem 1000.0 TiB", "more than", "memory"}},
+		{"mem of 1 byte", []string{"--mem", "1"}, []string{"--mem 1 B is too small", "one batch of 16×2×64×64×3", "use --mem ≥ 3.0 MiB"}},
+		{"mem of 8 bytes", []string{"--mem", "8"}, []string{"--mem 8 B is too small", "use --mem ≥ 3.0 MiB"}},
+		{"fetch-timeout 0", []string{"--fetch-timeout", "0"}, []string{"--fetch-timeout 0s", "must be more than 0"}},
+		{"negative fetch-stall", []string{"--fetch-stall=-1s"}, []string{"--fetch-stall -1s", "must be more than 0"}},
+		{"no workers", []string{"--workers", "0"}, []string{"--workers 0", "at least 1"}},
+		{"negative readahead", []string{"--readahead=-1"}, []string{"--readahead -1", "0 or more"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--log-level", "warn", "warm", "--cache-dir", t.TempDir()}, tc.args...)
+			stdout, stderr, code := runOxefs(t, nil, args...)
+			oneLine(t, stdout, stderr, code, tc.want...)
+		})
+	}
+}
+
+// TestBenchWithoutConfig: `oxefs bench` with neither a mount nor --config
+// measures the built-in demo mix in-process, as its help says.
+func TestBenchWithoutConfig(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr, code := runOxefs(t, nil, "bench", "--cache-dir", t.TempDir(), "--readers", "1",
+		"--warmup", "0", "--batches", "2", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("bench: exit %d\n%s", code, stderr)
+	}
+	var s struct {
+		Batches int64 `json:"batches"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil || s.Batches != 2 {
+		t.Fatalf("summary %q: %v, want 2 batches", stdout, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "summary.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProgressInLogs: with stderr redirected (a file, a pipe), progress is
+// plain lines, never the \r frames of a terminal bar.
+func TestProgressInLogs(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runOxefs(t, nil, "synth", "--datasets", "1", "--episodes", "2", "--steps", "2", dir)
+	if code != 0 {
+		t.Fatalf("synth: exit %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "\r") {
+		t.Errorf("progress wrote \\r frames into a redirected stderr:\n%q", stderr)
+	}
+	if !strings.Contains(stderr, "synth: 1 datasets: 4/4 episodes") {
+		t.Errorf("no final progress line on stderr:\n%q", stderr)
+	}
+}
+
+// TestSourceHints: a source that is a directory above datasets lists them;
+// a GCS source without credentials suggests anonymous access.
+func TestSourceHints(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{"dataset's parent", nil, []string{"testdata/datasets/tiny_table"},
+			[]string{"no dataset_info.json", "datasets below it: 1.0.0", "tiny_table/1.0.0"}},
+		{"datasets' root", nil, []string{"testdata/datasets"},
+			[]string{"datasets below it: tiny_bridge/1.0.0, tiny_kuka/1.0.0, tiny_table/1.0.0"}},
+		{"gcs without credentials", []string{"GOOGLE_APPLICATION_CREDENTIALS=" + filepath.Join(t.TempDir(), "none.json"), "STORAGE_EMULATOR_HOST="},
+			[]string{"gs://robotics/tiny_kuka/1.0.0"}, []string{"anonymous: true", "--anonymous"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"inspect", "--cache-dir", t.TempDir()}, tc.args...)
+			stdout, stderr, code := runOxefs(t, tc.env, args...)
+			oneLine(t, stdout, stderr, code, tc.want...)
+		})
+	}
+}
