@@ -30,7 +30,9 @@ import (
 //	evict.lock       held while a process evicts
 //
 // Several processes may share one directory: a fill takes the key's flock,
-// so one process downloads while the others wait and then read its result;
+// so one process downloads while the others wait and then read its result
+// (a prefetch fill lets go of the flock while it pauses for readers, so no
+// process ever waits on another's paused fill);
 // eviction takes a directory-wide flock and orders files by mtime, which every
 // reader refreshes on use. A file evicted while another process has it open
 // stays readable through that open descriptor (POSIX unlink semantics).
@@ -259,23 +261,18 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 	if err != nil {
 		return fmt.Errorf("disk cache %s: %w", key, err)
 	}
-	defer unlock()
+	defer func() { unlock() }() // yield may have swapped it
 	if _, err := os.Stat(p); err == nil {
 		return nil // another process filled it while we waited
 	}
 	tmp, err := c.createTemp()
 	if err != nil {
-		return err
+		return fmt.Errorf("disk cache %s: %w", key, err)
 	}
 	defer func() {
 		tmp.Close()
 		os.Remove(tmp.Name()) // no-op after a successful rename
 	}()
-	// The writer holds an exclusive flock on its temp file so that cleanup
-	// by another process can tell a live writer from a dead one.
-	if err := syscall.Flock(int(tmp.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("disk cache: lock %s: %w", tmp.Name(), err)
-	}
 	var reserved int64
 	reserve := func(size int64) error {
 		if size > c.budget {
@@ -285,17 +282,43 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 		return c.evict(size, key)
 	}
 	// A fill no reader waits for yields to those that readers wait for.
+	// It lets go of the key's lock while it pauses: a reader in another
+	// process may be waiting for that lock, and that process's own paused
+	// prefetch may hold the lock this process's reader waits for. A fill
+	// that holds the lock therefore only ever waits on its source, and no
+	// wait cycle can form between processes. If another process fills the
+	// key during the pause, this fill stops and uses that file.
 	yield := func() error {
+		select {
+		case <-f.demanded:
+			return nil
+		case <-c.demand.idleChan():
+			return nil
+		default:
+		}
+		unlock()
+		unlock = func() {}
 		select {
 		case <-f.demanded:
 		case <-c.demand.idleChan():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		u, err := lockFile(ctx, p+".lock")
+		if err != nil {
+			return fmt.Errorf("disk cache %s: %w", key, err)
+		}
+		unlock = u
+		if _, err := os.Stat(p); err == nil {
+			return errFilledElsewhere
+		}
 		return nil
 	}
 	cw := &countingWriter{w: tmp, before: yield}
 	if err := fn(ctx, cw, reserve); err != nil {
+		if errors.Is(err, errFilledElsewhere) {
+			return nil
+		}
 		return err
 	}
 	if err := tmp.Sync(); err != nil {
@@ -310,6 +333,10 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 	}
 	return nil
 }
+
+// errFilledElsewhere stops a paused fill whose key another process filled
+// in the meantime.
+var errFilledElsewhere = errors.New("filled by another process")
 
 // evict removes least recently used files until need more bytes fit in the
 // budget. Files pinned by this process and the key being filled are kept.
@@ -377,11 +404,32 @@ func (c *DiskCache) evict(need int64, keep string) error {
 	return nil
 }
 
+// createTemp creates a temp file under tmp/ and takes an exclusive flock on
+// it, which it holds until closed, so that cleanup by another process can
+// tell a live writer from a dead one. Another process opening the cache may
+// take the lock between the create and the flock and remove the file as
+// stale; the file is then made again.
 func (c *DiskCache) createTemp() (*os.File, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := filepath.Join(c.dir, "tmp", fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
-	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	for range 3 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		name := filepath.Join(c.dir, "tmp", fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue // a cleanup holds it and is about to remove it
+		}
+		if held, err := f.Stat(); err == nil {
+			if named, err := os.Stat(name); err == nil && os.SameFile(held, named) {
+				return f, nil
+			}
+		}
+		f.Close() // removed by a cleanup before we locked it
+	}
+	return nil, fmt.Errorf("temp file under %s: removed by another process's cleanup three times", filepath.Join(c.dir, "tmp"))
 }
 
 // removeStaleTemps deletes temp files whose writer is gone (no flock held).
