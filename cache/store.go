@@ -245,6 +245,11 @@ func (d *Dataset) EpisodeID(ref Ref) string {
 // Episode returns one episode, from the RAM cache when it is there. Loads
 // run under the store's lifetime; ctx decides only how long this caller
 // waits.
+//
+// The RAM cache is keyed by the source, not the dataset: two datasets over
+// one source (two mix entries reading two cameras of one dataset) share the
+// parsed episode, and each gets it under its own name. Loads are keyed by
+// the dataset as well, so that a load's errors name the dataset that asked.
 func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 	s := d.store
 	key := d.slug + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
@@ -255,10 +260,10 @@ func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 	s.running.Done()
 	if ok {
 		s.Stats.RAMHits.Add(1)
-		return ep, nil
+		return d.own(ep), nil
 	}
 	s.Stats.RAMMisses.Add(1)
-	ch := s.loads.DoChan(key, func() (any, error) {
+	ch := s.loads.DoChan(d.Name+"\x00"+key, func() (any, error) {
 		if !s.begin() {
 			return nil, context.Canceled
 		}
@@ -274,10 +279,21 @@ func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return r.Val.(*Episode), nil
+		return d.own(r.Val.(*Episode)), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// own returns ep under d's name: ep itself when d loaded it, else a copy
+// that shares its parsed record.
+func (d *Dataset) own(ep *Episode) *Episode {
+	if ep.Dataset == d.Name {
+		return ep
+	}
+	c := *ep
+	c.Dataset, c.ID, c.specs = d.Name, d.EpisodeID(ep.Ref), d.Features
+	return &c
 }
 
 // load reads and parses one record.
