@@ -180,6 +180,23 @@ func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
+	// Another process sharing the directory may evict the file between its
+	// fill and our open; fill it again, a few times.
+	const tries = 3
+	for range tries {
+		e, err := c.openOnce(ctx, fillCtx, key, fn, background)
+		if !errors.Is(err, errGone) {
+			return e, err
+		}
+	}
+	return nil, fmt.Errorf("disk cache %s: evicted by another process right after each of %d fills; "+
+		"the processes sharing %s need a larger --disk", key, tries, c.dir)
+}
+
+// errGone is a file evicted between its fill and the open that follows.
+var errGone = errors.New("evicted right after its fill")
+
+func (c *DiskCache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
 	if e, err := c.openExisting(key); err == nil {
 		c.Stats.Hits.Add(1)
 		return e, nil
@@ -219,7 +236,11 @@ func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	if f.err != nil {
 		return nil, f.err
 	}
-	return c.openExisting(key)
+	e, err := c.openExisting(key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errGone
+	}
+	return e, err
 }
 
 // Contains reports whether key is cached, without touching its LRU position.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -143,8 +144,9 @@ type Dataset struct {
 	store *Store
 	slug  string // cache directory name for this source
 
-	mu    sync.Mutex
-	spans map[string]*shardSpans // guarded by mu: by shard file name
+	mu      sync.Mutex
+	spans   map[string]*shardSpans // guarded by mu: by shard file name
+	missing map[string]bool        // guarded by mu: shards reported missing
 }
 
 type shardSpans struct {
@@ -196,6 +198,7 @@ func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, er
 		store:    s,
 		slug:     sourceSlug(src.URI()),
 		spans:    make(map[string]*shardSpans),
+		missing:  make(map[string]bool),
 	}, nil
 }
 
@@ -302,7 +305,15 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
+	corrupt := func(err error) error {
+		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+	}
 	f, size, err := d.openShard(ctx, name, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Listed but not there: unreadable data, never "no such file".
+		d.reportMissing(name, err)
+		return nil, corrupt(fmt.Errorf("%w: %v", ErrMissingShard, err))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -311,9 +322,6 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	corrupt := func(err error) error {
-		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
-	}
 	if ref.Record < 0 {
 		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range", d.Name, name, ref.Record)
 	}
@@ -321,7 +329,13 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		if sp.broken != nil {
 			return nil, corrupt(fmt.Errorf("unreadable: the shard's framing breaks after record %d: %w", len(sp.spans)-1, sp.broken))
 		}
-		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range (shard has %d)", d.Name, name, ref.Record, len(sp.spans))
+		// Cut at a record boundary, or dataset_info.json lists more.
+		listed := int64(-1)
+		if si, ok := d.Info.Split(ref.Split); ok && ref.Shard < len(si.ShardLengths) {
+			listed = si.ShardLengths[ref.Shard]
+		}
+		return nil, corrupt(fmt.Errorf("unreadable: the shard holds %d records (%d bytes), dataset_info.json lists %d",
+			len(sp.spans), size, listed))
 	}
 	raw, err := tfrecord.ReadRecord(f, sp.spans[ref.Record], nil)
 	if err != nil {
@@ -391,6 +405,18 @@ func (d *Dataset) openShard(ctx context.Context, name string, background bool) (
 		return nil, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
 	return e, e.Size, nil
+}
+
+// reportMissing logs a listed shard that is not there, once per shard.
+func (d *Dataset) reportMissing(name string, err error) {
+	d.mu.Lock()
+	seen := d.missing[name]
+	d.missing[name] = true
+	d.mu.Unlock()
+	if !seen {
+		d.store.log.Warn("shard listed in dataset_info.json is missing: its episodes are unreadable data",
+			"dataset", d.Name, "shard", name, "err", err)
+	}
 }
 
 // shardIndex returns the record spans of a shard, indexing it on first use.
