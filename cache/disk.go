@@ -111,7 +111,9 @@ func (g *demandGate) idleChan() <-chan struct{} {
 type FillFunc func(ctx context.Context, w io.Writer, reserve func(size int64) error) error
 
 // OpenDiskCache opens (creating) a cache directory bounded by budget bytes.
-// Temporary files left by crashed processes are removed.
+// Temporary files left by crashed processes are removed. A budget larger
+// than the filesystem can hold (its free space plus the files already
+// cached) is lowered to that, with a warning.
 func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, error) {
 	if budget <= 0 {
 		return nil, fmt.Errorf("disk cache %s: budget must be positive, got %d", dir, budget)
@@ -130,6 +132,10 @@ func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, erro
 		demand: newDemandGate(),
 	}
 	c.removeStaleTemps()
+	var err error
+	if c.budget, err = clampBudget(dir, budget, c.heldBytes(), log); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -336,14 +342,43 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 		return nil
 	}
 	cw := &countingWriter{w: tmp, before: yield}
-	if err := fn(ctx, cw, reserve); err != nil {
-		if errors.Is(err, errFilledElsewhere) {
-			return nil
+	write := func() error {
+		if err := fn(ctx, cw, reserve); err != nil {
+			return err
 		}
-		return err
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("disk cache %s: %w", key, err)
+		}
+		return nil
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("disk cache %s: %w", key, err)
+	err = write()
+	if isNoSpace(err) {
+		// The filesystem filled up under the budget (other files, other
+		// processes): make room by evicting, and write again once.
+		size := max(reserved, cw.n)
+		if rerr := resetTemp(tmp); rerr != nil {
+			return fmt.Errorf("disk cache %s: %w", key, rerr)
+		}
+		free, rerr := c.makeRoomOnDisk(size, key)
+		if rerr != nil {
+			return fmt.Errorf("disk cache %s: %w (making room after: %w)", key, rerr, err)
+		}
+		if reserved > 0 && free < reserved {
+			return c.errNoSpace(key, reserved, free, err)
+		}
+		c.log.Warn("disk cache: the filesystem was full; evicted and retrying", "key", key,
+			"bytes", HumanBytes(size), "free", HumanBytes(free))
+		cw = &countingWriter{w: tmp, before: yield}
+		if err = write(); isNoSpace(err) {
+			free, _ := freeBytes(c.dir)
+			return c.errNoSpace(key, max(reserved, cw.n, size), free, err)
+		}
+	}
+	if errors.Is(err, errFilledElsewhere) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		return fmt.Errorf("disk cache %s: %w", key, err)
@@ -362,21 +397,68 @@ var errFilledElsewhere = errors.New("filled by another process")
 // evict removes least recently used files until need more bytes fit in the
 // budget. Files pinned by this process and the key being filled are kept.
 func (c *DiskCache) evict(need int64, keep string) error {
+	total, err := c.evictLRU(keep, func(total, _ int64) bool { return total+need > c.budget })
+	if err != nil {
+		return err
+	}
+	if total+need > c.budget {
+		c.log.Warn("disk cache over budget: every remaining file is in use",
+			"bytes", total+need, "budget", c.budget)
+	}
+	return nil
+}
+
+// evictLRU removes least recently used files, but not keep nor those
+// pinned by this process, while more(total, removed) holds, total being the
+// bytes of the cached files and removed the bytes removed so far. It
+// returns the total left. It holds the directory-wide eviction lock.
+func (c *DiskCache) evictLRU(keep string, more func(total, removed int64) bool) (int64, error) {
 	unlock, err := lockFile(context.Background(), filepath.Join(c.dir, "evict.lock"))
 	if err != nil {
-		return fmt.Errorf("disk cache: %w", err)
+		return 0, fmt.Errorf("disk cache: %w", err)
 	}
 	defer unlock()
-
-	type file struct {
-		key   string
-		size  int64
-		mtime time.Time
+	files, total, err := c.scan()
+	if err != nil {
+		return 0, err
 	}
-	var files []file
+	if !more(total, 0) {
+		return total, nil
+	}
+	slices.SortFunc(files, func(a, b cachedFile) int { return a.mtime.Compare(b.mtime) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var removed int64
+	for _, f := range files {
+		if !more(total, removed) {
+			break
+		}
+		if f.key == keep || c.pinned[f.key] > 0 {
+			continue
+		}
+		if err := os.Remove(c.path(f.key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return total, fmt.Errorf("disk cache: evict %s: %w", f.key, err)
+		}
+		total -= f.size
+		removed += f.size
+		c.Stats.Evictions.Add(1)
+		c.log.Debug("disk cache evicted", "key", f.key, "bytes", f.size)
+	}
+	return total, nil
+}
+
+type cachedFile struct {
+	key   string
+	size  int64
+	mtime time.Time
+}
+
+// scan lists the complete files in the cache and their total size.
+func (c *DiskCache) scan() ([]cachedFile, int64, error) {
+	var files []cachedFile
 	var total int64
 	root := filepath.Join(c.dir, "files")
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // removed by another process meanwhile
@@ -391,38 +473,14 @@ func (c *DiskCache) evict(need int64, keep string) error {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		files = append(files, file{filepath.ToSlash(rel), info.Size(), info.ModTime()})
+		files = append(files, cachedFile{filepath.ToSlash(rel), info.Size(), info.ModTime()})
 		total += info.Size()
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("disk cache: scan: %w", err)
+		return nil, 0, fmt.Errorf("disk cache: scan: %w", err)
 	}
-	if total+need <= c.budget {
-		return nil
-	}
-	slices.SortFunc(files, func(a, b file) int { return a.mtime.Compare(b.mtime) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, f := range files {
-		if total+need <= c.budget {
-			break
-		}
-		if f.key == keep || c.pinned[f.key] > 0 {
-			continue
-		}
-		if err := os.Remove(c.path(f.key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("disk cache: evict %s: %w", f.key, err)
-		}
-		total -= f.size
-		c.Stats.Evictions.Add(1)
-		c.log.Debug("disk cache evicted", "key", f.key, "bytes", f.size)
-	}
-	if total+need > c.budget {
-		c.log.Warn("disk cache over budget: every remaining file is in use",
-			"bytes", total+need, "budget", c.budget)
-	}
-	return nil
+	return files, total, nil
 }
 
 // createTemp creates a temp file under tmp/ and takes an exclusive flock on
