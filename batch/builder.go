@@ -292,6 +292,8 @@ func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, ds
 		switch {
 		case errors.Is(err, pairs.ErrShortEpisode):
 			kind = "short_episode" // not damage: such an episode has no units
+		case errors.Is(err, cache.ErrMissingShard) && !b.strict:
+			kind = "missing_shard" // a listed shard that is not there
 		case errors.Is(err, cache.ErrCorrupt) && !b.strict:
 			kind = "corrupt"
 		default:

@@ -30,7 +30,9 @@ import (
 //	evict.lock       held while a process evicts
 //
 // Several processes may share one directory: a fill takes the key's flock,
-// so one process downloads while the others wait and then read its result;
+// so one process downloads while the others wait and then read its result
+// (a prefetch fill lets go of the flock while it pauses for readers, so no
+// process ever waits on another's paused fill);
 // eviction takes a directory-wide flock and orders files by mtime, which every
 // reader refreshes on use. A file evicted while another process has it open
 // stays readable through that open descriptor (POSIX unlink semantics).
@@ -109,7 +111,9 @@ func (g *demandGate) idleChan() <-chan struct{} {
 type FillFunc func(ctx context.Context, w io.Writer, reserve func(size int64) error) error
 
 // OpenDiskCache opens (creating) a cache directory bounded by budget bytes.
-// Temporary files left by crashed processes are removed.
+// Temporary files left by crashed processes are removed. A budget larger
+// than the filesystem can hold (its free space plus the files already
+// cached) is lowered to that, with a warning.
 func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, error) {
 	if budget <= 0 {
 		return nil, fmt.Errorf("disk cache %s: budget must be positive, got %d", dir, budget)
@@ -128,6 +132,10 @@ func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, erro
 		demand: newDemandGate(),
 	}
 	c.removeStaleTemps()
+	var err error
+	if c.budget, err = clampBudget(dir, budget, c.heldBytes(), log); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -178,6 +186,23 @@ func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
+	// Another process sharing the directory may evict the file between its
+	// fill and our open; fill it again, a few times.
+	const tries = 3
+	for range tries {
+		e, err := c.openOnce(ctx, fillCtx, key, fn, background)
+		if !errors.Is(err, errGone) {
+			return e, err
+		}
+	}
+	return nil, fmt.Errorf("disk cache %s: evicted by another process right after each of %d fills; "+
+		"the processes sharing %s need a larger --disk", key, tries, c.dir)
+}
+
+// errGone is a file evicted between its fill and the open that follows.
+var errGone = errors.New("evicted right after its fill")
+
+func (c *DiskCache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
 	if e, err := c.openExisting(key); err == nil {
 		c.Stats.Hits.Add(1)
 		return e, nil
@@ -217,7 +242,11 @@ func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	if f.err != nil {
 		return nil, f.err
 	}
-	return c.openExisting(key)
+	e, err := c.openExisting(key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errGone
+	}
+	return e, err
 }
 
 // Contains reports whether key is cached, without touching its LRU position.
@@ -259,23 +288,18 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 	if err != nil {
 		return fmt.Errorf("disk cache %s: %w", key, err)
 	}
-	defer unlock()
+	defer func() { unlock() }() // yield may have swapped it
 	if _, err := os.Stat(p); err == nil {
 		return nil // another process filled it while we waited
 	}
 	tmp, err := c.createTemp()
 	if err != nil {
-		return err
+		return fmt.Errorf("disk cache %s: %w", key, err)
 	}
 	defer func() {
 		tmp.Close()
 		os.Remove(tmp.Name()) // no-op after a successful rename
 	}()
-	// The writer holds an exclusive flock on its temp file so that cleanup
-	// by another process can tell a live writer from a dead one.
-	if err := syscall.Flock(int(tmp.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		return fmt.Errorf("disk cache: lock %s: %w", tmp.Name(), err)
-	}
 	var reserved int64
 	reserve := func(size int64) error {
 		if size > c.budget {
@@ -285,21 +309,76 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 		return c.evict(size, key)
 	}
 	// A fill no reader waits for yields to those that readers wait for.
+	// It lets go of the key's lock while it pauses: a reader in another
+	// process may be waiting for that lock, and that process's own paused
+	// prefetch may hold the lock this process's reader waits for. A fill
+	// that holds the lock therefore only ever waits on its source, and no
+	// wait cycle can form between processes. If another process fills the
+	// key during the pause, this fill stops and uses that file.
 	yield := func() error {
+		select {
+		case <-f.demanded:
+			return nil
+		case <-c.demand.idleChan():
+			return nil
+		default:
+		}
+		unlock()
+		unlock = func() {}
 		select {
 		case <-f.demanded:
 		case <-c.demand.idleChan():
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		u, err := lockFile(ctx, p+".lock")
+		if err != nil {
+			return fmt.Errorf("disk cache %s: %w", key, err)
+		}
+		unlock = u
+		if _, err := os.Stat(p); err == nil {
+			return errFilledElsewhere
+		}
 		return nil
 	}
 	cw := &countingWriter{w: tmp, before: yield}
-	if err := fn(ctx, cw, reserve); err != nil {
-		return err
+	write := func() error {
+		if err := fn(ctx, cw, reserve); err != nil {
+			return err
+		}
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("disk cache %s: %w", key, err)
+		}
+		return nil
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("disk cache %s: %w", key, err)
+	err = write()
+	if isNoSpace(err) {
+		// The filesystem filled up under the budget (other files, other
+		// processes): make room by evicting, and write again once.
+		size := max(reserved, cw.n)
+		if rerr := resetTemp(tmp); rerr != nil {
+			return fmt.Errorf("disk cache %s: %w", key, rerr)
+		}
+		free, rerr := c.makeRoomOnDisk(size, key)
+		if rerr != nil {
+			return fmt.Errorf("disk cache %s: %w (making room after: %w)", key, rerr, err)
+		}
+		if reserved > 0 && free < reserved {
+			return c.errNoSpace(key, reserved, free, err)
+		}
+		c.log.Warn("disk cache: the filesystem was full; evicted and retrying", "key", key,
+			"bytes", HumanBytes(size), "free", HumanBytes(free))
+		cw = &countingWriter{w: tmp, before: yield}
+		if err = write(); isNoSpace(err) {
+			free, _ := freeBytes(c.dir)
+			return c.errNoSpace(key, max(reserved, cw.n, size), free, err)
+		}
+	}
+	if errors.Is(err, errFilledElsewhere) {
+		return nil
+	}
+	if err != nil {
+		return err
 	}
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		return fmt.Errorf("disk cache %s: %w", key, err)
@@ -311,24 +390,75 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 	return nil
 }
 
+// errFilledElsewhere stops a paused fill whose key another process filled
+// in the meantime.
+var errFilledElsewhere = errors.New("filled by another process")
+
 // evict removes least recently used files until need more bytes fit in the
 // budget. Files pinned by this process and the key being filled are kept.
 func (c *DiskCache) evict(need int64, keep string) error {
+	total, err := c.evictLRU(keep, func(total, _ int64) bool { return total+need > c.budget })
+	if err != nil {
+		return err
+	}
+	if total+need > c.budget {
+		c.log.Warn("disk cache over budget: every remaining file is in use",
+			"bytes", total+need, "budget", c.budget)
+	}
+	return nil
+}
+
+// evictLRU removes least recently used files, but not keep nor those
+// pinned by this process, while more(total, removed) holds, total being the
+// bytes of the cached files and removed the bytes removed so far. It
+// returns the total left. It holds the directory-wide eviction lock.
+func (c *DiskCache) evictLRU(keep string, more func(total, removed int64) bool) (int64, error) {
 	unlock, err := lockFile(context.Background(), filepath.Join(c.dir, "evict.lock"))
 	if err != nil {
-		return fmt.Errorf("disk cache: %w", err)
+		return 0, fmt.Errorf("disk cache: %w", err)
 	}
 	defer unlock()
-
-	type file struct {
-		key   string
-		size  int64
-		mtime time.Time
+	files, total, err := c.scan()
+	if err != nil {
+		return 0, err
 	}
-	var files []file
+	if !more(total, 0) {
+		return total, nil
+	}
+	slices.SortFunc(files, func(a, b cachedFile) int { return a.mtime.Compare(b.mtime) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var removed int64
+	for _, f := range files {
+		if !more(total, removed) {
+			break
+		}
+		if f.key == keep || c.pinned[f.key] > 0 {
+			continue
+		}
+		if err := os.Remove(c.path(f.key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return total, fmt.Errorf("disk cache: evict %s: %w", f.key, err)
+		}
+		total -= f.size
+		removed += f.size
+		c.Stats.Evictions.Add(1)
+		c.log.Debug("disk cache evicted", "key", f.key, "bytes", f.size)
+	}
+	return total, nil
+}
+
+type cachedFile struct {
+	key   string
+	size  int64
+	mtime time.Time
+}
+
+// scan lists the complete files in the cache and their total size.
+func (c *DiskCache) scan() ([]cachedFile, int64, error) {
+	var files []cachedFile
 	var total int64
 	root := filepath.Join(c.dir, "files")
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil // removed by another process meanwhile
@@ -343,45 +473,42 @@ func (c *DiskCache) evict(need int64, keep string) error {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, p)
-		files = append(files, file{filepath.ToSlash(rel), info.Size(), info.ModTime()})
+		files = append(files, cachedFile{filepath.ToSlash(rel), info.Size(), info.ModTime()})
 		total += info.Size()
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("disk cache: scan: %w", err)
+		return nil, 0, fmt.Errorf("disk cache: scan: %w", err)
 	}
-	if total+need <= c.budget {
-		return nil
-	}
-	slices.SortFunc(files, func(a, b file) int { return a.mtime.Compare(b.mtime) })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, f := range files {
-		if total+need <= c.budget {
-			break
-		}
-		if f.key == keep || c.pinned[f.key] > 0 {
-			continue
-		}
-		if err := os.Remove(c.path(f.key)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("disk cache: evict %s: %w", f.key, err)
-		}
-		total -= f.size
-		c.Stats.Evictions.Add(1)
-		c.log.Debug("disk cache evicted", "key", f.key, "bytes", f.size)
-	}
-	if total+need > c.budget {
-		c.log.Warn("disk cache over budget: every remaining file is in use",
-			"bytes", total+need, "budget", c.budget)
-	}
-	return nil
+	return files, total, nil
 }
 
+// createTemp creates a temp file under tmp/ and takes an exclusive flock on
+// it, which it holds until closed, so that cleanup by another process can
+// tell a live writer from a dead one. Another process opening the cache may
+// take the lock between the create and the flock and remove the file as
+// stale; the file is then made again.
 func (c *DiskCache) createTemp() (*os.File, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := filepath.Join(c.dir, "tmp", fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
-	return os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	for range 3 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		name := filepath.Join(c.dir, "tmp", fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(b[:])))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			continue // a cleanup holds it and is about to remove it
+		}
+		if held, err := f.Stat(); err == nil {
+			if named, err := os.Stat(name); err == nil && os.SameFile(held, named) {
+				return f, nil
+			}
+		}
+		f.Close() // removed by a cleanup before we locked it
+	}
+	return nil, fmt.Errorf("temp file under %s: removed by another process's cleanup three times", filepath.Join(c.dir, "tmp"))
 }
 
 // removeStaleTemps deletes temp files whose writer is gone (no flock held).

@@ -10,6 +10,13 @@ import (
 // missing or malformed feature. Such errors are a *CorruptError.
 var ErrCorrupt = errors.New("corrupt data")
 
+// ErrMissingShard matches a *CorruptError for an episode whose shard is
+// not there: deleted from a local dataset, or an object missing from the
+// bucket although dataset_info.json lists it. It does not match
+// fs.ErrNotExist: the episode is listed, so a reader must never see
+// "no such file" for it.
+var ErrMissingShard = errors.New("shard missing")
+
 // ErrUnavailable matches a source that kept failing after every retry within
 // the retry budget. Such errors are a *UnavailableError.
 var ErrUnavailable = errors.New("source unavailable")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -146,8 +147,9 @@ type Dataset struct {
 	slug    string   // cache directory name for this source
 	infoSum [32]byte // SHA-256 of dataset_info.json as read
 
-	mu    sync.Mutex
-	spans map[string]*shardSpans // guarded by mu: by shard file name
+	mu      sync.Mutex
+	spans   map[string]*shardSpans // guarded by mu: by shard file name
+	missing map[string]bool        // guarded by mu: shards reported missing
 }
 
 type shardSpans struct {
@@ -200,6 +202,7 @@ func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, er
 		slug:     sourceSlug(src.URI()),
 		infoSum:  sha256.Sum256(infoJSON),
 		spans:    make(map[string]*shardSpans),
+		missing:  make(map[string]bool),
 	}, nil
 }
 
@@ -249,6 +252,11 @@ func (d *Dataset) EpisodeID(ref Ref) string {
 // Episode returns one episode, from the RAM cache when it is there. Loads
 // run under the store's lifetime; ctx decides only how long this caller
 // waits.
+//
+// The RAM cache is keyed by the source, not the dataset: two datasets over
+// one source (two mix entries reading two cameras of one dataset) share the
+// parsed episode, and each gets it under its own name. Loads are keyed by
+// the dataset as well, so that a load's errors name the dataset that asked.
 func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 	s := d.store
 	key := d.slug + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
@@ -259,10 +267,10 @@ func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 	s.running.Done()
 	if ok {
 		s.Stats.RAMHits.Add(1)
-		return ep, nil
+		return d.own(ep), nil
 	}
 	s.Stats.RAMMisses.Add(1)
-	ch := s.loads.DoChan(key, func() (any, error) {
+	ch := s.loads.DoChan(d.Name+"\x00"+key, func() (any, error) {
 		if !s.begin() {
 			return nil, context.Canceled
 		}
@@ -278,10 +286,21 @@ func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return r.Val.(*Episode), nil
+		return d.own(r.Val.(*Episode)), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// own returns ep under d's name: ep itself when d loaded it, else a copy
+// that shares its parsed record.
+func (d *Dataset) own(ep *Episode) *Episode {
+	if ep.Dataset == d.Name {
+		return ep
+	}
+	c := *ep
+	c.Dataset, c.ID, c.specs = d.Name, d.EpisodeID(ep.Ref), d.Features
+	return &c
 }
 
 // load reads and parses one record.
@@ -290,7 +309,15 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
+	corrupt := func(err error) error {
+		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+	}
 	f, size, err := d.openShard(ctx, name, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Listed but not there: unreadable data, never "no such file".
+		d.reportMissing(name, err)
+		return nil, corrupt(fmt.Errorf("%w: %v", ErrMissingShard, err))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -299,9 +326,6 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	corrupt := func(err error) error {
-		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
-	}
 	if ref.Record < 0 {
 		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range", d.Name, name, ref.Record)
 	}
@@ -309,7 +333,13 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		if sp.broken != nil {
 			return nil, corrupt(fmt.Errorf("unreadable: the shard's framing breaks after record %d: %w", len(sp.spans)-1, sp.broken))
 		}
-		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range (shard has %d)", d.Name, name, ref.Record, len(sp.spans))
+		// Cut at a record boundary, or dataset_info.json lists more.
+		listed := int64(-1)
+		if si, ok := d.Info.Split(ref.Split); ok && ref.Shard < len(si.ShardLengths) {
+			listed = si.ShardLengths[ref.Shard]
+		}
+		return nil, corrupt(fmt.Errorf("unreadable: the shard holds %d records (%d bytes), dataset_info.json lists %d",
+			len(sp.spans), size, listed))
 	}
 	raw, err := tfrecord.ReadRecord(f, sp.spans[ref.Record], nil)
 	if err != nil {
@@ -381,6 +411,18 @@ func (d *Dataset) openShard(ctx context.Context, name string, background bool) (
 		return nil, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
 	return e, e.Size, nil
+}
+
+// reportMissing logs a listed shard that is not there, once per shard.
+func (d *Dataset) reportMissing(name string, err error) {
+	d.mu.Lock()
+	seen := d.missing[name]
+	d.missing[name] = true
+	d.mu.Unlock()
+	if !seen {
+		d.store.log.Warn("shard listed in dataset_info.json is missing: its episodes are unreadable data",
+			"dataset", d.Name, "shard", name, "err", err)
+	}
 }
 
 // shardIndex returns the record spans of a shard, indexing it on first use.

@@ -250,6 +250,7 @@ func openDataset(ctx context.Context, dc *DatasetConfig, store *cache.Store) (*D
 			add("val_split", "%v", err)
 		}
 	}
+	checkShards(data, train, val, add)
 	feats := data.Features
 	inspect := fmt.Sprintf("`oxefs inspect %s` lists every feature", dc.Source)
 
@@ -329,6 +330,26 @@ func openDataset(ctx context.Context, dc *DatasetConfig, store *cache.Store) (*D
 		}
 	}
 	return d, train, val, errs
+}
+
+// checkShards checks the shards of every split the selections read
+// against dataset_info.json (see cache.Dataset.CheckSplit), once per split.
+func checkShards(data *cache.Dataset, train, val []tfds.Range, add func(key, format string, args ...any)) {
+	checked := map[string]bool{}
+	for _, sel := range []struct {
+		field  string
+		ranges []tfds.Range
+	}{{"split", train}, {"val_split", val}} {
+		for _, r := range sel.ranges {
+			if checked[r.Split] {
+				continue
+			}
+			checked[r.Split] = true
+			if err := data.CheckSplit(r.Split); err != nil {
+				add(sel.field, "%v", err)
+			}
+		}
+	}
 }
 
 func scope(f tfds.Feature) string {
