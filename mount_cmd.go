@@ -158,6 +158,7 @@ func (c *mountCmd) drain(log *slog.Logger, p *batch.Pipeline, srv *fs.Server, go
 		log.Error("signal: detaching the mount failed; unmounting", "err", err)
 		return srv.Unmount()
 	}
+	srv.StopOpens()
 	p.StopReadahead()
 	select {
 	case <-gone:

@@ -75,6 +75,7 @@ package fs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"strconv"
@@ -142,6 +143,11 @@ func errno(log *slog.Logger, err error, op string, n int64) syscall.Errno {
 	return syscall.EIO
 }
 
+// ErrShuttingDown fails the opens that were still waiting for their batch
+// when the daemon began to shut down (Server.StopOpens). It is EIO, not
+// EINTR, so that a reader does not retry into the detached mountpoint.
+var ErrShuttingDown = errors.New("the daemon is shutting down")
+
 // batchName formats a batch index: zero-padded to at least 6 digits.
 func batchName(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -178,6 +184,9 @@ type root struct {
 	gofs.Inode
 	opts     Options
 	directIO bool
+	// opens is cancelled when the mount stops taking opens (Server.StopOpens):
+	// opens still waiting for their batch then fail.
+	opens context.Context
 }
 
 var _ = (gofs.NodeOnAdder)((*root)(nil))
@@ -190,10 +199,10 @@ func (r *root) OnAdd(ctx context.Context) {
 	}
 	add(&r.Inode, "info.json", &dynamicFile{content: r.opts.Info}, syscall.S_IFREG)
 	add(&r.Inode, "stats.json", &dynamicFile{content: r.opts.Stats}, syscall.S_IFREG)
-	add(&r.Inode, "batches", &batchDir{b: r.opts.Train, opts: &r.opts, directIO: r.directIO}, syscall.S_IFDIR)
+	add(&r.Inode, "batches", &batchDir{b: r.opts.Train, opts: &r.opts, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
 	if r.opts.Val != nil {
 		val := add(&r.Inode, "val", &gofs.Inode{}, syscall.S_IFDIR)
-		add(val, "batches", &batchDir{b: r.opts.Val, opts: &r.opts, val: true, directIO: r.directIO}, syscall.S_IFDIR)
+		add(val, "batches", &batchDir{b: r.opts.Val, opts: &r.opts, val: true, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
 	}
 }
 
@@ -247,6 +256,7 @@ type batchDir struct {
 	opts     *Options
 	val      bool
 	directIO bool
+	opens    context.Context // see root.opens
 }
 
 var (
@@ -334,8 +344,17 @@ func (f *batchFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		return nil, 0, syscall.EROFS
 	}
 	start := time.Now()
+	if opens := f.dir.opens; opens != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(opens, cancel)()
+	}
 	b, err := f.dir.b.Get(ctx, f.n)
 	if err != nil {
+		if f.dir.opens != nil && f.dir.opens.Err() != nil {
+			err = fmt.Errorf("open of batch %d: %w", f.n, ErrShuttingDown)
+		}
 		return nil, 0, errno(f.dir.opts.Log, err, "open", f.n)
 	}
 	h := &openBatch{file: f, b: b, refs: 1, wait: time.Since(start)}

@@ -3,6 +3,7 @@ package fs
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,10 +45,11 @@ var ErrNotEmpty = errors.New("not empty")
 
 // Server is a live mount.
 type Server struct {
-	srv  *fuse.Server
-	dir  string
-	dev  uint64 // the mount's device: its minor is the fusectl connection
-	open *atomic.Int64
+	srv       *fuse.Server
+	dir       string
+	dev       uint64 // the mount's device: its minor is the fusectl connection
+	open      *atomic.Int64
+	stopOpens context.CancelFunc
 }
 
 // Mount serves opts at dir until Unmount. dir must be an empty directory
@@ -83,16 +85,19 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 			Options:            []string{"ro"}, // the kernel answers writes with EROFS
 		},
 	}
-	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO}, fopts)}
+	opens, stopOpens := context.WithCancel(context.Background())
+	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO, opens: opens}, fopts)}
 	srv, err := fuse.NewServer(raw, dir, &fopts.MountOptions)
 	if err != nil {
+		stopOpens()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	go srv.Serve()
 	if err := srv.WaitMount(); err != nil {
+		stopOpens()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	s := &Server{srv: srv, dir: dir, open: &raw.open}
+	s := &Server{srv: srv, dir: dir, open: &raw.open, stopOpens: stopOpens}
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err == nil {
 		s.dev = st.Dev
@@ -121,6 +126,13 @@ func (s *Server) Unmount() error {
 // until they are closed. When the last one is, the connection ends and Wait
 // returns.
 func (s *Server) Detach() error { return lazyUnmount(s.dir) }
+
+// StopOpens fails the opens still waiting for their batch (with
+// ErrShuttingDown, EIO) and every later one. After Detach no new open
+// arrives, but one already waiting for a build holds the detached mount
+// alive; shutdown must not wait for such a build. Files already open are
+// not affected.
+func (s *Server) StopOpens() { s.stopOpens() }
 
 // OpenFiles is the number of files open on the mount now (a mapped file
 // counts until it is unmapped).
