@@ -334,11 +334,17 @@ func (p *Pipeline) Stats() []byte {
 		"bad_episodes":        bad,
 	}
 	out["decode_memory"] = decodeMemoryStats(p.decodeMem)
+	if u := p.Builds.Unusable(); len(u) > 0 {
+		out["unusable_datasets"] = u
+	}
 	if p.valStats != nil {
 		vsubs, vbad := p.valStats.Substitutions()
 		out["val_samples_per_dataset"] = perDataset(p.valStats)
 		out["val_substitutions"] = vsubs
 		out["val_bad_episodes"] = vbad
+		if u := p.valStats.Unusable(); len(u) > 0 {
+			out["val_unusable_datasets"] = u
+		}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
