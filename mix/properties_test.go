@@ -153,7 +153,7 @@ func TestTooShortEpisodes(t *testing.T) {
 		Lengths:  []int32{6, 5, -1, 0, 10, 1}}
 	p := mustPlan(t, PlanOptions{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
 	d := p.Info().Datasets[0]
-	if d.TooShort != 3 || d.Unreadable != 1 || d.Units != 1+5 || d.Episodes != 6 {
+	if d.TooShort == nil || *d.TooShort != 3 || d.Unreadable == nil || *d.Unreadable != 1 || d.Units != 1+5 || d.Episodes != 6 {
 		t.Fatalf("summary %+v: want 3 too short (5, 0, 1 steps), 1 unreadable, 6 units", d)
 	}
 	for _, x := range samplesOf(p, 0, 60) {
