@@ -11,15 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
-
-// maxSubstitutes bounds how many replacement units one bad sample tries
-// before its batch fails: a window that bad is a dataset problem to report,
-// not to paper over.
-const maxSubstitutes = 16
 
 // errPoolClosed is returned by a submission after Pool.Close.
 var errPoolClosed = errors.New("decode pool closed: the daemon is shutting down")
@@ -115,6 +109,7 @@ type BuildStats struct {
 	substitutions map[string]int64  // guarded by mu: by reason kind
 	bad           map[string]string // guarded by mu: episode id -> reason, first seen
 	badOrder      []string          // guarded by mu: episode ids in the order seen
+	noEpisode     map[string]string // guarded by mu: dataset -> why none of its episodes can be used
 }
 
 // NewBuildStats counts for datasets datasets.
@@ -123,7 +118,27 @@ func NewBuildStats(datasets int) *BuildStats {
 		Samples:       make([]atomic.Int64, datasets),
 		substitutions: map[string]int64{},
 		bad:           map[string]string{},
+		noEpisode:     map[string]string{},
 	}
+}
+
+// unusable records that no episode of dataset can be used, and why.
+func (s *BuildStats) unusable(dataset string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.noEpisode[dataset] = err.Error()
+}
+
+// Unusable returns the datasets none of whose episodes can be used, with
+// the reason: their samples fail.
+func (s *BuildStats) Unusable() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]string, len(s.noEpisode))
+	for k, v := range s.noEpisode {
+		out[k] = v
+	}
+	return out
 }
 
 // maxBadListed bounds the bad episodes stats.json lists by name.
@@ -176,6 +191,7 @@ type Builder struct {
 	pool     *Pool
 	stats    *BuildStats
 	log      *slog.Logger
+	subs     *substitutions // what substitution has learnt, shared by the workers
 
 	// constants
 	meta        pairs.MetaMode
@@ -197,6 +213,7 @@ func NewBuilder(plan *mix.Plan, datasets []*mix.Dataset, asm []*pairs.Assembler,
 	b := &Builder{
 		plan: plan, datasets: datasets, asm: asm, pool: pool, stats: opts.Stats, log: opts.Log,
 		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
+		subs: newSubstitutions(len(datasets)),
 	}
 	for _, a := range asm {
 		if a == nil {
@@ -271,44 +288,60 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 }
 
 // sample builds one sample, substituting deterministically for a bad or
-// too-short episode: the same bad unit is always replaced by the same good
-// one, so batch bytes do not depend on which reader met the damage first.
+// too-short episode: the replacement is the first candidate of
+// Plan.Substitutes that builds — every other episode of the window, then of
+// the dataset, each tried once — so the same bad unit is always replaced by
+// the same good one, and batch bytes do not depend on which reader met the
+// damage first. Episodes known to give no sample are skipped without
+// loading them (they would fail again). The sample fails only when no
+// episode of the dataset can be used, with an error that says so, or after
+// maxImageFailures candidates whose frames do not decode.
 func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst []byte, m *pairs.Meta) error {
-	cur := s
-	for attempt := 0; ; {
-		if err := ctx.Err(); err != nil {
-			return err // between substitutes: shutting down
+	err := b.try(ctx, d, s, dst, m)
+	if err == nil {
+		return nil
+	}
+	whole, ok := b.failed(s, err)
+	if !ok {
+		return err // transient source errors, --strict: EIO for this read
+	}
+	if err := b.subs.unusableErr(s.Dataset); err != nil {
+		return err
+	}
+	var tally walkTally
+	tally.add(whole, err)
+	for c := range b.plan.Substitutes(s) {
+		own := c.Episode == s.Episode // the last candidate: a new key for the same episode
+		if k := b.subs.known(c); k != 0 {
+			if !own {
+				tally.add(k, nil)
+			}
+			continue
 		}
-		ds := b.datasets[cur.Dataset]
-		ep, err := ds.Data.Episode(ctx, cur.Episode)
+		err := b.try(ctx, d, c, dst, m)
 		if err == nil {
-			err = b.asm[cur.Dataset].Build(d, cur, ep, dst, m)
-		}
-		if err == nil {
-			b.stats.Samples[cur.Dataset].Add(1)
 			return nil
 		}
-		kind := ""
-		switch {
-		case errors.Is(err, pairs.ErrShortEpisode):
-			kind = "short_episode" // not damage: such an episode has no units
-		case errors.Is(err, cache.ErrMissingShard) && !b.strict:
-			kind = "missing_shard" // a listed shard that is not there
-		case errors.Is(err, cache.ErrCorrupt) && !b.strict:
-			kind = "corrupt"
-		default:
-			return err // transient source errors, --strict: EIO for this read
+		whole, ok := b.failed(c, err)
+		if !ok {
+			return err
 		}
-		id := ds.Data.EpisodeID(cur.Episode)
-		if b.stats.substituted(kind, id, err) {
-			b.log.Warn("substituting a bad sample unit", "reason", kind, "episode", id, "err", err)
+		if !own {
+			tally.add(whole, err)
 		}
-		attempt++
-		if attempt > maxSubstitutes {
-			return fmt.Errorf("dataset %s: %d substitutes in a row failed, last: %w", ds.Data.Name, maxSubstitutes, err)
+		if whole == 0 && tally.images >= maxImageFailures {
+			return fmt.Errorf("dataset %s: %d episodes tried in place of %s have frames that do not decode; last: %w",
+				b.datasets[s.Dataset].Data.Name, tally.images, b.datasets[s.Dataset].Data.EpisodeID(s.Episode), err)
 		}
-		cur = b.plan.Substitute(s, attempt)
 	}
+	err = b.noUsableEpisode(s, tally)
+	if tally.images == 0 && b.subs.setUnusable(s.Dataset, err) {
+		// Every episode is unusable for every sample: say so once, and
+		// fail this dataset's samples at once from now on.
+		b.stats.unusable(b.datasets[s.Dataset].Data.Name, err)
+		b.log.Error("dataset has no usable episode", "dataset", b.datasets[s.Dataset].Data.Name, "err", err)
+	}
+	return err
 }
 
 // batchMeta is a batch's .json file: one array per field, in sample order,

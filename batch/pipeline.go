@@ -45,13 +45,17 @@ type Options struct {
 //   - batches (built, being built, being read, readahead): half, of which
 //     the validation view gets a quarter when there is one;
 //   - parsed episodes in the RAM cache: a quarter;
-//   - the rest, a quarter, is headroom for what is not counted exactly:
-//     episodes being decoded, decode buffers, fetch buffers, FUSE request
+//   - the rest, a quarter, is headroom: half of it (an eighth of --mem) is
+//     the decode budget (pairs.DecodeMemory) that every image's decode
+//     reserves from, before allocating, what its header says it needs
+//     beyond a worker's own buffers; the other half is for what is not
+//     counted exactly: episodes being decoded, fetch buffers, FUSE request
 //     buffers and the Go runtime. The Go GC is told the whole budget as its
 //     soft limit, so garbage never pushes the process past it.
 const (
-	batchShare = 0.5
-	ramShare   = 0.25
+	batchShare  = 0.5
+	ramShare    = 0.25
+	decodeShare = 0.125
 )
 
 // Pipeline is everything behind a mount or an in-process benchmark: the
@@ -72,6 +76,8 @@ type Pipeline struct {
 	info     []byte
 	prefetch *prefetcher
 	valStats *BuildStats
+
+	decodeMem *pairs.DecodeMemory // the workers' shared decode budget
 }
 
 // Open opens the datasets, validates the config against them and starts the
@@ -110,7 +116,8 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Pool, err = NewPool(opts.Workers, pairs.DecoderOptions{JPEG: opts.Decoder})
+	p.decodeMem = pairs.NewDecodeMemory(int64(float64(opts.Mem) * decodeShare))
+	p.Pool, err = NewPool(opts.Workers, pairs.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
 	if err != nil {
 		return nil, err
 	}
@@ -416,17 +423,31 @@ func (p *Pipeline) Stats() []byte {
 		"substitutions":       subs,
 		"bad_episodes":        bad,
 	}
+	out["decode_memory"] = decodeMemoryStats(p.decodeMem)
+	if u := p.Builds.Unusable(); len(u) > 0 {
+		out["unusable_datasets"] = u
+	}
 	if p.valStats != nil {
 		vsubs, vbad := p.valStats.Substitutions()
 		out["val_samples_per_dataset"] = perDataset(p.valStats)
 		out["val_substitutions"] = vsubs
 		out["val_bad_episodes"] = vbad
+		if u := p.valStats.Unusable(); len(u) > 0 {
+			out["val_unusable_datasets"] = u
+		}
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return fmt.Appendf(nil, `{"error": %q}`, err.Error())
 	}
 	return append(b, '\n')
+}
+
+// decodeMemoryStats reports the decode budget: bytes reserved now and at
+// most, and images refused as needing more than all of it.
+func decodeMemoryStats(m *pairs.DecodeMemory) map[string]any {
+	held, peak, refused := m.Stats()
+	return map[string]any{"budget_bytes": m.Limit(), "held_bytes": held, "peak_bytes": peak, "images_refused": refused}
 }
 
 func rate(hits, misses int64) float64 {

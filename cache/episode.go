@@ -144,9 +144,32 @@ func (v FeatureView) Float64s(dst []float64) ([]float64, error) {
 	return dst, nil
 }
 
+// MaxTensorBytes bounds one decoded value of a bytes- or zlib-encoded
+// tensor whose shape has an unknown dimension (a fixed shape bounds it by
+// shape × dtype size): a zlib stream that inflates to more is corrupt, found
+// without inflating past the bound.
+const MaxTensorBytes = 64 << 20
+
+// tensorBytes is the most bytes one value of an encoded tensor may decode
+// to: its shape × dtype size when the shape is fixed, else MaxTensorBytes.
+func tensorBytes(spec tfds.Feature) int {
+	n, size := shapeElems(spec.Shape), dtypeSize(spec.DType)
+	if n < 0 || size == 0 || n > MaxTensorBytes/size {
+		return MaxTensorBytes
+	}
+	return n * size
+}
+
+// decodeTensorBytes returns the step-th value of an encoded tensor, raw
+// (numpy tobytes()), inflating a zlib one into buf. Inflation stops one
+// byte past tensorBytes, so a zlib bomb costs at most that much memory.
 func (v FeatureView) decodeTensorBytes(i int, buf []byte) ([]byte, error) {
 	b := v.f.Bytes(i)
+	limit := tensorBytes(v.Spec)
 	if v.Spec.Encoding != "zlib" {
+		if len(b) > limit {
+			return nil, v.ep.corrupt("feature %q step %d: %d bytes, more than %d (%v %s)", v.Spec.Key, i, len(b), limit, v.Spec.Shape, v.Spec.DType)
+		}
 		return b, nil
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(b))
@@ -154,8 +177,12 @@ func (v FeatureView) decodeTensorBytes(i int, buf []byte) ([]byte, error) {
 		return nil, v.ep.corrupt("feature %q step %d: zlib: %v", v.Spec.Key, i, err)
 	}
 	out := bytes.NewBuffer(buf)
-	if _, err := io.Copy(out, zr); err != nil {
+	n, err := out.ReadFrom(io.LimitReader(zr, int64(limit)+1))
+	if err != nil {
 		return nil, v.ep.corrupt("feature %q step %d: zlib: %v", v.Spec.Key, i, err)
+	}
+	if n > int64(limit) {
+		return nil, v.ep.corrupt("feature %q step %d: zlib: inflates to more than %d bytes (%v %s)", v.Spec.Key, i, limit, v.Spec.Shape, v.Spec.DType)
 	}
 	return out.Bytes(), nil
 }

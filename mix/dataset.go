@@ -18,8 +18,9 @@ type planDataset struct {
 	spe                 int64
 	units               int64 // U: sample units in one epoch
 	episodes            int64
-	tooShort            int64
-	unreadable          int64
+	tooShort            int64 // when lengthsKnown
+	unreadable          int64 // when lengthsKnown
+	lengthsKnown        bool
 	shards              int
 	splits              []string
 	splitKey            []uint64 // hash state after (seed, stringKey(name/split))
@@ -119,11 +120,22 @@ func newPlanDataset(opts PlanOptions, sh DatasetShape) (*planDataset, error) {
 			d.cum[e+1] = d.cum[e] + u
 		}
 		d.units = d.cum[d.episodes]
+		d.lengthsKnown = true
 	} else {
 		if d.episodes > math.MaxInt64/4/d.spe {
 			return nil, fmt.Errorf("mix: dataset %s: %d episodes × %d samples overflow", sh.Name, d.episodes, d.spe)
 		}
 		d.units = d.episodes * d.spe
+		if d.lengthsKnown = int64(len(sh.Lengths)) == d.episodes; d.lengthsKnown {
+			for _, l := range sh.Lengths {
+				switch {
+				case l < 0:
+					d.unreadable++
+				case int(l) <= sh.MinOffset:
+					d.tooShort++
+				}
+			}
+		}
 	}
 
 	// Windows of windowShards shards; empty ones are left out.

@@ -64,7 +64,7 @@
 // the epoch. With samples_per_episode
 // 0 every valid pair of every episode is a unit (needs the episode-length
 // index) and Sample.Unit is t itself. An episode that cannot be used is
-// replaced by Substitute: the next units of the same window, in the same
-// epoch order, from another episode — deterministic for a sample and an
-// attempt.
+// replaced by the first usable candidate of Substitutes: every other
+// episode of the same window, then of the rest of the dataset, each once,
+// in an order keyed by the sample — deterministic for a sample.
 package mix

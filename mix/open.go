@@ -171,6 +171,12 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 			}
 			lengths[j] = l
 		}
+	} else {
+		// Not needed to plan, but an index that exists tells how many
+		// episodes are too short (info.json) and whether any is long enough.
+		for j, o := range opened {
+			lengths[j] = knownLengths(o.ds, append(slices.Clone(o.train), o.val...))
+		}
 	}
 	popts := PlanOptions{
 		Seed:              cfg.Seed,
@@ -197,6 +203,25 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 				return err
 			}
 		}
+	}
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var errs ConfigErrors
+	for j, o := range opened {
+		dc := &o.ds.Config
+		if e := checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log); e != nil {
+			errs = append(errs, e)
+		}
+		if dc.ValSplit != "" {
+			if e := checkLength(ctx, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log); e != nil {
+				errs = append(errs, e)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errs
 	}
 	var err error
 	if m.Train, err = NewPlan(popts, train); err != nil {

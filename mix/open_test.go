@@ -193,8 +193,8 @@ func TestOpenAllPairs(t *testing.T) {
 			}
 		}
 		d := c.p.Info().Datasets[0]
-		if d.Units != units || d.TooShort != short {
-			t.Errorf("%s: %d units, %d too short; the manifest says %d and %d", c.split, d.Units, d.TooShort, units, short)
+		if d.Units != units || d.TooShort == nil || *d.TooShort != short {
+			t.Errorf("%s: %d units, %v too short; the manifest says %d and %d", c.split, d.Units, d.TooShort, units, short)
 		}
 		for _, s := range c.p.Batch(0, nil) {
 			ep, err := m.Datasets[0].Data.Episode(context.Background(), s.Episode)

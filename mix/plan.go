@@ -54,11 +54,15 @@ type DatasetShape struct {
 	// record by record. Consecutive segments of the same shard form one
 	// shard of the selection.
 	Segments []Segment
-	// Lengths, for SamplesPerEpisode 0 only, are the steps of each selected
-	// episode in segment order; a negative length is an unreadable episode.
+	// Lengths are the steps of each selected episode in segment order; a
+	// negative length is an unreadable episode. SamplesPerEpisode 0 needs
+	// them; otherwise they are optional and only counted (episodes too
+	// short or unreadable, for Info), never planned with, so that a plan
+	// does not depend on whether an index exists.
 	Lengths []int32
-	// MinOffset, for SamplesPerEpisode 0 only, is the smallest offset: an
-	// episode of L steps has max(0, L − MinOffset) units, t in [0, L − MinOffset).
+	// MinOffset is the smallest offset: an episode of L steps has
+	// max(0, L − MinOffset) units (SamplesPerEpisode 0), t in
+	// [0, L − MinOffset).
 	MinOffset int
 }
 

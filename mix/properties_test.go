@@ -153,7 +153,7 @@ func TestTooShortEpisodes(t *testing.T) {
 		Lengths:  []int32{6, 5, -1, 0, 10, 1}}
 	p := mustPlan(t, PlanOptions{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
 	d := p.Info().Datasets[0]
-	if d.TooShort != 3 || d.Unreadable != 1 || d.Units != 1+5 || d.Episodes != 6 {
+	if d.TooShort == nil || *d.TooShort != 3 || d.Unreadable == nil || *d.Unreadable != 1 || d.Units != 1+5 || d.Episodes != 6 {
 		t.Fatalf("summary %+v: want 3 too short (5, 0, 1 steps), 1 unreadable, 6 units", d)
 	}
 	for _, x := range samplesOf(p, 0, 60) {
@@ -474,50 +474,85 @@ func TestSampleKey(t *testing.T) {
 	}
 }
 
-// TestSubstitute checks deterministic substitution.
+// TestSubstitute checks the substitution walk: deterministic, from the
+// sample alone (planned or substitute); the sample's window first, then
+// every other episode of the dataset, each once; its own episode last with
+// a new key.
 func TestSubstitute(t *testing.T) {
-	p := mustPlan(t, PlanOptions{Seed: 3, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2}, []DatasetShape{
-		shapeOfShards("a", NewWeight(1, 1), repeat(8, 6)),
-		shapeOfShards("one", NewWeight(1, 1), []int{1}),
-	})
-	win := windowsOf(shapeOfShards("a", NewWeight(1, 1), repeat(8, 6)), 2)
-	q := mustPlan(t, PlanOptions{Seed: 3, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2}, []DatasetShape{
-		shapeOfShards("a", NewWeight(1, 1), repeat(8, 6)),
-		shapeOfShards("one", NewWeight(1, 1), []int{1}),
-	})
+	shapes := func() []DatasetShape {
+		return []DatasetShape{
+			shapeOfShards("a", NewWeight(1, 1), repeat(8, 6)),
+			shapeOfShards("one", NewWeight(1, 1), []int{1}),
+		}
+	}
+	opts := PlanOptions{Seed: 3, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2}
+	p, q := mustPlan(t, opts, shapes()), mustPlan(t, opts, shapes())
+	win := windowsOf(shapes()[0], 2)
+	walk := func(p *Plan, s Sample) []Sample {
+		var out []Sample
+		for r := range p.Substitutes(s) {
+			out = append(out, r)
+		}
+		return out
+	}
 	for n := range int64(50) {
 		for _, s := range p.Batch(n, nil) {
+			w := walk(p, s)
 			if s.Dataset == 1 {
-				r := p.Substitute(s, 1)
-				if r.Episode != s.Episode || r.Key == s.Key || r.Attempt != 1 {
-					t.Fatalf("single-episode dataset: %+v → %+v", s, r)
+				if len(w) != 1 || w[0].Episode != s.Episode || w[0].Key == s.Key || w[0].Attempt != 1 {
+					t.Fatalf("single-episode dataset: %+v → %+v", s, w)
 				}
 				continue
 			}
+			if !slices.Equal(w, walk(q, s)) {
+				t.Fatalf("the walk for %+v differs between plans", s)
+			}
+			if !slices.Equal(w[1:], walk(p, w[0])[1:]) || w[0] != walk(p, w[3])[0] {
+				t.Fatalf("walking from a substitute gives another walk")
+			}
+			// 48 episodes: 47 others, then its own.
+			if len(w) != 48 || w[47].Episode != s.Episode || w[47].Key == s.Key {
+				t.Fatalf("walk of %d candidates for %+v, last %+v", len(w), s, w[len(w)-1])
+			}
 			eps := map[string]bool{fmt.Sprint(s.Episode): true}
-			var prev Sample
-			for a := 1; a <= 5; a++ {
-				r := p.Substitute(s, a)
-				if r2 := q.Substitute(s, a); r2 != r {
-					t.Fatalf("substitute %d of %+v differs between plans", a, s)
-				}
-				if a > 1 {
-					if r3 := p.Substitute(prev, a); r3 != r {
-						t.Fatalf("substituting from a substitute gives another result")
-					}
-				}
+			for i, r := range w[:47] {
 				if eps[fmt.Sprint(r.Episode)] {
-					t.Fatalf("attempt %d for %+v repeats episode %v", a, s.Episode, r.Episode)
+					t.Fatalf("candidate %d for %+v repeats episode %v", i, s.Episode, r.Episode)
 				}
 				eps[fmt.Sprint(r.Episode)] = true
-				if r.Attempt != a || r.Index != s.Index || r.Epoch != s.Epoch || r.Key == s.Key {
-					t.Fatalf("attempt %d: %+v for %+v", a, r, s)
+				if r.Attempt != i+1 || r.Index != s.Index || r.Epoch != s.Epoch || r.Key == s.Key || r.Unit < 0 || r.Unit >= 3 {
+					t.Fatalf("candidate %d: %+v for %+v", i, r, s)
 				}
 				// A window of 2 shards × 6 episodes has 11 other episodes.
-				if win[ShardKey{Split: r.Episode.Split, Shard: r.Episode.Shard}] != win[ShardKey{Split: s.Episode.Split, Shard: s.Episode.Shard}] {
-					t.Fatalf("attempt %d left the window: %v for %v", a, r.Episode, s.Episode)
+				same := win[ShardKey{Split: r.Episode.Split, Shard: r.Episode.Shard}] == win[ShardKey{Split: s.Episode.Split, Shard: s.Episode.Shard}]
+				if same != (i < 11) {
+					t.Fatalf("candidate %d: %v for %v is in the window: %v", i, r.Episode, s.Episode, same)
 				}
-				prev = r
+			}
+		}
+	}
+}
+
+// TestSubstituteSkipsEpisodesWithoutUnits: with samples_per_episode 0 the
+// walk offers only episodes with units, and units that exist.
+func TestSubstituteSkipsEpisodesWithoutUnits(t *testing.T) {
+	sh := shapeOfShards("a", NewWeight(1, 1), []int{4, 4, 4})
+	sh.MinOffset = 5
+	sh.Lengths = []int32{3, 3, 9, 3, 3, 3, 3, 3, 3, 7, 3, -1}
+	p := mustPlan(t, PlanOptions{Seed: 1, BatchSize: 4, WindowShards: 1}, []DatasetShape{sh})
+	for n := range int64(3) {
+		for _, s := range p.Batch(n, nil) {
+			var got []string
+			for r := range p.Substitutes(s) {
+				got = append(got, fmt.Sprintf("%d/%d", r.Episode.Shard, r.Episode.Record))
+				max := map[string]int{"0/2": 4, "2/1": 2}[got[len(got)-1]]
+				if r.Unit < 0 || r.Unit >= max {
+					t.Fatalf("candidate %+v: unit out of [0, %d)", r, max)
+				}
+			}
+			own := fmt.Sprintf("%d/%d", s.Episode.Shard, s.Episode.Record)
+			if len(got) != 2 || got[1] != own {
+				t.Fatalf("walk for %s: %v, want the other long episode, then %s", own, got, own)
 			}
 		}
 	}

@@ -86,13 +86,17 @@ type DatasetSummary struct {
 	WeightExact string  `json:"weight_exact"`
 	Given       string  `json:"weight_given"`
 	// PerBatch is the mean samples per batch, BatchSize × Weight.
-	PerBatch   float64 `json:"samples_per_batch"`
-	Episodes   int64   `json:"episodes"`
-	Units      int64   `json:"sample_units"`
-	TooShort   int64   `json:"episodes_too_short"`
-	Unreadable int64   `json:"episodes_unreadable"`
-	Shards     int     `json:"shards"`
-	Windows    int     `json:"windows"`
+	PerBatch float64 `json:"samples_per_batch"`
+	Episodes int64   `json:"episodes"`
+	Units    int64   `json:"sample_units"`
+	// TooShort and Unreadable count episodes too short for the offset and
+	// unreadable ones when the episode lengths are known (an index); nil
+	// (null) when they are not: such episodes are then found, substituted
+	// and counted as batches are built (stats.json).
+	TooShort   *int64 `json:"episodes_too_short"`
+	Unreadable *int64 `json:"episodes_unreadable"`
+	Shards     int    `json:"shards"`
+	Windows    int    `json:"windows"`
 	// EpochBatches is the number of batches one dataset-epoch lasts.
 	EpochBatches float64 `json:"batches_per_epoch"`
 }
@@ -135,13 +139,15 @@ func (p *Plan) Info() Info {
 			PerBatch:    per,
 			Episodes:    d.episodes,
 			Units:       d.units,
-			TooShort:    d.tooShort,
-			Unreadable:  d.unreadable,
 			Shards:      d.shards,
 			Windows:     len(d.windows),
 		}
 		if per > 0 {
 			s.EpochBatches = float64(d.units) / per
+		}
+		if d.lengthsKnown {
+			short, unreadable := d.tooShort, d.unreadable
+			s.TooShort, s.Unreadable = &short, &unreadable
 		}
 		in.Datasets = append(in.Datasets, s)
 	}

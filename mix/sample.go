@@ -28,7 +28,7 @@ type Sample struct {
 	// of epoch Index / units.
 	Index int64
 	// Attempt is 0 for a planned sample and a for the a-th substitute
-	// (Plan.Substitute).
+	// (Plan.Substitutes).
 	Attempt int
 }
 

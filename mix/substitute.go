@@ -1,77 +1,67 @@
 package mix
 
-// maxWalk bounds the units Substitute looks at.
-const maxWalk = 1 << 20
+import "iter"
 
-// Substitute returns the attempt-th replacement (attempt = 1, 2, …) for a
-// sample whose episode could not be used (corrupt, or too short for its
-// offset). Candidates are the units that follow the sample in its epoch's
-// order: the rest of its window first (wrapping around the window), then the
-// following windows. The attempt-th candidate from an episode that is new in
-// that walk (and not the sample's own) is returned, with Attempt set and its
-// own Key, so the same sample and attempt always give the same replacement
-// and repeated failures move on to new episodes. Pass the planned sample or
-// any of its substitutes: only Dataset and Index are read. A dataset with
-// fewer other episodes than attempt cycles through those it has; a dataset
-// of one episode gives that episode back with a new key. The caller bounds
-// the attempts.
-func (p *Plan) Substitute(s Sample, attempt int) Sample {
-	if attempt <= 0 {
-		return s
-	}
-	d := p.ds[s.Dataset]
-	e, pos := s.Index/d.units, s.Index%d.units
-	o := d.order(e)
-	slot := o.find(pos)
-	local := pos - o.start[slot]
+// Substitutes returns, in the order to try them, the candidates that may
+// replace a sample whose episode could not be used (corrupt, or too short
+// for its offset): one unit of every other episode of the dataset, each
+// episode once — first those of the sample's own window, then those of the
+// windows that follow it in its epoch's order, wrapping around, so that the
+// walk covers the whole dataset — and last the sample's own episode again,
+// with a new key (a new t), for damage that only some frames have.
+// Episodes without sample units (samples_per_episode 0 and too short or
+// unreadable by the length index) are left out. Within a window the
+// episodes come in an order keyed by the sample, so that the bad units of
+// one window spread over its good episodes instead of all landing on one.
+//
+// The sequence depends only on the plan and the sample's Dataset and Index
+// (pass the planned sample or any of its substitutes): the caller that
+// tries candidates in order and skips only those that are sure to fail
+// gets the same replacement whichever reader meets the damage first. Each
+// candidate has Attempt set (1, 2, … in walk order), Index of the sample
+// and a key of its own. Producing a candidate costs O(1) amortised plus a
+// binary search over the window's segments; the walk is O(episodes) in all.
+func (p *Plan) Substitutes(s Sample) iter.Seq[Sample] {
+	return func(yield func(Sample) bool) {
+		d := p.ds[s.Dataset]
+		e, pos := s.Index/d.units, s.Index%d.units
+		o := d.order(e)
+		slot := o.find(pos)
+		first := &d.windows[o.perm[slot]]
+		f := d.unitOrder(e, o.perm[slot], o.start[slot+1]-o.start[slot])
+		origEp, _ := d.unitAt(first, int64(f.at(uint64(pos-o.start[slot]))))
 
-	var (
-		origEp, origUnit int64
-		found            []Sample
-		seen             = make(map[int64]bool)
-		walked           int64
-		W                = len(o.perm)
-	)
-walk:
-	for step := 0; step < W; step++ {
-		sl := (slot + step) % W
-		wi := o.perm[sl]
-		w := &d.windows[wi]
-		n := o.start[sl+1] - o.start[sl]
-		f := d.unitOrder(e, wi, n)
-		if step == 0 {
-			origEp, origUnit = d.unitAt(w, int64(f.at(uint64(local))))
+		walk := hashPart(hashPart(d.unitKey, tagSubstitute), uint64(s.Index))
+		attempt := 0
+		emit := func(w *window, ep int64) bool {
+			units := d.unitsIn(ep, ep+1)
+			if units == 0 {
+				return true
+			}
+			attempt++
+			unit := int64(below(mix64(walk^mix64(uint64(ep))), uint64(units)))
+			var r Sample
+			d.fill(&r, s.Dataset, w, ep, unit, e)
+			r.Index, r.Attempt = s.Index, attempt
+			r.Key = hashPart(hashPart(hashPart(r.Key, tagSubstitute), uint64(attempt)), uint64(s.Index))
+			return yield(r)
 		}
-		for i := int64(0); i < n; i++ {
-			x := i
-			if step == 0 {
-				if i == n-1 {
-					break
+		W := len(o.perm)
+		for step := range W {
+			wi := o.perm[(slot+step)%W]
+			w := &d.windows[wi]
+			n := uint64(w.ep1 - w.ep0)
+			order := newFeistel(n, hashPart(walk, uint64(wi)))
+			for i := range n {
+				ep := w.ep0 + int64(order.at(i))
+				if ep == origEp {
+					continue
 				}
-				x = (local + 1 + i) % n
-			}
-			if walked++; walked > maxWalk {
-				break walk
-			}
-			ep, unit := d.unitAt(w, int64(f.at(uint64(x))))
-			if ep == origEp || seen[ep] {
-				continue
-			}
-			seen[ep] = true
-			found = append(found, Sample{})
-			d.fill(&found[len(found)-1], s.Dataset, w, ep, unit, e)
-			if len(found) == attempt {
-				break walk
+				if !emit(w, ep) {
+					return
+				}
 			}
 		}
+		emit(first, origEp)
 	}
-	var r Sample
-	if len(found) == 0 {
-		d.fill(&r, s.Dataset, &d.windows[o.perm[slot]], origEp, origUnit, e)
-	} else {
-		r = found[(attempt-1)%len(found)]
-	}
-	r.Index, r.Attempt = s.Index, attempt
-	r.Key = hashPart(hashPart(hashPart(r.Key, tagSubstitute), uint64(attempt)), uint64(s.Index))
-	return r
 }

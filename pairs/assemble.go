@@ -163,6 +163,7 @@ func (a *Assembler) writeFrames(d *Decoder, ep *cache.Episode, steps []int, dst 
 		}
 		d.rz.write(fd, a.cfg.Resize, img)
 	}
+	d.release() // the last frame is written: its decode memory goes back
 	return nil
 }
 

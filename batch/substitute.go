@@ -1,0 +1,194 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/pairs"
+)
+
+// maxImageFailures bounds the candidates whose frames fail to decode that
+// one sample tries before its batch fails. Such damage may touch only some
+// frames, so those episodes are tried again by other samples; a dataset
+// where this many in a row cannot be decoded has a problem to report, not
+// to walk through. Episodes that cannot give any sample (corrupt records,
+// too short for the offset) are not bounded: every episode of the dataset
+// is tried, once, before a sample fails.
+const maxImageFailures = 64
+
+// maxKnownBad bounds the episodes a Builder remembers as unusable (about
+// 100 bytes each). Beyond it, more are tried again; the result is the same.
+const maxKnownBad = 1 << 20
+
+// badKind is why an episode can give no sample at all.
+type badKind uint8
+
+const (
+	badShort   badKind = iota + 1 // too short for the offset
+	badCorrupt                    // the record, or a feature every sample reads, is damaged
+)
+
+type episodeKey struct {
+	dataset int
+	ref     cache.Ref
+}
+
+// substitutions is what a Builder's workers learn while substituting.
+// Only facts that hold for every sample of an episode are remembered, so
+// skipping on them never changes which candidate replaces a sample.
+type substitutions struct {
+	longest []atomic.Int64 // by dataset: the most steps of any episode loaded
+
+	mu       sync.Mutex
+	bad      map[episodeKey]badKind // guarded by mu
+	unusable []error                // guarded by mu: by dataset, set once no episode can be used
+}
+
+func newSubstitutions(datasets int) *substitutions {
+	return &substitutions{
+		longest:  make([]atomic.Int64, datasets),
+		bad:      map[episodeKey]badKind{},
+		unusable: make([]error, datasets),
+	}
+}
+
+func (u *substitutions) saw(dataset, steps int) {
+	l := &u.longest[dataset]
+	for {
+		cur := l.Load()
+		if int64(steps) <= cur || l.CompareAndSwap(cur, int64(steps)) {
+			return
+		}
+	}
+}
+
+func (u *substitutions) known(s mix.Sample) badKind {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.bad[episodeKey{s.Dataset, s.Episode}]
+}
+
+func (u *substitutions) markBad(s mix.Sample, k badKind) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.bad) < maxKnownBad {
+		u.bad[episodeKey{s.Dataset, s.Episode}] = k
+	}
+}
+
+func (u *substitutions) unusableErr(dataset int) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.unusable[dataset]
+}
+
+// setUnusable records err for dataset and reports whether it is the first.
+func (u *substitutions) setUnusable(dataset int, err error) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.unusable[dataset] != nil {
+		return false
+	}
+	u.unusable[dataset] = err
+	return true
+}
+
+// try builds sample s from its own episode.
+func (b *Builder) try(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst []byte, m *pairs.Meta) error {
+	if err := ctx.Err(); err != nil {
+		return err // between substitutes: shutting down
+	}
+	ep, err := b.datasets[s.Dataset].Data.Episode(ctx, s.Episode)
+	if err != nil {
+		return err
+	}
+	b.subs.saw(s.Dataset, ep.Steps())
+	if err := b.asm[s.Dataset].Build(d, s, ep, dst, m); err != nil {
+		return err
+	}
+	b.stats.Samples[s.Dataset].Add(1)
+	return nil
+}
+
+// failed classifies a failed attempt at s. ok is false for errors that
+// are not the data's fault (a source that is down, a cancelled context)
+// and for corrupt data under --strict: those fail the read. Otherwise the
+// failure is counted and logged once per episode, and an episode that can
+// give no sample at all (whole is not 0) is remembered.
+func (b *Builder) failed(s mix.Sample, err error) (whole badKind, ok bool) {
+	var kind string
+	switch {
+	case errors.Is(err, pairs.ErrShortEpisode):
+		kind, whole = "short_episode", badShort // not damage: such an episode has no units
+	case errors.Is(err, cache.ErrMissingShard) && !b.strict:
+		kind, whole = "missing_shard", badCorrupt // a listed shard that is not there
+	case errors.Is(err, cache.ErrCorrupt) && !b.strict:
+		kind, whole = "corrupt", badCorrupt
+		var ie *pairs.ImageError
+		if errors.As(err, &ie) {
+			whole = 0 // other frames of the episode may decode
+		}
+	default:
+		return 0, false
+	}
+	id := b.datasets[s.Dataset].Data.EpisodeID(s.Episode)
+	if b.stats.substituted(kind, id, err) {
+		b.log.Warn("substituting a bad sample unit", "reason", kind, "episode", id, "err", err)
+	}
+	if whole != 0 {
+		b.subs.markBad(s, whole)
+	}
+	return whole, true
+}
+
+// walkTally counts the episodes a substitution walk found unusable.
+type walkTally struct {
+	short, corrupt, images int
+	last                   error
+}
+
+func (t *walkTally) add(k badKind, err error) {
+	switch k {
+	case badShort:
+		t.short++
+	case badCorrupt:
+		t.corrupt++
+	default:
+		t.images++
+	}
+	if err != nil {
+		t.last = err
+	}
+}
+
+// noUsableEpisode is the error of a sample for which the whole dataset
+// has no usable episode.
+func (b *Builder) noUsableEpisode(s mix.Sample, t walkTally) error {
+	ds := b.datasets[s.Dataset]
+	info := b.plan.Info().Datasets[s.Dataset]
+	frames := b.asm[s.Dataset].Config().Frames
+	need := frames.Offset.Min + 1
+	longest := b.subs.longest[s.Dataset].Load()
+	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Data.Name, info.Source, info.Split)
+	if t.short > 0 && t.corrupt == 0 && t.images == 0 {
+		return fmt.Errorf("%s: no episode is long enough for offset %v: all %d need at least %d steps (longest seen: %d steps); lower the offset or drop the dataset",
+			where, frames.Offset, t.short, need, longest)
+	}
+	var parts []string
+	if t.short > 0 {
+		parts = append(parts, fmt.Sprintf("%d too short for offset %v (it needs %d steps; longest seen: %d)", t.short, frames.Offset, need, longest))
+	}
+	if t.corrupt > 0 {
+		parts = append(parts, fmt.Sprintf("%d corrupt", t.corrupt))
+	}
+	if t.images > 0 {
+		parts = append(parts, fmt.Sprintf("%d with frames that do not decode", t.images))
+	}
+	return fmt.Errorf("%s: no usable episode among %d tried: %s; last: %w", where, t.short+t.corrupt+t.images, strings.Join(parts, ", "), t.last)
+}
