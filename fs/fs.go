@@ -143,6 +143,17 @@ func errno(log *slog.Logger, err error, op string, n int64) syscall.Errno {
 	return syscall.EIO
 }
 
+// started is when the package was loaded: the time every file reports
+// (batches are made on demand, but the set of them is fixed at mount).
+var started = time.Now()
+
+// fileTimes gives a file one link and the mount's start as its times, so
+// that `ls -l` shows neither 0 links nor 1970.
+func fileTimes(a *fuse.Attr) {
+	a.Nlink = 1
+	a.SetTimes(&started, &started, &started)
+}
+
 // ErrShuttingDown fails the opens that were still waiting for their batch
 // when the daemon began to shut down (Server.StopOpens). It is EIO, not
 // EINTR, so that a reader does not retry into the detached mountpoint.
@@ -226,6 +237,7 @@ func (f *dynamicFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse
 		out.Size = uint64(len(f.content()))
 	}
 	out.Mode = 0o444
+	fileTimes(&out.Attr)
 	return 0
 }
 
@@ -272,6 +284,7 @@ func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	f := &batchFile{dir: d, n: n, meta: ext == "json"}
 	out.Attr.Size = uint64(f.size())
 	out.Attr.Mode = syscall.S_IFREG | 0o444
+	fileTimes(&out.Attr)
 	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
 }
 
@@ -322,7 +335,9 @@ var (
 // size is the file's stat size, known without building anything: a .npy
 // file's true size, and 0 for a .json file, whose length is known only
 // once its batch is built (it is read with direct I/O, which ignores the
-// size). Listing a directory stats nothing: READDIRPLUS is off.
+// size). Since stat costs nothing, listings use READDIRPLUS: one request
+// carries many entries with their attributes, so `ls -l` of a large
+// directory makes no LOOKUP per entry.
 func (f *batchFile) size() int64 {
 	if f.meta {
 		return 0
@@ -333,6 +348,7 @@ func (f *batchFile) size() int64 {
 func (f *batchFile) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Mode = 0o444
 	out.Size = uint64(f.size())
+	fileTimes(&out.Attr)
 	return 0
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -72,6 +73,10 @@ func TestStatBuildsNothing(t *testing.T) {
 		}
 		if st.Size() != want {
 			t.Fatalf("%s: size %d, want %d", e.Name(), st.Size(), want)
+		}
+		// ls -l shows one link and the mount's time, not 0 links and 1970.
+		if sys := st.Sys().(*syscall.Stat_t); sys.Nlink != 1 || st.ModTime().Year() < 2020 {
+			t.Fatalf("%s: %d links, mtime %v", e.Name(), sys.Nlink, st.ModTime())
 		}
 	}
 	if n := train.gets.Load(); n != 0 {

@@ -78,8 +78,8 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 			Debug:              mo.Debug,
 			MaxWrite:           1 << 20,
 			MaxReadAhead:       1 << 20,
-			DisableSplice:      true, // batches are in memory: writev beats a pipe
-			DisableReadDirPlus: true, // a listing must not build batches
+			DisableSplice:      true,  // batches are in memory: writev beats a pipe
+			DisableReadDirPlus: false, // READDIRPLUS: stat builds nothing, so a listing may carry attributes
 			DisableXAttrs:      true,
 			DirectMount:        os.Geteuid() == 0,
 			Options:            []string{"ro"}, // the kernel answers writes with EROFS
