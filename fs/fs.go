@@ -285,7 +285,28 @@ func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	out.Attr.Size = uint64(f.size())
 	out.Attr.Mode = syscall.S_IFREG | 0o444
 	fileTimes(&out.Attr)
-	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG}), 0
+	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.val, n, f.meta)}), 0
+}
+
+// batchIno is a batch file's inode number, the same at every lookup: a
+// listing repeated after the kernel forgot an entry (or READDIRPLUS, which
+// looks every entry up again) finds the inode the kernel already has and
+// its cached attributes, instead of a new inode that invalidates them. The
+// numbers sit in [2⁶¹, 2⁶²), apart from go-fuse's automatic ones (from
+// 2⁶³); indices too large for the range (possible only past 2⁵⁹) get an
+// automatic number.
+func batchIno(val bool, n int64, meta bool) uint64 {
+	if n < 0 || n >= 1<<59 {
+		return 0
+	}
+	ino := uint64(1)<<61 | uint64(n)<<1
+	if val {
+		ino |= 1 << 60
+	}
+	if meta {
+		ino |= 1
+	}
+	return ino
 }
 
 func (d *batchDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -293,13 +314,14 @@ func (d *batchDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) 
 	if d.b.HasMeta() {
 		per = 2
 	}
-	return &batchStream{len: d.b.Len() * per, per: per}, 0
+	return &batchStream{len: d.b.Len() * per, per: per, val: d.val}, 0
 }
 
 // batchStream lists 000000.npy, 000000.json, ... without materialising the
 // list: a mount may hold millions of batches.
 type batchStream struct {
 	i, len, per int64
+	val         bool
 }
 
 func (s *batchStream) HasNext() bool { return s.i < s.len }
@@ -311,7 +333,7 @@ func (s *batchStream) Next() (fuse.DirEntry, syscall.Errno) {
 	if kind == 1 {
 		ext = ".json"
 	}
-	return fuse.DirEntry{Name: batchName(n) + ext, Mode: syscall.S_IFREG}, 0
+	return fuse.DirEntry{Name: batchName(n) + ext, Mode: syscall.S_IFREG, Ino: batchIno(s.val, n, kind == 1)}, 0
 }
 
 func (s *batchStream) Close() {}
