@@ -135,6 +135,24 @@ func deadShardStore(t *testing.T, policy RetryPolicy) (*Store, *Dataset, *object
 	return s, ds, proxy, md
 }
 
+// deadShardPolicy is a short retry budget for the dead-shard tests.
+var deadShardPolicy = RetryPolicy{
+	InitialBackoff: 20 * time.Millisecond,
+	MaxBackoff:     500 * time.Millisecond,
+	MaxElapsed:     time.Second,
+	StallTimeout:   300 * time.Millisecond,
+}
+
+// hangShards makes every shard request hang; metadata still passes.
+func hangShards(proxy *objectProxy) {
+	proxy.setRule(func(p string, _ int) proxyAction {
+		if isShard(p) {
+			return actHang
+		}
+		return actPass
+	})
+}
+
 // TestDeadShardFailsFast: a read of a shard whose source hangs gets
 // ErrUnavailable within the retry budget (MaxElapsed + StallTimeout), and
 // the reads of that shard's other episodes that follow fail at once, without
@@ -142,20 +160,10 @@ func deadShardStore(t *testing.T, policy RetryPolicy) (*Store, *Dataset, *object
 // most MaxElapsed); then a read asks again and, the source being back,
 // succeeds.
 func TestDeadShardFailsFast(t *testing.T) {
-	policy := RetryPolicy{
-		InitialBackoff: 20 * time.Millisecond,
-		MaxBackoff:     500 * time.Millisecond,
-		MaxElapsed:     time.Second,
-		StallTimeout:   300 * time.Millisecond,
-	}
+	policy := deadShardPolicy
 	promise := policy.MaxElapsed + policy.StallTimeout
 	_, ds, proxy, md := deadShardStore(t, policy)
-	proxy.setRule(func(p string, _ int) proxyAction {
-		if isShard(p) {
-			return actHang
-		}
-		return actPass
-	})
+	hangShards(proxy)
 	ctx := context.Background()
 	shard := md.Splits["train"].Shards[0]
 	start := time.Now()
@@ -204,20 +212,10 @@ func TestDeadShardFailsFast(t *testing.T) {
 // batch over several dead shards fails within one retry budget, not one per
 // shard.
 func TestFetchShardsOneBudget(t *testing.T) {
-	policy := RetryPolicy{
-		InitialBackoff: 20 * time.Millisecond,
-		MaxBackoff:     500 * time.Millisecond,
-		MaxElapsed:     time.Second,
-		StallTimeout:   300 * time.Millisecond,
-	}
+	policy := deadShardPolicy
 	promise := policy.MaxElapsed + policy.StallTimeout
 	s, ds, proxy, md := deadShardStore(t, policy)
-	proxy.setRule(func(p string, _ int) proxyAction {
-		if isShard(p) {
-			return actHang
-		}
-		return actPass
-	})
+	hangShards(proxy)
 	var refs []ShardRef
 	for split, sp := range md.Splits {
 		for i := range sp.Shards {

@@ -359,9 +359,10 @@ func (d *watchdog) fire() {
 
 // IsTransient reports whether err is worth retrying: HTTP 408, 429 and 5xx,
 // a connection reset, refused or aborted, an unexpected EOF, a timeout, a
-// stalled source, a checksum mismatch (from the start: see Fetch), and whatever else the storage client retries by default
-// (a lost HTTP/2 connection, a closed idle connection). A missing file and a
-// cancelled context are not.
+// stalled source, a checksum mismatch (retried from the start: see Fetch),
+// and whatever else the storage client retries by default (a lost HTTP/2
+// connection, a closed idle connection). A missing file and a cancelled
+// context are not.
 func IsTransient(err error) bool {
 	switch {
 	case err == nil:
