@@ -19,18 +19,8 @@ import (
 func copyFixture(t *testing.T, dir string) string {
 	t.Helper()
 	dst := t.TempDir()
-	ents, err := os.ReadDir(filepath.Join(fixtureDir, dir))
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(fixtureDir, dir))); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(fixtureDir, dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return dst
 }

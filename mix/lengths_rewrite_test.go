@@ -14,18 +14,8 @@ import (
 func TestOpenAllPairsAfterRewrite(t *testing.T) {
 	src := filepath.Join(fixtures, "tiny_bridge/1.0.0")
 	data := t.TempDir()
-	ents, err := os.ReadDir(src)
-	if err != nil {
+	if err := os.CopyFS(data, os.DirFS(src)); err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(data, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	y := "samples_per_episode: 0\ndatasets:\n  - name: bridge\n    source: " + data + "\n" +
 		"    image_key: steps/observation/image\n    offset: [5, 8]\n"
