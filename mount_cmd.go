@@ -173,7 +173,11 @@ func (c *mountCmd) drain(log *slog.Logger, p *batch.Pipeline, srv *fs.Server, go
 	defer grace.Stop()
 	select {
 	case <-gone:
-		log.Info("signal: the last open file was closed; exiting")
+		if open > 0 {
+			log.Info("signal: the last open file was closed; exiting")
+		} else {
+			log.Info("signal: no file open; exiting")
+		}
 		return nil
 	case <-grace.C:
 		log.Warn("signal: grace period over; cutting off open files", "open_files", srv.OpenFiles(), "grace", c.Grace)
