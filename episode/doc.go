@@ -1,0 +1,14 @@
+// Package episode is the format-neutral model that every layer above the
+// formats speaks: a dataset's description (splits, the shards that group its
+// episodes, typed per-step and per-episode features), the key that names one
+// episode, the read-only view of a loaded episode, and the errors about bad
+// dataset bytes.
+//
+// A format (package format/rlds for RLDS in TFDS TFRecord shards) reads a
+// dataset directory through a storage backend and yields a Dataset; the
+// plan, the sample assembler and the composition root see only this
+// package's types. A new format (LeRobot v3: parquet tables and MP4 files)
+// goes in its own package under format/ and implements Dataset and Episode.
+//
+// episode imports nothing else of oxefs, and does no I/O.
+package episode
