@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/keyed"
 )
 
 // planDataset is one dataset of a plan. Everything but the order cache is
@@ -23,12 +24,12 @@ type planDataset struct {
 	lengthsKnown        bool
 	shards              int
 	splits              []string
-	splitKey            []uint64 // hash state after (seed, stringKey(name/split))
+	splitKey            []uint64 // hash state after (seed, keyed.String(name/split))
 	segs                []segment
 	windows             []window // only windows with units
 	cum                 []int64  // SamplesPerEpisode 0: units before episode e; len episodes+1
-	orderKey            uint64   // hash state after (seed, stringKey(name), tagWindowOrder)
-	unitKey             uint64   // hash state after (seed, stringKey(name), tagWindowUnits)
+	orderKey            uint64   // hash state after (seed, keyed.String(name), tagWindowOrder)
+	unitKey             uint64   // hash state after (seed, keyed.String(name), tagWindowUnits)
 
 	mu     sync.Mutex
 	orders [orderCache]*epochOrder // guarded by mu
@@ -41,7 +42,7 @@ type segment struct {
 	first int    // record within the shard
 	ep    int64  // the dataset's episode number of the first record
 	n     int64  // records
-	key   uint64 // hash state after (seed, stringKey(name/split), shard)
+	key   uint64 // hash state after (seed, keyed.String(name/split), shard)
 }
 
 // window is a run of windowShards consecutive shards of the selection.
@@ -67,10 +68,10 @@ func newPlanDataset(opts PlanOptions, sh DatasetShape) (*planDataset, error) {
 		given:  sh.Weight,
 		spe:    int64(opts.SamplesPerEpisode),
 	}
-	nameKey := stringKey(sh.Name)
-	base := hashPart(hashInit(opts.Seed), nameKey)
-	d.orderKey = hashPart(base, tagWindowOrder)
-	d.unitKey = hashPart(base, tagWindowUnits)
+	nameKey := keyed.String(sh.Name)
+	base := keyed.Part(keyed.Init(opts.Seed), nameKey)
+	d.orderKey = keyed.Part(base, tagWindowOrder)
+	d.unitKey = keyed.Part(base, tagWindowUnits)
 
 	// Segments, and the shards they form.
 	splitIdx := make(map[string]int)
@@ -87,13 +88,13 @@ func newPlanDataset(opts PlanOptions, sh DatasetShape) (*planDataset, error) {
 			si = len(d.splits)
 			splitIdx[s.Split] = si
 			d.splits = append(d.splits, s.Split)
-			d.splitKey = append(d.splitKey, hashPart(hashInit(opts.Seed), stringKey(sh.Name+"/"+s.Split)))
+			d.splitKey = append(d.splitKey, keyed.Part(keyed.Init(opts.Seed), keyed.String(sh.Name+"/"+s.Split)))
 		}
 		if n := len(d.segs); n == 0 || d.segs[n-1].split != si || d.segs[n-1].shard != s.Shard {
 			shardStarts = append(shardStarts, len(d.segs))
 		}
 		d.segs = append(d.segs, segment{split: si, shard: s.Shard, first: s.First, ep: d.episodes, n: int64(s.Count),
-			key: hashPart(d.splitKey[si], uint64(s.Shard))})
+			key: keyed.Part(d.splitKey[si], uint64(s.Shard))})
 		d.episodes += int64(s.Count)
 	}
 	d.shards = len(shardStarts)
@@ -201,7 +202,7 @@ func (d *planDataset) appendSamples(dst []Sample, di int, k0, k1 int64) []Sample
 // unitOrder is the permutation of window wi's n units in epoch e, keyed
 // by (seed, dataset, epoch, window).
 func (d *planDataset) unitOrder(e int64, wi int32, n int64) feistel {
-	return newFeistel(uint64(n), hashPart(hashPart(d.unitKey, uint64(e)), uint64(wi)))
+	return newFeistel(uint64(n), keyed.Part(keyed.Part(d.unitKey, uint64(e)), uint64(wi)))
 }
 
 // unitAt maps unit x of window w (in natural order) to an episode and a
@@ -226,14 +227,14 @@ func (d *planDataset) fill(s *Sample, di int, w *window, ep, unit, e int64) {
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].ep+segs[i].n > ep })
 	sg := &segs[i]
 	rec := sg.first + int(ep-sg.ep)
-	h := hashPart(sg.key, uint64(rec))
-	h = hashPart(h, uint64(unit))
+	h := keyed.Part(sg.key, uint64(rec))
+	h = keyed.Part(h, uint64(unit))
 	*s = Sample{
 		Dataset: di,
 		Episode: cache.Ref{Split: d.splits[sg.split], Shard: sg.shard, Record: rec},
 		Unit:    int(unit),
 		Epoch:   e,
-		Key:     hashPart(h, uint64(e)),
+		Key:     keyed.Part(h, uint64(e)),
 	}
 }
 
@@ -260,9 +261,9 @@ func (d *planDataset) buildOrder(e int64) *epochOrder {
 	for i := range o.perm {
 		o.perm[i] = int32(i)
 	}
-	key := hashPart(d.orderKey, uint64(e))
+	key := keyed.Part(d.orderKey, uint64(e))
 	for i := W - 1; i > 0; i-- {
-		j := below(mix64(key+uint64(i)*0x9e3779b97f4a7c15), uint64(i+1))
+		j := keyed.Below(keyed.Mix64(key+uint64(i)*0x9e3779b97f4a7c15), uint64(i+1))
 		o.perm[i], o.perm[j] = o.perm[j], o.perm[i]
 	}
 	for i, w := range o.perm {

@@ -58,7 +58,7 @@
 // # Units, keys and substitution
 //
 // With samples_per_episode n ≥ 1 a unit is (episode, j < n) and Sample.Unit
-// is j; Sample.Key = Hash(seed, h("name/split"), shard, record, j, epoch),
+// is j; Sample.Key = keyed.Hash(seed, h("name/split"), shard, record, j, epoch),
 // h being FNV-1a finalised by splitmix64, from which pairs draws t
 // uniformly over the episode's valid starts, so t changes with j and with
 // the epoch. With samples_per_episode

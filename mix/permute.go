@@ -1,6 +1,10 @@
 package mix
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/oxefs/oxefs/keyed"
+)
 
 // feistelRounds is the number of Feistel rounds. Four rounds of a strong
 // round function make a pseudo-random permutation (Luby–Rackoff); the round
@@ -29,7 +33,7 @@ func newFeistel(n, key uint64) feistel {
 	f.lbits = b / 2
 	f.rbits = b - f.lbits
 	for i := range f.keys {
-		key = mix64(key + 0x9e3779b97f4a7c15)
+		key = keyed.Mix64(key + 0x9e3779b97f4a7c15)
 		f.keys[i] = key
 	}
 	return f
@@ -65,4 +69,4 @@ func (f *feistel) round(x uint64) uint64 {
 // roundF is the round function: splitmix64's finaliser of the keyed
 // input, so that every output bit depends on every bit of r and the key.
 // (Half of it is measurably biased on 1-bit halves; see TestFeistelMixes.)
-func roundF(r, k uint64) uint64 { return mix64(r ^ k) }
+func roundF(r, k uint64) uint64 { return keyed.Mix64(r ^ k) }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/oxefs/oxefs/keyed"
 )
 
 // Domain tags: every keyed hash of the plan names what it is for, so that no
@@ -193,14 +195,14 @@ func (p *Plan) Batch(n int64, dst []Sample) []Sample {
 	for _, d := range p.active {
 		dst = p.ds[d].appendSamples(dst, d, p.sched.count(d, g), p.sched.count(d, g+1))
 	}
-	interleave(dst, hashPart(hashPart(hashInit(p.seed), tagInterleave), uint64(g)))
+	interleave(dst, keyed.Part(keyed.Part(keyed.Init(p.seed), tagInterleave), uint64(g)))
 	return dst
 }
 
 // interleave shuffles the batch's positions (Fisher–Yates, keyed).
 func interleave(s []Sample, key uint64) {
 	for i := len(s) - 1; i > 0; i-- {
-		j := below(mix64(key+uint64(i)*0x9e3779b97f4a7c15), uint64(i+1))
+		j := keyed.Below(keyed.Mix64(key+uint64(i)*0x9e3779b97f4a7c15), uint64(i+1))
 		s[i], s[j] = s[j], s[i]
 	}
 }

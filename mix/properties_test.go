@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oxefs/oxefs/keyed"
 )
 
 // coverageCase is a mix whose dataset 0 is checked for coverage.
@@ -467,9 +469,9 @@ func TestSampleKey(t *testing.T) {
 	p := randomAccessPlan(t)
 	for _, s := range p.Batch(12345, nil) {
 		name := fmt.Sprint("ds", s.Dataset)
-		want := Hash(42, stringKey(name+"/"+s.Episode.Split), uint64(s.Episode.Shard), uint64(s.Episode.Record), uint64(s.Unit), uint64(s.Epoch))
+		want := keyed.Hash(42, keyed.String(name+"/"+s.Episode.Split), uint64(s.Episode.Shard), uint64(s.Episode.Record), uint64(s.Unit), uint64(s.Epoch))
 		if s.Key != want {
-			t.Fatalf("sample %+v: key %#x, want Hash(seed, name/split, shard, record, unit, epoch) = %#x", s, s.Key, want)
+			t.Fatalf("sample %+v: key %#x, want keyed.Hash(seed, name/split, shard, record, unit, epoch) = %#x", s, s.Key, want)
 		}
 	}
 }

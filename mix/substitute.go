@@ -1,6 +1,10 @@
 package mix
 
-import "iter"
+import (
+	"iter"
+
+	"github.com/oxefs/oxefs/keyed"
+)
 
 // Substitutes returns, in the order to try them, the candidates that may
 // replace a sample whose episode could not be used (corrupt, or too short
@@ -31,7 +35,7 @@ func (p *Plan) Substitutes(s Sample) iter.Seq[Sample] {
 		f := d.unitOrder(e, o.perm[slot], o.start[slot+1]-o.start[slot])
 		origEp, _ := d.unitAt(first, int64(f.at(uint64(pos-o.start[slot]))))
 
-		walk := hashPart(hashPart(d.unitKey, tagSubstitute), uint64(s.Index))
+		walk := keyed.Part(keyed.Part(d.unitKey, tagSubstitute), uint64(s.Index))
 		attempt := 0
 		emit := func(w *window, ep int64) bool {
 			units := d.unitsIn(ep, ep+1)
@@ -39,11 +43,11 @@ func (p *Plan) Substitutes(s Sample) iter.Seq[Sample] {
 				return true
 			}
 			attempt++
-			unit := int64(below(mix64(walk^mix64(uint64(ep))), uint64(units)))
+			unit := int64(keyed.Below(keyed.Mix64(walk^keyed.Mix64(uint64(ep))), uint64(units)))
 			var r Sample
 			d.fill(&r, s.Dataset, w, ep, unit, e)
 			r.Index, r.Attempt = s.Index, attempt
-			r.Key = hashPart(hashPart(hashPart(r.Key, tagSubstitute), uint64(attempt)), uint64(s.Index))
+			r.Key = keyed.Part(keyed.Part(keyed.Part(r.Key, tagSubstitute), uint64(attempt)), uint64(s.Index))
 			return yield(r)
 		}
 		W := len(o.perm)
@@ -51,7 +55,7 @@ func (p *Plan) Substitutes(s Sample) iter.Seq[Sample] {
 			wi := o.perm[(slot+step)%W]
 			w := &d.windows[wi]
 			n := uint64(w.ep1 - w.ep0)
-			order := newFeistel(n, hashPart(walk, uint64(wi)))
+			order := newFeistel(n, keyed.Part(walk, uint64(wi)))
 			for i := range n {
 				ep := w.ep0 + int64(order.at(i))
 				if ep == origEp {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/keyed"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -126,7 +127,7 @@ func TestBuildFixtures(t *testing.T) {
 										units = max(fc.f.Offset.ValidStarts(rec.NumSteps), 1)
 									}
 									for j := range units {
-										smp := mix.Sample{Dataset: di, Episode: ep.Ref, Unit: j, Key: mix.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
+										smp := mix.Sample{Dataset: di, Episode: ep.Ref, Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
 										errA := hwc.Build(d, smp, ep, a, &ma)
 										errB := chw.Build(d, smp, ep, b, &mb)
 										if rec.NumSteps < fc.f.Offset.Min+1 {
@@ -277,7 +278,7 @@ func TestBuildConcurrent(t *testing.T) {
 		eps = append(eps, episode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: rec}))
 	}
 	sample := func(i int) mix.Sample {
-		return mix.Sample{Episode: eps[i%len(eps)].Ref, Unit: i / len(eps), Key: mix.Hash(9, uint64(i))}
+		return mix.Sample{Episode: eps[i%len(eps)].Ref, Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}
 	}
 	const n = 32
 	want := make([][]byte, n)

@@ -4,7 +4,7 @@
 // batch buffer, and it builds the sample's metadata record (dataset name,
 // episode id, frame indices, language, summed action, initial state,
 // robot). It reads episodes through package cache, draws its random choices
-// with mix.Draw, and knows nothing of FUSE or of the batch file format.
+// with keyed.Draw, and knows nothing of FUSE or of the batch file format.
 //
 // # Pieces
 //
@@ -19,9 +19,9 @@
 // # Frames
 //
 // Frames are chosen in [t, t+offset] (see Frames and Offset for the exact
-// rules): t is drawn with mix.Draw(key, mix.StreamT, ·) when
+// rules): t is drawn with keyed.Draw(key, keyed.StreamT, ·) when
 // samples_per_episode ≥ 1 and is the sample's Unit when it is 0; a [min,
-// max] offset is drawn after t with mix.Draw(key, mix.StreamOffset, ·) over
+// max] offset is drawn after t with keyed.Draw(key, keyed.StreamOffset, ·) over
 // the offsets that fit the episode.
 //
 // # Pixels

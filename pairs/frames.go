@@ -3,7 +3,7 @@ package pairs
 import (
 	"fmt"
 
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/keyed"
 )
 
 // Selection is the frames chosen for one sample.
@@ -26,7 +26,7 @@ func (f Frames) Select(key uint64, unit, steps int, dst []int) (Selection, error
 	}
 	var t int
 	if f.SamplesPerEpisode >= 1 {
-		t = mix.Draw(key, mix.StreamT, starts)
+		t = keyed.Draw(key, keyed.StreamT, starts)
 	} else {
 		if unit < 0 || unit >= starts {
 			return Selection{}, fmt.Errorf("unit %d is not a valid start: the episode has %d steps, so t ∈ [0, %d] for offset %v",
@@ -37,7 +37,7 @@ func (f Frames) Select(key uint64, unit, steps int, dst []int) (Selection, error
 	off := f.Offset.Min
 	if !f.Offset.Fixed() {
 		hi := min(f.Offset.Max, steps-1-t)
-		off += mix.Draw(key, mix.StreamOffset, hi-f.Offset.Min+1)
+		off += keyed.Draw(key, keyed.StreamOffset, hi-f.Offset.Min+1)
 	}
 	idx := dst[:0]
 	switch f.Mode {

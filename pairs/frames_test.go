@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/keyed"
 )
 
 func TestFramesValidate(t *testing.T) {
@@ -93,7 +93,7 @@ func TestSelectIndices(t *testing.T) {
 }
 
 // TestSelectDraws: with samples_per_episode ≥ 1, t is
-// mix.Draw(key, StreamT, steps−min), uniform over the valid starts; a range
+// keyed.Draw(key, StreamT, steps−min), uniform over the valid starts; a range
 // offset is drawn after t over the offsets that fit, every one of them
 // reachable, none beyond the episode.
 func TestSelectDraws(t *testing.T) {
@@ -113,21 +113,21 @@ func TestSelectDraws(t *testing.T) {
 			tCount := make([]int, starts)
 			seen := map[[2]int]bool{}
 			for k := range uint64(keys) {
-				key := mix.Hash(7, k)
+				key := keyed.Hash(7, k)
 				sel, err := f.Select(key, 0, steps, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := mix.Draw(key, mix.StreamT, starts); sel.T != want {
-					t.Fatalf("t = %d, mix.Draw gives %d", sel.T, want)
+				if want := keyed.Draw(key, keyed.StreamT, starts); sel.T != want {
+					t.Fatalf("t = %d, keyed.Draw gives %d", sel.T, want)
 				}
 				hi := min(tc.off.Max, steps-1-sel.T)
 				if sel.Offset < tc.off.Min || sel.Offset > hi {
 					t.Fatalf("t %d: offset %d outside [%d, %d]", sel.T, sel.Offset, tc.off.Min, hi)
 				}
 				if !tc.off.Fixed() {
-					if want := tc.off.Min + mix.Draw(key, mix.StreamOffset, hi-tc.off.Min+1); sel.Offset != want {
-						t.Fatalf("offset %d, mix.Draw gives %d", sel.Offset, want)
+					if want := tc.off.Min + keyed.Draw(key, keyed.StreamOffset, hi-tc.off.Min+1); sel.Offset != want {
+						t.Fatalf("offset %d, keyed.Draw gives %d", sel.Offset, want)
 					}
 				}
 				if !slices.Equal(sel.Indices, []int{sel.T, sel.T + sel.Offset}) {
