@@ -11,14 +11,11 @@ import (
 
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/episode"
 )
 
 // Ref names one episode: the record-th record of shard Shard of Split.
-type Ref struct {
-	Split  string
-	Shard  int
-	Record int
-}
+type Ref = episode.Key
 
 // Episode is one parsed RLDS episode. It is immutable and shared: the RAM
 // cache hands the same *Episode to every reader, so nothing it returns may be

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/keyed"
 )
 
@@ -231,7 +231,7 @@ func (d *planDataset) fill(s *Sample, di int, w *window, ep, unit, e int64) {
 	h = keyed.Part(h, uint64(unit))
 	*s = Sample{
 		Dataset: di,
-		Episode: cache.Ref{Split: d.splits[sg.split], Shard: sg.shard, Record: rec},
+		Episode: episode.Key{Split: d.splits[sg.split], Shard: sg.shard, Record: rec},
 		Unit:    int(unit),
 		Epoch:   e,
 		Key:     keyed.Part(h, uint64(e)),

@@ -1,6 +1,6 @@
 package mix
 
-import "github.com/oxefs/oxefs/cache"
+import "github.com/oxefs/oxefs/episode"
 
 // Sample is one planned sample of a batch.
 type Sample struct {
@@ -9,7 +9,7 @@ type Sample struct {
 	// same indices.
 	Dataset int
 	// Episode is the record that holds the episode.
-	Episode cache.Ref
+	Episode episode.Key
 	// Unit is j < samples_per_episode, or the frame t itself when
 	// samples_per_episode is 0 (every valid pair is a unit).
 	Unit int
