@@ -267,23 +267,6 @@ func (v FeatureView) Int64s(dst []int64) ([]int64, error) {
 	return v.f.AppendInt64s(dst), nil
 }
 
-// UnknownFeatureError is a feature key the dataset does not declare.
-type UnknownFeatureError struct {
-	Dataset string
-	Key     string
-	Valid   []string
-}
-
-func (e *UnknownFeatureError) Error() string {
-	return fmt.Sprintf("dataset %s has no feature %q (valid: %s)", e.Dataset, e.Key, joinLimited(e.Valid, 40))
-}
-
-// ErrUnknownFeature matches *UnknownFeatureError.
-var ErrUnknownFeature = errors.New("unknown feature")
-
-// Is makes errors.Is(err, ErrUnknownFeature) true.
-func (e *UnknownFeatureError) Is(target error) bool { return target == ErrUnknownFeature }
-
 func featureKeys(f *tfds.Features) []string {
 	all := f.All()
 	keys := make([]string, len(all))
@@ -291,21 +274,6 @@ func featureKeys(f *tfds.Features) []string {
 		keys[i] = x.Key
 	}
 	return keys
-}
-
-func joinLimited(s []string, n int) string {
-	var b bytes.Buffer
-	for i, x := range s {
-		if i == n {
-			fmt.Fprintf(&b, ", ... %d more", len(s)-n)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(x)
-	}
-	return b.String()
 }
 
 // valuesPerRow is how many Example values one step (or the episode, for an
