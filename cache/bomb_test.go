@@ -12,6 +12,7 @@ import (
 
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/episode"
 )
 
 // zlibOf compresses b.
@@ -144,7 +145,7 @@ func TestZlibTensorBomb(t *testing.T) {
 	// The intact records still read.
 	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 2})
 	if err == nil {
-		var v FeatureView
+		var v episode.View
 		if v, err = ep.Feature(key); err == nil {
 			_, err = v.Float64s(nil)
 		}

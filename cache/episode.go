@@ -27,17 +27,49 @@ type Ref = episode.Key
 // value per step, a numeric tensor of shape S holds steps×prod(S) values,
 // step-major.
 type Episode struct {
-	// ID is stable across runs and machines: dataset/split/shard/record.
-	ID      string
-	Dataset string
-	Ref
+	id      string // dataset/split/shard/record, stable across runs and machines
+	dataset string
+	key     episode.Key
 
 	steps int
 	ex    *example.Example
 	specs *tfds.Features
-	shard string // shard file name, for errors
-	size  int    // bytes held, the RAM cache cost
+	// views holds one view per declared feature, in specs order, made once
+	// at load so that Feature hands out a pointer without allocating. A
+	// view's feature is the zero example.Feature when the record lacks it.
+	views   []view
+	neutral []episode.Feature // specs converted, in specs order
+	shard   string            // shard file name, for errors
+	size    int               // bytes held, the RAM cache cost
 }
+
+var _ episode.Episode = (*Episode)(nil)
+
+// newEpisode wraps a parsed record; specs and neutral list the dataset's
+// features in the same order.
+func newEpisode(id, dataset string, key episode.Key, steps int, ex *example.Example, specs *tfds.Features, neutral []episode.Feature, shard string, size int) *Episode {
+	e := &Episode{id: id, dataset: dataset, key: key, steps: steps, ex: ex, specs: specs, neutral: neutral, shard: shard, size: size}
+	e.makeViews()
+	return e
+}
+
+func (e *Episode) makeViews() {
+	all := e.specs.All()
+	e.views = make([]view, len(all))
+	for i, spec := range all {
+		f, ok := e.ex.Feature(spec.Key)
+		e.views[i] = view{spec: spec, f: f, present: ok, ep: e, per: valuesPerRow(spec), neutral: &e.neutral[i]}
+	}
+}
+
+// ID is dataset/split/shard/record.
+func (e *Episode) ID() string { return e.id }
+
+// Dataset is the name of the dataset the episode was loaded for.
+func (e *Episode) Dataset() string { return e.dataset }
+
+// Key names the episode within its dataset.
+func (e *Episode) Key() episode.Key { return e.key }
 
 // Steps returns the number of steps.
 func (e *Episode) Steps() int { return e.steps }
@@ -48,67 +80,87 @@ func (e *Episode) Size() int { return e.size }
 // Keys returns the feature keys present in the record, sorted.
 func (e *Episode) Keys() []string { return e.ex.Keys() }
 
+// Corrupt wraps err in a *CorruptError naming the episode's shard and record.
+func (e *Episode) Corrupt(err error) error {
+	return &CorruptError{Dataset: e.dataset, Shard: e.shard, Record: e.key.Record, Err: err}
+}
+
 func (e *Episode) corrupt(format string, args ...any) error {
-	return &CorruptError{Dataset: e.Dataset, Shard: e.shard, Record: e.Record, Err: fmt.Errorf(format, args...)}
+	return e.Corrupt(fmt.Errorf(format, args...))
 }
 
 // Feature returns the view of one flattened feature. A key that features.json
 // does not declare is an error naming the keys that exist; a declared key
 // missing from the record, or with the wrong number of values, is a
 // *CorruptError.
-func (e *Episode) Feature(key string) (FeatureView, error) {
-	spec, ok := e.specs.Lookup(key)
+func (e *Episode) Feature(key string) (episode.View, error) {
+	i, ok := e.specs.Index(key)
 	if !ok {
-		return FeatureView{}, &UnknownFeatureError{Dataset: e.Dataset, Key: key, Valid: featureKeys(e.specs)}
+		return nil, &UnknownFeatureError{Dataset: e.dataset, Key: key, Valid: e.specs.Keys()}
 	}
+	v := &e.views[i]
+	spec := v.spec
 	if spec.Ragged() {
-		return FeatureView{}, fmt.Errorf("dataset %s: feature %q is a sequence inside each step (stored ragged); "+
-			"oxefs reads per-step tensors, images and texts", e.Dataset, key)
+		return nil, fmt.Errorf("dataset %s: feature %q is a sequence inside each step (stored ragged); "+
+			"oxefs reads per-step tensors, images and texts", e.dataset, key)
 	}
-	f, ok := e.ex.Feature(key)
-	if !ok {
-		return FeatureView{}, e.corrupt("feature %q missing from the record", key)
+	if !v.present {
+		return nil, e.corrupt("feature %q missing from the record", key)
 	}
-	v := FeatureView{Spec: spec, f: f, ep: e, per: valuesPerRow(spec)}
 	rows := 1
 	if spec.PerStep {
 		rows = e.steps
 	}
-	if v.per >= 0 && f.Len() != rows*v.per {
-		return FeatureView{}, e.corrupt("feature %q has %d values, want %d (%d rows of %v)",
-			key, f.Len(), rows*v.per, rows, spec.Shape)
+	n := v.f.Len()
+	if v.per >= 0 && n != rows*v.per {
+		return nil, e.corrupt("feature %q has %d values, want %d (%d rows of %v)",
+			key, n, rows*v.per, rows, spec.Shape)
 	}
 	if v.per < 0 { // unknown dimension: only the total is known
-		if rows == 0 || f.Len()%rows != 0 {
-			return FeatureView{}, e.corrupt("feature %q has %d values, not a multiple of %d rows", key, f.Len(), rows)
+		if rows == 0 || n%rows != 0 {
+			return nil, e.corrupt("feature %q has %d values, not a multiple of %d rows", key, n, rows)
 		}
-		v.per = f.Len() / max(rows, 1)
+		return &unknownPer{view: v, per: n / max(rows, 1)}, nil
 	}
 	return v, nil
 }
 
-// FeatureView reads one feature of one episode.
-type FeatureView struct {
-	Spec tfds.Feature
-	f    example.Feature
-	ep   *Episode
-	per  int
+// view reads one feature of one episode.
+type view struct {
+	spec    tfds.Feature
+	neutral *episode.Feature
+	f       example.Feature
+	present bool
+	ep      *Episode
+	per     int // -1: the shape has an unknown dimension (see unknownPer)
 }
 
+// unknownPer is a view of a feature whose shape has an unknown dimension:
+// its values per step are known only once the record's total is.
+type unknownPer struct {
+	*view
+	per int
+}
+
+func (u *unknownPer) Per() int { return u.per }
+
+// Spec describes the feature.
+func (v *view) Spec() episode.Feature { return *v.neutral }
+
 // Per returns the number of values per step (1 for byte-valued features).
-func (v FeatureView) Per() int { return v.per }
+func (v *view) Per() int { return v.per }
 
 // Bytes returns the step-th value of a byte-valued feature (an encoded image,
 // a text, an encoded tensor); step is 0 for episode-level features. The slice
 // is shared and must not be modified.
-func (v FeatureView) Bytes(step int) []byte {
+func (v *view) Bytes(step int) []byte {
 	return v.f.Bytes(step)
 }
 
 // Float64s appends every value of a numeric feature to dst, converted to
 // float64, step-major: value i of step s is at s*Per()+i. Tensors stored
 // with bytes or zlib encoding are decoded.
-func (v FeatureView) Float64s(dst []float64) ([]float64, error) {
+func (v *view) Float64s(dst []float64) ([]float64, error) {
 	switch v.f.Kind() {
 	case example.KindFloat:
 		for _, x := range v.f.AppendFloats(nil) {
@@ -122,8 +174,8 @@ func (v FeatureView) Float64s(dst []float64) ([]float64, error) {
 		}
 		return dst, nil
 	case example.KindBytes:
-		if v.Spec.Encoding != "bytes" && v.Spec.Encoding != "zlib" {
-			return dst, v.ep.corrupt("feature %q holds bytes, not numbers (dtype %s)", v.Spec.Key, v.Spec.DType)
+		if v.spec.Encoding != "bytes" && v.spec.Encoding != "zlib" {
+			return dst, v.ep.corrupt("feature %q holds bytes, not numbers (dtype %s)", v.spec.Key, v.spec.DType)
 		}
 		var buf []byte
 		for i := range v.f.Len() {
@@ -132,8 +184,8 @@ func (v FeatureView) Float64s(dst []float64) ([]float64, error) {
 				return dst, err
 			}
 			buf = raw
-			if dst, err = appendRawTensor(dst, raw, v.Spec.DType); err != nil {
-				return dst, v.ep.corrupt("feature %q step %d: %v", v.Spec.Key, i, err)
+			if dst, err = appendRawTensor(dst, raw, v.spec.DType); err != nil {
+				return dst, v.ep.corrupt("feature %q step %d: %v", v.spec.Key, i, err)
 			}
 		}
 		return dst, nil
@@ -160,26 +212,26 @@ func tensorBytes(spec tfds.Feature) int {
 // decodeTensorBytes returns the step-th value of an encoded tensor, raw
 // (numpy tobytes()), inflating a zlib one into buf. Inflation stops one
 // byte past tensorBytes, so a zlib bomb costs at most that much memory.
-func (v FeatureView) decodeTensorBytes(i int, buf []byte) ([]byte, error) {
+func (v *view) decodeTensorBytes(i int, buf []byte) ([]byte, error) {
 	b := v.f.Bytes(i)
-	limit := tensorBytes(v.Spec)
-	if v.Spec.Encoding != "zlib" {
+	limit := tensorBytes(v.spec)
+	if v.spec.Encoding != "zlib" {
 		if len(b) > limit {
-			return nil, v.ep.corrupt("feature %q step %d: %d bytes, more than %d (%v %s)", v.Spec.Key, i, len(b), limit, v.Spec.Shape, v.Spec.DType)
+			return nil, v.ep.corrupt("feature %q step %d: %d bytes, more than %d (%v %s)", v.spec.Key, i, len(b), limit, v.spec.Shape, v.spec.DType)
 		}
 		return b, nil
 	}
 	zr, err := zlib.NewReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, v.ep.corrupt("feature %q step %d: zlib: %v", v.Spec.Key, i, err)
+		return nil, v.ep.corrupt("feature %q step %d: zlib: %v", v.spec.Key, i, err)
 	}
 	out := bytes.NewBuffer(buf)
 	n, err := out.ReadFrom(io.LimitReader(zr, int64(limit)+1))
 	if err != nil {
-		return nil, v.ep.corrupt("feature %q step %d: zlib: %v", v.Spec.Key, i, err)
+		return nil, v.ep.corrupt("feature %q step %d: zlib: %v", v.spec.Key, i, err)
 	}
 	if n > int64(limit) {
-		return nil, v.ep.corrupt("feature %q step %d: zlib: inflates to more than %d bytes (%v %s)", v.Spec.Key, i, limit, v.Spec.Shape, v.Spec.DType)
+		return nil, v.ep.corrupt("feature %q step %d: zlib: inflates to more than %d bytes (%v %s)", v.spec.Key, i, limit, v.spec.Shape, v.spec.DType)
 	}
 	return out.Bytes(), nil
 }
@@ -260,20 +312,11 @@ func float16(h uint16) float64 {
 }
 
 // Int64s appends every value of an integer feature stored as int64_list.
-func (v FeatureView) Int64s(dst []int64) ([]int64, error) {
+func (v *view) Int64s(dst []int64) ([]int64, error) {
 	if v.f.Kind() != example.KindInt64 {
-		return dst, v.ep.corrupt("feature %q is not an int64 list (dtype %s)", v.Spec.Key, v.Spec.DType)
+		return dst, v.ep.corrupt("feature %q is not an int64 list (dtype %s)", v.spec.Key, v.spec.DType)
 	}
 	return v.f.AppendInt64s(dst), nil
-}
-
-func featureKeys(f *tfds.Features) []string {
-	all := f.All()
-	keys := make([]string, len(all))
-	for i, x := range all {
-		keys[i] = x.Key
-	}
-	return keys
 }
 
 // valuesPerRow is how many Example values one step (or the episode, for an
@@ -331,4 +374,18 @@ func stepCount(ex *example.Example, specs *tfds.Features) (int, error) {
 		}
 	}
 	return 0, errors.New("no per-step feature in the record to count steps by")
+}
+
+// neutralFeatures converts a dataset's TFDS features to the neutral model,
+// in the same order.
+func neutralFeatures(specs *tfds.Features) []episode.Feature {
+	all := specs.All()
+	out := make([]episode.Feature, len(all))
+	for i, f := range all {
+		out[i] = episode.Feature{
+			Key: f.Key, Kind: episode.Kind(f.Kind), DType: f.DType, Shape: f.Shape, Encoding: f.Encoding,
+			PerStep: f.PerStep, Ragged: f.Ragged(), Class: f.Class, NumClasses: f.NumClasses,
+		}
+	}
+	return out
 }

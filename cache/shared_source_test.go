@@ -28,8 +28,8 @@ func TestEpisodeSharedSourceNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ep.Dataset != d.Name || ep.ID != d.EpisodeID(ref) {
-			t.Fatalf("read %d: dataset %s got episode %s of %s", i, d.Name, ep.ID, ep.Dataset)
+		if ep.Dataset() != d.Name || ep.ID() != d.EpisodeID(ref) {
+			t.Fatalf("read %d: dataset %s got episode %s of %s", i, d.Name, ep.ID(), ep.Dataset())
 		}
 		if _, err := ep.Feature("steps/observation/image"); err != nil {
 			t.Fatal(err)

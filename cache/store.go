@@ -22,6 +22,7 @@ import (
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfds"
 	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/episode"
 )
 
 // maxRecord bounds one TFRecord (one episode): a corrupt length field must
@@ -143,6 +144,8 @@ type Dataset struct {
 	Info     *tfds.DatasetInfo
 	Features *tfds.Features
 
+	neutral []episode.Feature // Features in the neutral model, same order
+
 	store   *Store
 	slug    string   // cache directory name for this source
 	infoSum [32]byte // SHA-256 of dataset_info.json as read
@@ -198,6 +201,7 @@ func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, er
 		Source:   src,
 		Info:     info,
 		Features: feats,
+		neutral:  neutralFeatures(feats),
 		store:    s,
 		slug:     sourceSlug(src.URI()),
 		infoSum:  sha256.Sum256(infoJSON),
@@ -295,12 +299,10 @@ func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
 // own returns ep under d's name: ep itself when d loaded it, else a copy
 // that shares its parsed record.
 func (d *Dataset) own(ep *Episode) *Episode {
-	if ep.Dataset == d.Name {
+	if ep.dataset == d.Name {
 		return ep
 	}
-	c := *ep
-	c.Dataset, c.ID, c.specs = d.Name, d.EpisodeID(ep.Ref), d.Features
-	return &c
+	return newEpisode(d.EpisodeID(ep.key), d.Name, ep.key, ep.steps, ep.ex, d.Features, d.neutral, ep.shard, ep.size)
 }
 
 // load reads and parses one record.
@@ -355,16 +357,8 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		return nil, corrupt(err)
 	}
 	d.store.Stats.EpisodesLoaded.Add(1)
-	return &Episode{
-		ID:      d.EpisodeID(ref),
-		Dataset: d.Name,
-		Ref:     ref,
-		steps:   steps,
-		ex:      ex,
-		specs:   d.Features,
-		shard:   name,
-		size:    len(raw) + 64*ex.Len() + 256,
-	}, nil
+	held := len(raw) + 64*ex.Len() + 256
+	return newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held), nil
 }
 
 // shardFile is an open shard: a local file or a disk cache entry.

@@ -151,9 +151,9 @@ func checkDataset(t *testing.T, ds *Dataset, md manifestDataset) {
 
 func checkEpisode(t *testing.T, dataset string, ep *Episode, rec manifestRecord) {
 	t.Helper()
-	where := ep.ID
-	if want := fmt.Sprintf("%s/%s/%d/%d", dataset, ep.Split, ep.Shard, ep.Record); ep.ID != want {
-		t.Errorf("episode id %q, want %q", ep.ID, want)
+	where := ep.ID()
+	if want := fmt.Sprintf("%s/%s/%d/%d", dataset, ep.Key().Split, ep.Key().Shard, ep.Key().Record); ep.ID() != want {
+		t.Errorf("episode id %q, want %q", ep.ID(), want)
 	}
 	if ep.Steps() != rec.NumSteps {
 		t.Fatalf("%s: %d steps, manifest %d", where, ep.Steps(), rec.NumSteps)
@@ -231,9 +231,9 @@ func checkEpisode(t *testing.T, dataset string, ep *Episode, rec manifestRecord)
 			if err != nil {
 				t.Fatalf("%s %s step %d: %v", where, key, s, err)
 			}
-			if format != v.Spec.Encoding || cfg.Height != want.Height || cfg.Width != want.Width {
+			if format != v.Spec().Encoding || cfg.Height != want.Height || cfg.Width != want.Width {
 				t.Errorf("%s %s step %d: %s %dx%d, manifest %s %dx%d", where, key, s,
-					format, cfg.Height, cfg.Width, v.Spec.Encoding, want.Height, want.Width)
+					format, cfg.Height, cfg.Width, v.Spec().Encoding, want.Height, want.Width)
 			}
 		}
 	}

@@ -18,8 +18,8 @@ func TestBuildAllocs(t *testing.T) {
 	}
 	s := newStore(t)
 	ds := openFixture(t, s, "tiny_bridge")
-	ep := episode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 1})
-	smp := mix.Sample{Episode: ep.Ref, Unit: 2, Key: 77}
+	ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 1})
+	smp := mix.Sample{Episode: ep.Key(), Unit: 2, Key: 77}
 	for _, choice := range []string{JPEGTurbo, JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
 			d := testDecoder(t, choice)

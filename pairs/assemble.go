@@ -6,6 +6,7 @@ import (
 
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -115,21 +116,21 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 // episode is too short for the offset; a *cache.CorruptError (wrapping an
 // *ImageError for a bad image) for bad data. After an error dst holds
 // partial data and must be rewritten.
-func (a *Assembler) Build(d *Decoder, s mix.Sample, ep *cache.Episode, dst []byte, m *Meta) error {
+func (a *Assembler) Build(d *Decoder, s mix.Sample, ep episode.Episode, dst []byte, m *Meta) error {
 	if len(dst) != a.SampleBytes() {
 		return fmt.Errorf("sample slot of %d bytes, want %d (%d frames of %dx%d)", len(dst), a.SampleBytes(), a.frames, a.cfg.Height, a.cfg.Width)
 	}
-	if ep.Dataset != a.ds.Name || ep.Ref != s.Episode {
-		return fmt.Errorf("dataset %s: asked to build sample of %s/%v from episode %s", a.ds.Name, a.ds.Name, s.Episode, ep.ID)
+	if ep.Dataset() != a.ds.Name || ep.Key() != s.Episode {
+		return fmt.Errorf("dataset %s: asked to build sample of %s/%v from episode %s", a.ds.Name, a.ds.Name, s.Episode, ep.ID())
 	}
 	sel, err := a.cfg.Frames.Select(s.Key, s.Unit, ep.Steps(), d.idx)
 	if err != nil {
 		var se *ShortEpisodeError
 		if errors.As(err, &se) {
-			se.Dataset, se.Episode = a.ds.Name, ep.ID
+			se.Dataset, se.Episode = a.ds.Name, ep.ID()
 			return se
 		}
-		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID, err)
+		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
 	}
 	d.idx = sel.Indices
 	if err := a.writeFrames(d, ep, sel.Indices, dst); err != nil {
@@ -141,7 +142,7 @@ func (a *Assembler) Build(d *Decoder, s mix.Sample, ep *cache.Episode, dst []byt
 	return a.meta(d, ep, sel, m)
 }
 
-func (a *Assembler) writeFrames(d *Decoder, ep *cache.Episode, steps []int, dst []byte) error {
+func (a *Assembler) writeFrames(d *Decoder, ep episode.Episode, steps []int, dst []byte) error {
 	v, err := ep.Feature(a.cfg.ImageKey)
 	if err != nil {
 		return err
@@ -153,7 +154,7 @@ func (a *Assembler) writeFrames(d *Decoder, ep *cache.Episode, steps []int, dst 
 		direct, _ := fd.interleaved()
 		img, err := d.decode(v.Bytes(step), want, what, direct, W, H)
 		if err != nil {
-			return a.corrupt(ep, &ImageError{Key: a.cfg.ImageKey, Step: step, Err: err})
+			return ep.Corrupt(&ImageError{Key: a.cfg.ImageKey, Step: step, Err: err})
 		}
 		if i == 0 && (want.W == 0 || want.H == 0) {
 			want, what = size{W: img.W, H: img.H}, "the sample's first frame is"
@@ -167,18 +168,9 @@ func (a *Assembler) writeFrames(d *Decoder, ep *cache.Episode, steps []int, dst 
 	return nil
 }
 
-// corrupt wraps err in a *cache.CorruptError naming the episode's record.
-func (a *Assembler) corrupt(ep *cache.Episode, err error) error {
-	shard, serr := a.ds.ShardName(ep.Split, ep.Shard)
-	if serr != nil {
-		shard = fmt.Sprintf("%s shard %d", ep.Split, ep.Shard)
-	}
-	return &cache.CorruptError{Dataset: ep.Dataset, Shard: shard, Record: ep.Record, Err: err}
-}
-
-func (a *Assembler) meta(d *Decoder, ep *cache.Episode, sel Selection, m *Meta) error {
+func (a *Assembler) meta(d *Decoder, ep episode.Episode, sel Selection, m *Meta) error {
 	m.DatasetName = a.ds.Name
-	m.EpisodeID = ep.ID
+	m.EpisodeID = ep.ID()
 	m.FrameIdx = sel.T
 	m.FrameIndices = append(m.FrameIndices[:0], sel.Indices...)
 	m.Offset = sel.Offset
@@ -222,7 +214,7 @@ func padZeros(v []float64, n int) []float64 {
 
 // vectors reads every step of a numeric feature into the decoder's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(d *Decoder, ep *cache.Episode, k vector) ([]float64, error) {
+func (a *Assembler) vectors(d *Decoder, ep episode.Episode, k vector) ([]float64, error) {
 	v, err := ep.Feature(k.key)
 	if err != nil {
 		return nil, err
@@ -233,13 +225,13 @@ func (a *Assembler) vectors(d *Decoder, ep *cache.Episode, k vector) ([]float64,
 	}
 	d.floats = vals
 	if len(vals) != ep.Steps()*k.dim {
-		return nil, a.corrupt(ep, fmt.Errorf("feature %q has %d values, want %d steps of %d", k.key, len(vals), ep.Steps(), k.dim))
+		return nil, ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d steps of %d", k.key, len(vals), ep.Steps(), k.dim))
 	}
 	return vals, nil
 }
 
 // language sets m.Language, allocating only when it changes.
-func (a *Assembler) language(d *Decoder, ep *cache.Episode, t int, m *Meta) error {
+func (a *Assembler) language(d *Decoder, ep episode.Episode, t int, m *Meta) error {
 	if a.lang == languageNone {
 		m.Language = ""
 		return nil
@@ -262,9 +254,9 @@ func (a *Assembler) language(d *Decoder, ep *cache.Episode, t int, m *Meta) erro
 			return err
 		}
 		d.floats = vals
-		per := v.Spec.Shape[0]
+		per := v.Spec().Shape[0]
 		if len(vals) < (step+1)*per {
-			return a.corrupt(ep, fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
+			return ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
 		}
 		d.text = decodeCodes(d.text[:0], vals[step*per:(step+1)*per])
 		text = d.text

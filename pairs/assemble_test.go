@@ -121,43 +121,43 @@ func TestBuildFixtures(t *testing.T) {
 									if raceEnabled && rec.Index >= 2 {
 										continue
 									}
-									ep := episode(t, ds, cache.Ref{Split: split, Shard: si, Record: rec.Index})
+									ep := loadEpisode(t, ds, cache.Ref{Split: split, Shard: si, Record: rec.Index})
 									units := max(fc.f.SamplesPerEpisode, 1)
 									if fc.f.SamplesPerEpisode == 0 {
 										units = max(fc.f.Offset.ValidStarts(rec.NumSteps), 1)
 									}
 									for j := range units {
-										smp := mix.Sample{Dataset: di, Episode: ep.Ref, Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
+										smp := mix.Sample{Dataset: di, Episode: ep.Key(), Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
 										errA := hwc.Build(d, smp, ep, a, &ma)
 										errB := chw.Build(d, smp, ep, b, &mb)
 										if rec.NumSteps < fc.f.Offset.Min+1 {
 											var se *ShortEpisodeError
-											if !errors.As(errA, &se) || !errors.Is(errB, ErrShortEpisode) || se.Episode != ep.ID || se.Dataset != name {
-												t.Fatalf("%s (%d steps): %v / %v, want a *ShortEpisodeError", ep.ID, rec.NumSteps, errA, errB)
+											if !errors.As(errA, &se) || !errors.Is(errB, ErrShortEpisode) || se.Episode != ep.ID() || se.Dataset != name {
+												t.Fatalf("%s (%d steps): %v / %v, want a *ShortEpisodeError", ep.ID(), rec.NumSteps, errA, errB)
 											}
 											short++
 											continue
 										}
 										if errA != nil || errB != nil {
-											t.Fatalf("%s: %v / %v", ep.ID, errA, errB)
+											t.Fatalf("%s: %v / %v", ep.ID(), errA, errB)
 										}
 										built++
 										checkMeta(t, name, ep, rec, fc.f, &ma)
 										if !metaEqual(&ma, &mb) {
-											t.Fatalf("%s: metadata differs between layouts: %+v vs %+v", ep.ID, ma, mb)
+											t.Fatalf("%s: metadata differs between layouts: %+v vs %+v", ep.ID(), ma, mb)
 										}
 										for i, step := range ma.FrameIndices {
-											key := fmt.Sprint(ep.ID, "/", step)
+											key := fmt.Sprint(ep.ID(), "/", step)
 											want, ok := refs[key]
 											if !ok {
 												want = refFrame(t, ref, ep, cfg, step)
 												refs[key] = want
 											}
 											if got := frameHWC(a, BFHWC, i, F, H, W); !bytes.Equal(got, want) {
-												t.Fatalf("%s frame %d (step %d): BFHWC slot differs from the frame decoded alone", ep.ID, i, step)
+												t.Fatalf("%s frame %d (step %d): BFHWC slot differs from the frame decoded alone", ep.ID(), i, step)
 											}
 											if got := frameHWC(b, BCFHW, i, F, H, W); !bytes.Equal(got, want) {
-												t.Fatalf("%s frame %d (step %d): BCFHW slot is not BFHWC transposed", ep.ID, i, step)
+												t.Fatalf("%s frame %d (step %d): BCFHW slot is not BFHWC transposed", ep.ID(), i, step)
 											}
 										}
 									}
@@ -204,11 +204,11 @@ func refFrame(t testing.TB, d *Decoder, ep *cache.Episode, cfg Config, step int)
 func checkMeta(t *testing.T, dataset string, ep *cache.Episode, rec manifestRecord, f Frames, m *Meta) {
 	t.Helper()
 	cfg := fixtureConfig(dataset)
-	where := ep.ID
-	if m.DatasetName != dataset || m.EpisodeID != ep.ID || m.Robot != cfg.Robot {
+	where := ep.ID()
+	if m.DatasetName != dataset || m.EpisodeID != ep.ID() || m.Robot != cfg.Robot {
 		t.Errorf("%s: dataset %q episode %q robot %q", where, m.DatasetName, m.EpisodeID, m.Robot)
 	}
-	if !strings.HasPrefix(m.EpisodeID, dataset+"/"+ep.Split+"/") {
+	if !strings.HasPrefix(m.EpisodeID, dataset+"/"+ep.Key().Split+"/") {
 		t.Errorf("%s: episode id %q", where, m.EpisodeID)
 	}
 	tt, off := m.FrameIdx, m.Offset
@@ -275,10 +275,10 @@ func TestBuildConcurrent(t *testing.T) {
 	a := mustNew(t, ds, cfg)
 	var eps []*cache.Episode
 	for rec := range 4 {
-		eps = append(eps, episode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: rec}))
+		eps = append(eps, loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: rec}))
 	}
 	sample := func(i int) mix.Sample {
-		return mix.Sample{Episode: eps[i%len(eps)].Ref, Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}
+		return mix.Sample{Episode: eps[i%len(eps)].Key(), Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}
 	}
 	const n = 32
 	want := make([][]byte, n)

@@ -129,10 +129,10 @@ func TestBadData(t *testing.T) {
 	const tableShard = "tiny_table-train.tfrecord-00000-of-00002"
 	const bridgeShard = "tiny_bridge-train.tfrecord-00000-of-00003"
 	tableEp := func(rec int) *cache.Episode {
-		return episode(t, table, cache.Ref{Split: "train", Shard: 0, Record: rec})
+		return loadEpisode(t, table, cache.Ref{Split: "train", Shard: 0, Record: rec})
 	}
 	bridgeEp := func(rec int) *cache.Episode {
-		return episode(t, bridge, cache.Ref{Split: "train", Shard: 0, Record: rec})
+		return loadEpisode(t, bridge, cache.Ref{Split: "train", Shard: 0, Record: rec})
 	}
 	const rgb, cam, wrist = "steps/observation/rgb", "steps/observation/image", "steps/observation/wrist_image"
 
@@ -227,8 +227,8 @@ func TestBadData(t *testing.T) {
 					a := mustNew(t, ds, cfg)
 					slot := make([]byte, a.SampleBytes())
 					var m Meta
-					ep := episode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: tc.record})
-					err := a.Build(d, mix.Sample{Episode: ep.Ref, Unit: 0}, ep, slot, &m)
+					ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: tc.record})
+					err := a.Build(d, mix.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
 					var ce *cache.CorruptError
 					if !errors.Is(err, cache.ErrCorrupt) || !errors.As(err, &ce) {
 						t.Fatalf("got %v, want a *cache.CorruptError", err)
@@ -247,8 +247,8 @@ func TestBadData(t *testing.T) {
 					}
 					t.Logf("%v", err)
 					// The decoder still works: an intact record of the next shard.
-					good := episode(t, ds, cache.Ref{Split: "train", Shard: 1, Record: 0})
-					if err := a.Build(d, mix.Sample{Episode: good.Ref}, good, slot, &m); err != nil {
+					good := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 1, Record: 0})
+					if err := a.Build(d, mix.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
 						t.Fatalf("good record after a bad one: %v", err)
 					}
 				})

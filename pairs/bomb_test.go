@@ -123,7 +123,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 	bomb := pngBomb(t, 4096, 4096, 16, 6)
 	s := newStore(t)
 	table := openFixture(t, s, "tiny_table")
-	vals := replaceStep(t, episode(t, table, cache.Ref{Split: "train", Shard: 0, Record: 0}), rgb, 0, bomb)
+	vals := replaceStep(t, loadEpisode(t, table, cache.Ref{Split: "train", Shard: 0, Record: 0}), rgb, 0, bomb)
 	dir := copyDataset(t, filepath.Join(fixtureDir, "datasets", "tiny_table", "1.0.0"), shard,
 		func(rec int, b *example.Builder) bool {
 			if rec == 0 {
@@ -145,9 +145,9 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 			d := testDecoder(t, JPEGGo)
 			d.mem = NewDecodeMemory(32 << 20)
 			slot := make([]byte, a.SampleBytes())
-			ep := episode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 0})
+			ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 0})
 			var err error
-			n := allocated(func() { err = a.Build(d, mix.Sample{Episode: ep.Ref}, ep, slot, nil) })
+			n := allocated(func() { err = a.Build(d, mix.Sample{Episode: ep.Key()}, ep, slot, nil) })
 			var ie *ImageError
 			if !errors.Is(err, cache.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
 				t.Fatalf("got %v, want a corrupt-data error for step 0", err)

@@ -13,7 +13,7 @@ var ErrShortEpisode = errors.New("episode too short for the offset")
 // the plan substitutes another.
 type ShortEpisodeError struct {
 	Dataset string
-	Episode string // cache.Episode.ID
+	Episode string // the episode's ID
 	Steps   int
 	Need    int // Offset.Min + 1
 }

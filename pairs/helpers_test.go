@@ -48,7 +48,7 @@ func openFixture(t testing.TB, s *cache.Store, dataset string) *cache.Dataset {
 	return openDir(t, s, "", filepath.Join(fixtureDir, "datasets", dataset, "1.0.0"))
 }
 
-func episode(t testing.TB, ds *cache.Dataset, ref cache.Ref) *cache.Episode {
+func loadEpisode(t testing.TB, ds *cache.Dataset, ref cache.Ref) *cache.Episode {
 	t.Helper()
 	ep, err := ds.Episode(context.Background(), ref)
 	if err != nil {

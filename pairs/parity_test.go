@@ -48,7 +48,7 @@ func TestPixelParity(t *testing.T) {
 					ds = openFixture(t, s, fr.Dataset)
 					datasets[fr.Dataset] = ds
 				}
-				ep := episode(t, ds, cache.Ref{Split: fr.Split, Shard: shardIndex(t, fr.ShardFile), Record: fr.RecordIndex})
+				ep := loadEpisode(t, ds, cache.Ref{Split: fr.Split, Shard: shardIndex(t, fr.ShardFile), Record: fr.RecordIndex})
 				v, err := ep.Feature(fr.ImageKey)
 				if err != nil {
 					t.Fatal(err)

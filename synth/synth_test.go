@@ -17,6 +17,7 @@ import (
 
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/episode"
 )
 
 // generate runs Generate into a fresh directory and fails the test on error.
@@ -161,11 +162,11 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 
 func checkEpisode(t *testing.T, d Dataset, ep *cache.Episode, steps int, id int64) {
 	t.Helper()
-	where := ep.ID
+	where := ep.ID()
 	if ep.Steps() != steps {
 		t.Fatalf("%s: %d steps, want %d", where, ep.Steps(), steps)
 	}
-	view := func(key string) cache.FeatureView {
+	view := func(key string) episode.View {
 		v, err := ep.Feature(key)
 		if err != nil {
 			t.Fatalf("%s: %v", where, err)
@@ -223,8 +224,8 @@ func checkEpisode(t *testing.T, d Dataset, ep *cache.Episode, steps int, id int6
 			if err != nil {
 				t.Fatalf("%s %s step %d: %v", where, c.Key, s, err)
 			}
-			if format != v.Spec.Encoding || img.Bounds().Dy() != c.Height || img.Bounds().Dx() != c.Width {
-				t.Fatalf("%s %s step %d: %s %v, want %s %dx%d", where, c.Key, s, format, img.Bounds().Size(), v.Spec.Encoding, c.Height, c.Width)
+			if format != v.Spec().Encoding || img.Bounds().Dy() != c.Height || img.Bounds().Dx() != c.Width {
+				t.Fatalf("%s %s step %d: %s %v, want %s %dx%d", where, c.Key, s, format, img.Bounds().Size(), v.Spec().Encoding, c.Height, c.Width)
 			}
 			if bytes.Equal(data, prev) {
 				t.Errorf("%s %s step %d: same frame as the step before", where, c.Key, s)

@@ -148,6 +148,12 @@ func (f *Features) Lookup(key string) (Feature, bool) {
 	return f.all[i], true
 }
 
+// Index returns the position of the feature with the given key in All.
+func (f *Features) Index(key string) (int, bool) {
+	i, ok := f.byKey[key]
+	return i, ok
+}
+
 // Images returns the image features (Kind KindImage), sorted by key: the keys
 // a config may name as a camera.
 func (f *Features) Images() []Feature {

@@ -1,0 +1,7 @@
+// Package layers holds the test that keeps oxefs's import graph pointing one
+// way: from the command and its composition root down through the FUSE
+// adapter and the benchmark, the scheduler, the plan, the sample assembler
+// and the frames, to the format-neutral model, the formats and storage. The
+// table in layers_test.go places every package; a package missing from it,
+// or an import that points up or sideways, fails the test.
+package layers

@@ -1,0 +1,252 @@
+package layers
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/oxefs/oxefs"
+
+// layer places each package; a package may import only packages of a lower
+// layer, and of its own layer only along the edges of sideways. A path
+// ending in "/..." covers the packages below it.
+var layer = map[string]int{
+	"storage":     0,
+	"storage/...": 0,
+
+	"episode": 1,
+
+	"format/...": 2,
+
+	"config":     3,
+	"keyed":      3,
+	"plan":       3,
+	"frames":     3,
+	"frames/...": 3,
+	"pairs":      3,
+	"episodes":   3,
+	"synth":      3,
+
+	"batch": 4,
+
+	"fs":    5,
+	"bench": 5,
+
+	"loader": 6,
+
+	"": 7, // package main: the CLI
+
+	"internal/layers":     8, // this test
+	"internal/testkit":    8, // test helpers, imported by _test files only
+	"internal/pythontest": 0,
+	"scripts/...":         8,
+}
+
+// sideways lists the imports allowed within one layer.
+var sideways = map[string][]string{
+	"storage/...": {"storage"},
+	"format/...":  {"format/..."},
+	"frames":      {"frames/..."},
+	"plan":        {"keyed"},
+	"pairs":       {"config", "frames", "keyed"},
+	"episodes":    nil,
+	"synth":       nil,
+}
+
+// pure lists packages that must not depend, even indirectly, on storage or
+// on a format: the plan is a function of dataset shapes, the config rules
+// and the frame decoders work on any format's data.
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "pairs", "batch"}
+
+var forbiddenBelowPure = []string{"storage", "format"}
+
+// match reports whether pattern (a table key) covers the package rel.
+func match(pattern, rel string) bool {
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return strings.HasPrefix(rel, base+"/")
+	}
+	return pattern == rel
+}
+
+// place returns the table key that covers rel, the most specific one.
+func place(rel string) (string, bool) {
+	best, found := "", false
+	for p := range layer {
+		if match(p, rel) && (!found || len(p) > len(best)) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// imports parses the non-test Go files of the module and returns, for each
+// package (relative path, "" for the root), the module packages it imports.
+func imports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	graph := make(map[string]map[string]bool)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(p))
+		rel := filepath.ToSlash(dir)
+		if rel == "." {
+			rel = ""
+		}
+		if graph[rel] == nil {
+			graph[rel] = make(map[string]bool)
+		}
+		for _, imp := range f.Imports {
+			ip := strings.Trim(imp.Path.Value, `"`)
+			if ip == module {
+				graph[rel][""] = true
+			} else if r, ok := strings.CutPrefix(ip, module+"/"); ok {
+				graph[rel][r] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string][]string, len(graph))
+	for pkg, deps := range graph {
+		out[pkg] = []string{}
+		for d := range deps {
+			out[pkg] = append(out[pkg], d)
+		}
+		sort.Strings(out[pkg])
+	}
+	return out
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+func name(rel string) string {
+	if rel == "" {
+		return "the root package (main)"
+	}
+	return rel
+}
+
+func TestImportDirection(t *testing.T) {
+	graph := imports(t, moduleRoot(t))
+	if len(graph) < 10 {
+		t.Fatalf("found only %d packages; is the test running inside the module?", len(graph))
+	}
+	pkgs := make([]string, 0, len(graph))
+	for p := range graph {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		from, ok := place(pkg)
+		if !ok {
+			t.Errorf("package %s is not placed in a layer: add it to the table in internal/layers/layers_test.go", name(pkg))
+			continue
+		}
+		for _, dep := range graph[pkg] {
+			to, ok := place(dep)
+			if !ok {
+				continue // reported as a package of its own
+			}
+			switch {
+			case layer[to] < layer[from]:
+			case layer[to] == layer[from] && (from == to || allowedSideways(from, dep)):
+			default:
+				t.Errorf("%s (layer %d) imports %s (layer %d): imports must point down the layers (see internal/layers)",
+					name(pkg), layer[from], name(dep), layer[to])
+			}
+		}
+	}
+	for _, p := range pure {
+		if _, ok := graph[p]; !ok {
+			t.Errorf("package %s listed as pure does not exist", p)
+			continue
+		}
+		for dep, via := range reach(graph, p) {
+			for _, bad := range forbiddenBelowPure {
+				if dep == bad || strings.HasPrefix(dep, bad+"/") {
+					t.Errorf("%s depends on %s (via %s): it must not depend on storage or a format", p, dep, via)
+				}
+			}
+		}
+	}
+}
+
+func allowedSideways(from, dep string) bool {
+	for _, p := range sideways[from] {
+		if match(p, dep) {
+			return true
+		}
+	}
+	return false
+}
+
+// reach returns every package reachable from p, each with the package that
+// first led to it.
+func reach(graph map[string][]string, p string) map[string]string {
+	seen := map[string]string{}
+	queue := []string{p}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, d := range graph[cur] {
+			if _, ok := seen[d]; !ok && d != p {
+				seen[d] = cur
+				queue = append(queue, d)
+			}
+		}
+	}
+	return seen
+}
+
+// TestTableCatchesUpwardImport proves the check can fail: an import from
+// storage up to the scheduler is reported.
+func TestTableCatchesUpwardImport(t *testing.T) {
+	from, _ := place("storage/gcs")
+	to, _ := place("batch")
+	if !(layer[to] > layer[from]) {
+		t.Fatalf("storage/gcs at layer %d, batch at %d: the table no longer orders them", layer[from], layer[to])
+	}
+	if allowedSideways("plan", "format/rlds") || !allowedSideways("pairs", "frames") {
+		t.Fatal("sideways edges are not what the table says")
+	}
+}
