@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfds"
@@ -79,6 +80,13 @@ func (e *Episode) Size() int { return e.size }
 
 // Keys returns the feature keys present in the record, sorted.
 func (e *Episode) Keys() []string { return e.ex.Keys() }
+
+// Rename returns the episode under another dataset's name, sharing the
+// parsed record.
+func (e *Episode) Rename(dataset string) episode.Episode {
+	id := dataset + "/" + e.key.Split + "/" + strconv.Itoa(e.key.Shard) + "/" + strconv.Itoa(e.key.Record)
+	return newEpisode(id, dataset, e.key, e.steps, e.ex, e.specs, e.neutral, e.shard, e.size)
+}
 
 // Corrupt wraps err in a *CorruptError naming the episode's shard and record.
 func (e *Episode) Corrupt(err error) error {

@@ -93,6 +93,10 @@ type Episode interface {
 	// Corrupt wraps err in a *CorruptError that names where the episode is
 	// stored.
 	Corrupt(err error) error
+	// Rename returns the same episode under another dataset's name (its ID
+	// and its errors name that dataset), sharing the parsed data: two mix
+	// entries over one source share one load.
+	Rename(dataset string) Episode
 }
 
 // View reads one feature of one episode.
