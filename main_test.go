@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // oxefsBin is the oxefs binary built once for the CLI tests.
@@ -165,17 +167,9 @@ func fakeGCS(t *testing.T, bucket string, objects map[string]string) *fakestorag
 	t.Helper()
 	var objs []fakestorage.Object
 	for prefix, dir := range objects {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				t.Fatal(err)
-			}
+		for name, b := range testkit.ReadDirFiles(t, dir) {
 			objs = append(objs, fakestorage.Object{
-				ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: prefix + "/" + e.Name()},
+				ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: prefix + "/" + name},
 				Content:     b,
 			})
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 const tableShard0 = "tiny_table-train.tfrecord-00000-of-00002"
@@ -80,10 +81,10 @@ func wantSubstituted(t *testing.T, mnt, kind string, shard int, reason string) {
 // substituted, counted as missing_shard and named in stats.json and the
 // log. With --strict the batches that need it fail with EIO, never ENOENT.
 func TestMountLocalShardDeleted(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	for _, strict := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strict=%v", strict), func(t *testing.T) {
-			data := copyDir(t, "testdata/datasets/tiny_table/1.0.0")
+			data := testkit.CopyDir(t, "testdata/datasets/tiny_table/1.0.0")
 			mnt := t.TempDir()
 			args := []string{"--config", tableMix(t, data, ""), "--cache-dir", t.TempDir(), "--readahead", "0"}
 			if strict {
@@ -125,8 +126,8 @@ func TestMountLocalShardDeleted(t *testing.T) {
 // object absent: every batch reads, the shard's episodes substituted and
 // counted as missing_shard.
 func TestMountGCSObjectMissing(t *testing.T) {
-	requireFUSE(t)
-	data := copyDir(t, "testdata/datasets/tiny_table/1.0.0")
+	testkit.RequireFUSE(t)
+	data := testkit.CopyDir(t, "testdata/datasets/tiny_table/1.0.0")
 	if err := os.Remove(filepath.Join(data, tableShard1)); err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +144,8 @@ func TestMountGCSObjectMissing(t *testing.T) {
 // record (dataset_info.json lists five): the two lost episodes are
 // substituted and counted as corrupt, and every batch reads.
 func TestMountShardCutAtRecordBoundary(t *testing.T) {
-	requireFUSE(t)
-	data := copyDir(t, "testdata/datasets/tiny_table/1.0.0")
+	testkit.RequireFUSE(t)
+	data := testkit.CopyDir(t, "testdata/datasets/tiny_table/1.0.0")
 	p := filepath.Join(data, tableShard0)
 	f, err := os.Open(p)
 	if err != nil {
@@ -169,7 +170,7 @@ func TestMountShardCutAtRecordBoundary(t *testing.T) {
 // dataset_info.json lists but that is not there, or a shard length no file
 // could hold, stops the mount with a message naming the dataset and shard.
 func TestMountRefusesMetadataThatDisagrees(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	for _, tc := range []struct {
 		name string
 		edit func(t *testing.T, dir string)
@@ -199,7 +200,7 @@ func TestMountRefusesMetadataThatDisagrees(t *testing.T) {
 		}, "1000000000000000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := copyDir(t, "testdata/datasets/tiny_table/1.0.0")
+			data := testkit.CopyDir(t, "testdata/datasets/tiny_table/1.0.0")
 			tc.edit(t, data)
 			dir := t.TempDir()
 			cmd := exec.Command(oxefsBin, "mount", dir, "--config", tableMix(t, data, ""), "--cache-dir", t.TempDir())

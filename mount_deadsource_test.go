@@ -3,60 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
-
-// deadTrainProxy is a proxy in front of fake GCS that, while dead is set,
-// accepts every request for a train shard and never answers (a hung
-// source); everything else (metadata, val shards) passes.
-type deadTrainProxy struct {
-	srv  *httptest.Server
-	dead atomic.Bool
-}
-
-func newDeadTrainProxy(t *testing.T, upstream string) *deadTrainProxy {
-	t.Helper()
-	p := &deadTrainProxy{}
-	release := make(chan struct{})
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p.dead.Load() && strings.Contains(r.URL.Path, "-train.tfrecord-") {
-			select {
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
-		}
-		req, err := http.NewRequestWithContext(r.Context(), r.Method, upstream+r.URL.RequestURI(), nil)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		req.Header = r.Header.Clone()
-		res, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer res.Body.Close()
-		for k, v := range res.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(res.StatusCode)
-		io.Copy(w, res.Body)
-	}))
-	t.Cleanup(p.srv.Close)
-	t.Cleanup(func() { close(release) }) // runs first: hung handlers return
-	return p
-}
 
 // TestMountDeadSource: with every train shard hanging, a read of a train
 // batch gets EIO within --fetch-timeout + --fetch-stall (the promise; the
@@ -65,7 +20,7 @@ func newDeadTrainProxy(t *testing.T, upstream string) *deadTrainProxy {
 // shards answer, reads meanwhile; once the source is back, reads succeed
 // after at most the failure memo's window (min(--fetch-timeout, 10s)) more.
 func TestMountDeadSource(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	const (
 		stall   = time.Second
 		timeout = 2 * time.Second
@@ -75,7 +30,9 @@ func TestMountDeadSource(t *testing.T) {
 	for _, readahead := range []string{"0", "8"} {
 		t.Run("readahead="+readahead, func(t *testing.T) {
 			srv := fakeGCS(t, "robotics", map[string]string{"tiny_bridge/1.0.0": "testdata/datasets/tiny_bridge/1.0.0"})
-			proxy := newDeadTrainProxy(t, srv.URL())
+			// While Hang is set, every request for a train shard hangs (a
+			// dead source); metadata and val shards pass.
+			proxy := testkit.NewHangProxy(t, srv.URL(), func(p string) bool { return strings.Contains(p, "-train.tfrecord-") })
 			cfg := filepath.Join(t.TempDir(), "mix.yaml")
 			if err := os.WriteFile(cfg, []byte(`batch_size: 8
 image_size: [32, 32]
@@ -88,7 +45,7 @@ datasets:
 				t.Fatal(err)
 			}
 			mnt := t.TempDir()
-			env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.srv.URL, "http://")}
+			env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL(), "http://")}
 			d := startMount(t, mnt, env, "--config", cfg, "--cache-dir", t.TempDir(),
 				"--fetch-stall", stall.String(), "--fetch-timeout", timeout.String(),
 				"--readahead", readahead, "--workers", "1")
@@ -98,7 +55,7 @@ datasets:
 				_, err := os.ReadFile(filepath.Join(mnt, view, fmt.Sprintf("%06d.npy", n)))
 				return time.Since(start), err
 			}
-			proxy.dead.Store(true)
+			proxy.Hang.Store(true)
 			for _, n := range []int{0, 1, 2} {
 				took, err := read("batches", n)
 				if !errors.Is(err, syscall.EIO) {
@@ -120,7 +77,7 @@ datasets:
 			// The source comes back: within the memo window (plus a retry
 			// budget for fetches still running), reads succeed, and then
 			// every batch does.
-			proxy.dead.Store(false)
+			proxy.Hang.Store(false)
 			back := time.Now()
 			for {
 				_, err := read("batches", 0)

@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestMountDiskAboveFreeSpace mounts a GCS mix with --disk 1GiB and the
 // cache on a 20 MiB filesystem: the mount warns and bounds the disk cache
 // by the free space (stats.json says so), and batches read.
 func TestMountDiskAboveFreeSpace(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	cacheDir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", cacheDir).CombinedOutput(); err != nil {
 		t.Skipf("SKIPPED: %s needs to mount a 20 MiB tmpfs (root): %v %s", t.Name(), err, out)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 func writeMixText(t *testing.T, yaml string) string {
@@ -26,7 +28,7 @@ func writeMixText(t *testing.T, yaml string) string {
 // episode of a local dataset stops `oxefs mount` before it mounts, with a
 // message naming the dataset, the offset and the longest episode.
 func TestMountRefusesOffsetNoEpisodeSatisfies(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	table, _ := filepath.Abs("testdata/datasets/tiny_table/1.0.0")
 	cfg := writeMixText(t, "datasets:\n  - name: table\n    source: "+table+"\n    offset: [30, 40]\n")
 	dir := t.TempDir()
@@ -109,7 +111,7 @@ func TestMountSparseLongEpisodes(t *testing.T) {
 // says episodes_too_short is unknown (null), and the first read fails with
 // an explanation in stats.json and the log.
 func TestMountOffsetUnknownLengths(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	srv := fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
 	cfg := writeMixText(t, "batch_size: 4\nimage_size: [16, 16]\ndatasets:\n  - name: table\n    source: gs://robotics/tiny_table/1.0.0\n    anonymous: true\n    offset: [30, 40]\n")
 	dir := t.TempDir()

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // writeMix writes a one-dataset mix of tiny_bridge with extra top-level
@@ -156,7 +158,7 @@ func TestMountRefusesStacking(t *testing.T) {
 // TestMountNonEmpty: mounting over a directory with files in it is refused
 // unless --nonempty; the files are there again after the unmount.
 func TestMountNonEmpty(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "keep.txt")
 	if err := os.WriteFile(keep, []byte("mine"), 0o644); err != nil {
@@ -248,7 +250,7 @@ print("sha", hashlib.sha256(m.tobytes()).hexdigest(), int(m.sum()), flush=True)
 	}
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	// The mount leaves the namespace before the daemon exits.
-	waitFor(t, 10*time.Second, func() bool { return !mounted(dir) }, "the mount to be detached")
+	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, "the mount to be detached", func() bool { return !mounted(dir) })
 	if _, err := io.WriteString(stdin, "go\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -320,16 +322,4 @@ func runRefused(t *testing.T, args ...string) (string, int) {
 		t.Fatal(err)
 	}
 	return stderr.String(), cmd.ProcessState.ExitCode()
-}
-
-// waitFor waits until cond holds, checking every 20ms, or fails the test.
-func waitFor(t *testing.T, limit time.Duration, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestMountManyReadersTightMemory: 64 concurrent readers, each reading a
@@ -18,7 +20,7 @@ import (
 // read call could evict another reader's half-read batch, and batches were
 // rebuilt thousands of times). Three rounds of 64 distinct batches.
 func TestMountManyReadersTightMemory(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	src, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
 	cfg := filepath.Join(t.TempDir(), "mix.yaml")
 	// 64 x 2 x 256 x 256 x 3 = 25.2 MB per batch; no val view, so the

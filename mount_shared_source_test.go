@@ -7,17 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// copyDir copies the files of src into a new directory.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
+	"github.com/oxefs/oxefs/internal/testkit"
+)
 
 // TestMountTwoCamerasOfOneSource mounts the ordinary two-camera mix: two
 // entries over the same source and split, each with its own image_key.
@@ -26,9 +18,9 @@ func copyDir(t *testing.T, src string) string {
 // reads a copy of the dataset (where nothing can be shared between the
 // entries).
 func TestMountTwoCamerasOfOneSource(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	bridge, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
-	copied := copyDir(t, bridge)
+	copied := testkit.CopyDir(t, bridge)
 	mixYAML := func(second string) string {
 		cfg := filepath.Join(t.TempDir(), "mix.yaml")
 		text := fmt.Sprintf(`batch_size: 8

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestMountShutdownDuringSlowFetch: SIGTERM while a read waits on a slow
@@ -15,7 +17,7 @@ import (
 // exit 0. Shutdown cancels the download instead of waiting for it to
 // finish (at 20 KB/s the batch's shards would take about a minute).
 func TestMountShutdownDuringSlowFetch(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	srv := fakeGCS(t, "robotics", map[string]string{"tiny_bridge/1.0.0": "testdata/datasets/tiny_bridge/1.0.0"})
 	cfg := filepath.Join(t.TempDir(), "mix.yaml")
 	if err := os.WriteFile(cfg, []byte(`batch_size: 8

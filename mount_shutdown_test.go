@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // sigterm sends SIGTERM to the daemon and returns its exit error and how
@@ -32,7 +34,7 @@ func (d *daemon) sigterm(t *testing.T) (error, time.Duration) {
 // flight, 20 times: the daemon must exit with status 0, without a panic,
 // within 5s every time (builds are cancelled, not waited for).
 func TestMountShutdownDuringBuilds(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	cacheDir := t.TempDir()
 	for trial := range 20 {
 		dir := t.TempDir()
@@ -76,7 +78,7 @@ func TestMountShutdownDuringBuilds(t *testing.T) {
 // 256x256 frames on one worker) that no one waits for any more is
 // cancelled at SIGTERM: the daemon exits within 5s.
 func TestMountShutdownCancelsSlowBuild(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	data := t.TempDir()
 	if _, stderr, code := runOxefs(t, nil, "synth", data, "--datasets", "2", "--episodes", "4", "--steps", "20"); code != 0 {
 		t.Fatalf("synth: exit %d\n%s", code, stderr)

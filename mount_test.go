@@ -9,9 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,14 +20,8 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/internal/pythontest"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
-
-func requireFUSE(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("SKIPPED: mount test %s needs /dev/fuse (%v)", t.Name(), err)
-	}
-}
 
 // daemon is an `oxefs mount` process.
 type daemon struct {
@@ -46,7 +37,7 @@ type daemon struct {
 // The test fails if it exits first; it is stopped at cleanup.
 func startMount(t *testing.T, dir string, env []string, args ...string) *daemon {
 	t.Helper()
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	d := &daemon{dir: dir, mounted: make(chan struct{}), exited: make(chan error, 1)}
 	d.cmd = exec.Command(oxefsBin, append([]string{"mount", dir}, args...)...)
 	d.cmd.Env = append(os.Environ(), env...)
@@ -294,7 +285,7 @@ print("ok", seen)
 // TestMountRefusesBadConfig: every config problem stops `oxefs mount`
 // before it mounts anything, with a message naming it.
 func TestMountRefusesBadConfig(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	bridge, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
 	for _, tc := range []struct {
 		name, yaml, want string
@@ -404,44 +395,19 @@ func TestMountCorruptData(t *testing.T) {
 // configured fetch timeout, and once the source answers again the same read
 // succeeds (after the failure memo's window).
 func TestMountHangingSource(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	srv := fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
-	var hang atomic.Bool
-	release := make(chan struct{})
-	upstream, _ := url.Parse(srv.URL())
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if hang.Load() && strings.Contains(r.URL.Path, ".tfrecord-") {
-			select { // a source that accepts the request and never answers
-			case <-r.Context().Done():
-			case <-release:
-			}
-			return
-		}
-		req, _ := http.NewRequestWithContext(r.Context(), r.Method, upstream.String()+r.URL.RequestURI(), nil)
-		req.Header = r.Header.Clone()
-		res, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer res.Body.Close()
-		for k, v := range res.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(res.StatusCode)
-		io.Copy(w, res.Body)
-	}))
-	defer proxy.Close()
-	defer close(release)
+	// a source that accepts shard requests and never answers them
+	proxy := testkit.NewHangProxy(t, srv.URL(), func(p string) bool { return strings.Contains(p, ".tfrecord-") })
 
 	cfg := filepath.Join(t.TempDir(), "mix.yaml")
 	os.WriteFile(cfg, []byte("batch_size: 4\nimage_size: [32, 32]\ndatasets:\n  - source: gs://robotics/tiny_table/1.0.0\n    anonymous: true\n"), 0o644)
 	mnt := t.TempDir()
-	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL, "http://")}
+	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL(), "http://")}
 	dmn := startMount(t, mnt, env, "--config", cfg, "--cache-dir", t.TempDir(),
 		"--fetch-stall", "300ms", "--fetch-timeout", "1s", "--readahead", "0")
 
-	hang.Store(true)
+	proxy.Hang.Store(true)
 	start := time.Now()
 	_, err := os.ReadFile(filepath.Join(mnt, "batches", "000000.npy"))
 	if !errors.Is(err, syscall.EIO) {
@@ -450,7 +416,7 @@ func TestMountHangingSource(t *testing.T) {
 	if d := time.Since(start); d > 15*time.Second {
 		t.Fatalf("EIO took %v with --fetch-timeout 1s", d)
 	}
-	hang.Store(false)
+	proxy.Hang.Store(false)
 	// A failed shard is not asked again for min(--fetch-timeout, 10s) after
 	// its fetch gave up, and the other shard's fetch may give up up to
 	// --fetch-timeout + --fetch-stall after the EIO.
@@ -536,7 +502,7 @@ func TestWarm(t *testing.T) {
 // four readers at once: the daemon's peak RSS must stay under --mem +
 // 256 MiB.
 func TestMountMemoryBound(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	data := t.TempDir()
 	if _, stderr, code := runOxefs(t, nil, "synth", data, "--episodes", "2", "--steps", "24"); code != 0 {
 		t.Fatalf("synth: exit %d\n%s", code, stderr)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestMountTwoDaemonsShareCache runs cold trials of two `oxefs mount`
@@ -42,7 +44,7 @@ import (
 // build, to see this test fail on it); the data is still written by the
 // binary under test.
 func TestMountTwoDaemonsShareCache(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	trials := 30
 	if s := os.Getenv("OXEFS_TWODAEMONS_TRIALS"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -3,7 +3,6 @@ package batch
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +14,7 @@ import (
 // unit and the smallest --mem that works; that smallest --mem opens, and
 // the shape named is the one the views serve.
 func TestMemFloor(t *testing.T) {
-	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
+	src := bridgeSource(t)
 	for _, tc := range []struct {
 		name, extra, valSplit string
 		shape                 []int

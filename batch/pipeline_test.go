@@ -9,14 +9,26 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/mix"
 )
 
+// bridgeSource is the tiny_bridge fixture's directory.
+func bridgeSource(t testing.TB) string {
+	return filepath.Join(testkit.Testdata(t), "datasets/tiny_bridge/1.0.0")
+}
+
 func openTestPipeline(t *testing.T, readahead int) *Pipeline {
 	t.Helper()
-	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
-	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
-		"\n    image_key: steps/observation/image\n    val_split: val\n    action_keys: [steps/action/world_vector]\n"))
+	return openYAMLPipeline(t, "batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: "+bridgeSource(t)+
+		"\n    image_key: steps/observation/image\n    val_split: val\n    action_keys: [steps/action/world_vector]\n", readahead)
+}
+
+// openYAMLPipeline opens a pipeline for a mix config with small budgets
+// and two workers.
+func openYAMLPipeline(t *testing.T, yaml string, readahead int) *Pipeline {
+	t.Helper()
+	cfg, err := mix.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +113,7 @@ func TestPipelineInfoAndStats(t *testing.T) {
 // 96×128 frames resized to 32×48, B=8), every batch a fresh build:
 // the decode pool, store and plan without FUSE.
 func BenchmarkBuild(b *testing.B) {
-	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
+	src := bridgeSource(b)
 	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nnum_batches: 1000000\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
 	if err != nil {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -23,13 +23,7 @@ const testBatchBytes = 4 * 2 * 8 * 8 * 3
 // (a Get queued for memory); it fails the test after 10s.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, time.Millisecond, what, cond)
 }
 
 // getAsync runs Get on a goroutine; the result arrives on the channel.
@@ -254,7 +248,7 @@ func TestPoolSubmitRacesClose(t *testing.T) {
 // decode jobs queued on its one worker: the queued samples are skipped,
 // not decoded, so shutdown waits for at most the sample being decoded.
 func TestCloseSkipsQueuedDecodes(t *testing.T) {
-	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
+	src := bridgeSource(t)
 	cfg, err := mix.Parse([]byte("batch_size: 2048\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
 	if err != nil {

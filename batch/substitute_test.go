@@ -5,12 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/oxefs/oxefs/mix"
 )
 
 // tiny_bridge's train split: 24 episodes in 3 shards, of these lengths.
@@ -20,19 +16,8 @@ var bridgeLengths = [][]int{{8, 13, 4, 12, 13, 7, 13, 5}, {10, 7, 9, 6, 6, 10, 1
 
 func sparsePipeline(t *testing.T, offset string, readahead int) *Pipeline {
 	t.Helper()
-	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
-	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [16, 16]\nwindow_shards: 1\ndatasets:\n  - source: " + src +
-		"\n    image_key: steps/observation/image\n    offset: " + offset + "\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Open(context.Background(), Options{
-		Config: cfg, CacheDir: t.TempDir(), Mem: 256 << 20, Disk: 1 << 30,
-		Workers: 2, Readahead: readahead, Version: "test", Log: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := openYAMLPipeline(t, "batch_size: 8\nimage_size: [16, 16]\nwindow_shards: 1\ndatasets:\n  - source: "+bridgeSource(t)+
+		"\n    image_key: steps/observation/image\n    offset: "+offset+"\n", readahead)
 	t.Cleanup(p.Close)
 	return p
 }

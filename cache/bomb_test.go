@@ -5,7 +5,6 @@ import (
 	"compress/zlib"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfrecord"
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // zlibOf compresses b.
@@ -33,17 +33,8 @@ func zlibOf(t *testing.T, b []byte) []byte {
 // with the records of shard file shard passed through edit.
 func withShardRewritten(t *testing.T, src, shard string, edit func(rec int, ex *example.Example) []byte) string {
 	t.Helper()
-	dst := t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() == shard {
+	return testkit.CopyDirEdit(t, src, func(name string, b []byte) []byte {
+		if name == shard {
 			r := bytes.NewReader(b)
 			spans, err := tfrecord.Index(r, int64(len(b)))
 			if err != nil {
@@ -69,11 +60,8 @@ func withShardRewritten(t *testing.T, src, shard string, edit func(rec int, ex *
 			}
 			b = out.Bytes()
 		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
+		return b
+	})
 }
 
 // rebuild copies every feature of ex into a Builder, with key's values

@@ -13,16 +13,13 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // copyFixture copies a fixture dataset directory into a new temp dir.
 func copyFixture(t *testing.T, dir string) string {
 	t.Helper()
-	dst := t.TempDir()
-	if err := os.CopyFS(dst, os.DirFS(filepath.Join(fixtureDir, dir))); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return testkit.CopyDir(t, filepath.Join(fixtureDir, dir))
 }
 
 // editInfo rewrites a dataset_info.json through edit.

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -20,72 +19,22 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // The fixtures and their ground truth, written by tensorflow_datasets itself
 // (testdata/generate.py).
 const fixtureDir = "../testdata"
 
-type manifest struct {
-	Datasets map[string]manifestDataset `json:"datasets"`
-}
+// The manifest's types, shared with other packages' tests.
+type (
+	manifest        = testkit.Manifest
+	manifestDataset = testkit.ManifestDataset
+	manifestRecord  = testkit.ManifestRecord
+)
 
-type manifestDataset struct {
-	Name         string                   `json:"name"`
-	Dir          string                   `json:"dir"`
-	Splits       map[string]manifestSplit `json:"splits"`
-	SplitStrings []struct {
-		Split      string  `json:"split"`
-		OK         bool    `json:"ok"`
-		EpisodeIDs []int64 `json:"episode_ids"`
-		Error      string  `json:"error"`
-	} `json:"split_strings"`
-}
-
-type manifestSplit struct {
-	NumExamples  int64   `json:"num_examples"`
-	ShardLengths []int64 `json:"shard_lengths"`
-	Shards       []struct {
-		File    string           `json:"file"`
-		Records []manifestRecord `json:"records"`
-	} `json:"shards"`
-}
-
-type manifestRecord struct {
-	Index      int                    `json:"index"`
-	EpisodeID  int64                  `json:"episode_id"`
-	NumSteps   int                    `json:"num_steps"`
-	IsFirst    []bool                 `json:"is_first"`
-	IsLast     []bool                 `json:"is_last"`
-	Reward     []float64              `json:"reward"`
-	Discount   []float64              `json:"discount"`
-	Language   string                 `json:"language"`
-	Codepoints []int64                `json:"instruction_codepoints"`
-	Action     map[string][][]float64 `json:"action"`
-	State      map[string][][]float64 `json:"state"`
-	Images     map[string]struct{ Height, Width, Channels int }
-	Depth      *struct {
-		SHA256 []string `json:"sha256_float32le_per_step"`
-	} `json:"depth"`
-	FilePath     string `json:"file_path"`
-	LanguageSame bool   `json:"language_all_steps_equal"`
-}
-
-func loadManifest(t testing.TB) manifest {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Datasets) < 3 {
-		t.Fatalf("manifest lists %d datasets, want at least 3", len(m.Datasets))
-	}
-	return m
-}
+func loadManifest(t testing.TB) manifest { return testkit.LoadManifest(t) }
 
 // languageKey is where each fixture keeps its instruction.
 var languageKey = map[string]string{

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // fakeBatches serves deterministic bytes: batch n's file is a fixed header
@@ -76,16 +78,9 @@ func (b *fakeBatch) NPY() [][]byte { return [][]byte{b.header, b.frames} }
 func (b *fakeBatch) Meta() []byte  { return b.meta }
 func (b *fakeBatch) Release()      { b.once.Do(func() { b.pinned.Add(-1) }) }
 
-func requireFUSE(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("SKIPPED: FUSE mount test %s needs /dev/fuse (%v)", t.Name(), err)
-	}
-}
-
 func mountFake(t *testing.T, train, val *fakeBatches, mo ...MountOptions) (string, *Server) {
 	t.Helper()
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	dir := t.TempDir()
 	opts := Options{
 		Train: train,
@@ -321,7 +316,7 @@ func TestReaderKilledMidRead(t *testing.T) {
 }
 
 func TestUnmountWithOpenFiles(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	train := &fakeBatches{n: 2, frames: 10}
 	dir := t.TempDir()
 	srv, err := Mount(dir, Options{Train: train, Info: func() []byte { return nil },
@@ -366,7 +361,7 @@ func TestStaleMountIsCleaned(t *testing.T) {
 		staleChild(dir)
 		return
 	}
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestStaleMountIsCleaned$")
 	cmd.Env = append(os.Environ(), "OXEFS_TEST_STALE_CHILD="+dir)

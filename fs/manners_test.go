@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // Limit: the fakes look up exactly what they list, unless wrapped in
@@ -27,7 +29,7 @@ type unlisted struct {
 // TestLookupPastListing: names below Limit are served though not listed;
 // names at or past Limit do not exist.
 func TestLookupPastListing(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	train := &fakeBatches{n: 2, frames: 10, meta: true}
 	dir := t.TempDir()
 	srv, err := Mount(dir, Options{Train: unlisted{train, 1000}, Info: func() []byte { return nil },
@@ -97,7 +99,7 @@ func TestStatBuildsNothing(t *testing.T) {
 // TestMountpointChecks: a non-empty directory is refused unless NonEmpty; a
 // live oxefs mount is refused, naming its daemon's pid from info.json.
 func TestMountpointChecks(t *testing.T) {
-	requireFUSE(t)
+	testkit.RequireFUSE(t)
 	opts := func(info string) Options {
 		return Options{Train: &fakeBatches{n: 1, frames: 10}, Info: func() []byte { return []byte(info) },
 			Stats: func() []byte { return nil }, Log: slog.New(slog.DiscardHandler)}

@@ -3,7 +3,6 @@ package mix
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 const fixtures = "../testdata/datasets/"
@@ -137,30 +137,10 @@ func TestOpen(t *testing.T) {
 
 // stepsOf reads the fixture manifest's episode lengths, by split.
 func stepsOf(t *testing.T, dataset string) map[string][]int32 {
-	b, err := os.ReadFile("../testdata/manifest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Datasets map[string]struct {
-			Splits map[string]struct {
-				Shards []struct {
-					Records []struct {
-						NumSteps int32 `json:"num_steps"`
-					} `json:"records"`
-				} `json:"shards"`
-			} `json:"splits"`
-		} `json:"datasets"`
-	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
 	out := make(map[string][]int32)
-	for name, s := range m.Datasets[dataset].Splits {
-		for _, sh := range s.Shards {
-			for _, r := range sh.Records {
-				out[name] = append(out[name], r.NumSteps)
-			}
+	for split, steps := range testkit.LoadManifest(t).Datasets[dataset].Steps() {
+		for _, n := range steps {
+			out[split] = append(out[split], int32(n))
 		}
 	}
 	return out

@@ -2,53 +2,21 @@ package pairs
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/keyed"
 	"github.com/oxefs/oxefs/mix"
 )
 
-type manifest struct {
-	Datasets map[string]struct {
-		Splits map[string]struct {
-			Shards []struct {
-				File    string           `json:"file"`
-				Records []manifestRecord `json:"records"`
-			} `json:"shards"`
-		} `json:"splits"`
-	} `json:"datasets"`
-}
+type manifestRecord = testkit.ManifestRecord
 
-type manifestRecord struct {
-	Index        int                    `json:"index"`
-	NumSteps     int                    `json:"num_steps"`
-	Language     string                 `json:"language"`
-	LanguageSame *bool                  `json:"language_all_steps_equal"`
-	Codepoints   []int64                `json:"instruction_codepoints"`
-	Action       map[string][][]float64 `json:"action"`
-	State        map[string][][]float64 `json:"state"`
-}
-
-func loadManifest(t testing.TB) manifest {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtureDir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+func loadManifest(t testing.TB) testkit.Manifest { return testkit.LoadManifest(t) }
 
 // The mix of the three fixtures: the largest action is 7 (bridge's three
 // keys, kuka's float64[7]), the largest state 7 (bridge).

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"image"
 	"image/png"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -24,17 +24,8 @@ import (
 // are), and applies fixFeatures to features.json.
 func copyDataset(t *testing.T, src, shard string, edit func(rec int, b *example.Builder) bool, fixFeatures func(string) string) string {
 	t.Helper()
-	dst := t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch e.Name() {
+	return testkit.CopyDirEdit(t, src, func(name string, b []byte) []byte {
+		switch name {
 		case shard:
 			b = rewriteShard(t, b, edit)
 		case "features.json":
@@ -42,11 +33,8 @@ func copyDataset(t *testing.T, src, shard string, edit func(rec int, b *example.
 				b = []byte(fixFeatures(string(b)))
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
+		return b
+	})
 }
 
 func rewriteShard(t *testing.T, shard []byte, edit func(rec int, b *example.Builder) bool) []byte {

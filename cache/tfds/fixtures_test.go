@@ -9,63 +9,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
-)
 
-// manifest is the part of ../../testdata/manifest.json (written by
-// testdata/generate.py from what TensorFlow and TFDS read back) that this
-// package checks itself against.
-type manifest struct {
-	Datasets map[string]struct {
-		Dir        string   `json:"dir"`
-		SplitOrder []string `json:"split_order"`
-		Splits     map[string]struct {
-			NumExamples  int64   `json:"num_examples"`
-			ShardLengths []int64 `json:"shard_lengths"`
-			Shards       []struct {
-				File    string `json:"file"`
-				Records []struct {
-					Index     int64 `json:"index"`
-					EpisodeID int64 `json:"episode_id"`
-				} `json:"records"`
-			} `json:"shards"`
-		} `json:"splits"`
-		ExampleKeys []struct {
-			Key  string `json:"key"`
-			Kind string `json:"kind"`
-		} `json:"example_keys"`
-		SplitStrings []struct {
-			Split            string  `json:"split"`
-			OK               bool    `json:"ok"`
-			EpisodeIDs       []int64 `json:"episode_ids"`
-			FileInstructions []struct {
-				File            string `json:"file"`
-				Skip            int64  `json:"skip"`
-				Take            int64  `json:"take"`
-				ExamplesInShard int64  `json:"examples_in_shard"`
-			} `json:"file_instructions"`
-			Error string `json:"error"`
-			Note  string `json:"note"`
-		} `json:"split_strings"`
-	} `json:"datasets"`
-}
+	"github.com/oxefs/oxefs/internal/testkit"
+)
 
 const repoTestdata = "../../testdata"
 
-func loadManifest(t *testing.T) manifest {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoTestdata, "manifest.json"))
-	if err != nil {
-		t.Fatalf("the TFDS fixtures are missing (regenerate with python3 testdata/generate.py): %v", err)
-	}
-	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Datasets) == 0 {
-		t.Fatal("manifest.json lists no datasets")
-	}
-	return m
-}
+func loadManifest(t *testing.T) testkit.Manifest { return testkit.LoadManifest(t) }
 
 // TestFixtures parses the datasets that TFDS itself wrote into
 // ../../testdata/datasets and checks this package against what TFDS and
@@ -187,10 +137,7 @@ func itoa(n int64) string {
 
 // checkExampleKeys compares the Example keys a real record holds (and their
 // list kinds) with those the flattened features predict.
-func checkExampleKeys(t *testing.T, feats *Features, real []struct {
-	Key  string `json:"key"`
-	Kind string `json:"kind"`
-}) {
+func checkExampleKeys(t *testing.T, feats *Features, real []testkit.ManifestExampleKey) {
 	t.Helper()
 	want := map[string]string{}
 	for _, f := range feats.All() {
