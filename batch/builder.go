@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -19,47 +20,49 @@ import (
 var errPoolClosed = errors.New("decode pool closed: the daemon is shutting down")
 
 // Pool is the one set of decode workers shared by every dataset and every
-// batch: each worker owns a pairs.Decoder, so a batch's samples decode in
-// parallel on every core and nothing is allocated per frame.
+// batch: each worker owns a frames.Decoder, inside the pairs.Worker it
+// builds samples with, so a batch's samples decode in parallel on every
+// core and nothing is allocated per frame.
 //
 // Submissions hold mu shared while they send; Close takes it exclusively to
 // close jobs, so no one sends on a closed channel, and every job queued
 // before Close runs.
 type Pool struct {
 	// constants
-	jobs    chan func(*pairs.Decoder) // closed by Close, under mu
-	wg      sync.WaitGroup            // workers
+	jobs    chan func(*pairs.Worker) // closed by Close, under mu
+	wg      sync.WaitGroup           // workers
 	decoder string
 
 	mu     sync.RWMutex
 	closed bool // guarded by mu
 }
 
-// NewPool starts n workers. opts picks the JPEG decoder.
-func NewPool(n int, opts pairs.DecoderOptions) (*Pool, error) {
+// NewPool starts n workers. opts picks the JPEG decoder and the shared
+// decode budget.
+func NewPool(n int, opts frames.DecoderOptions) (*Pool, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("--workers must be at least 1, got %d", n)
 	}
-	p := &Pool{jobs: make(chan func(*pairs.Decoder), 4*n)}
-	decs := make([]*pairs.Decoder, n)
-	for i := range decs {
-		d, err := pairs.NewDecoder(opts)
+	p := &Pool{jobs: make(chan func(*pairs.Worker), 4*n)}
+	workers := make([]*pairs.Worker, n)
+	for i := range workers {
+		d, err := frames.NewDecoder(opts)
 		if err != nil {
-			for _, d := range decs[:i] {
-				d.Close()
+			for _, w := range workers[:i] {
+				w.Close()
 			}
 			return nil, err
 		}
-		decs[i] = d
+		workers[i] = pairs.NewWorker(d)
 	}
-	p.decoder = decs[0].Name()
-	for _, d := range decs {
+	p.decoder = workers[0].Decoder().Name()
+	for _, w := range workers {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			defer d.Close()
+			defer w.Close()
 			for job := range p.jobs {
-				job(d)
+				job(w)
 			}
 		}()
 	}
@@ -71,7 +74,7 @@ func (p *Pool) Decoder() string { return p.decoder }
 
 // submit queues job for a worker. It gives up when ctx ends first, and
 // returns errPoolClosed after Close. A queued job always runs.
-func (p *Pool) submit(ctx context.Context, job func(*pairs.Decoder)) error {
+func (p *Pool) submit(ctx context.Context, job func(*pairs.Worker)) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -249,18 +252,18 @@ func (b *Builder) firstAssembler() *pairs.Assembler {
 	panic("unreachable: NewBuilder checked")
 }
 
-// Build fills frames with batch n and returns its metadata file (nil with
-// meta: none). It is a BuildFunc.
-func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, error) {
+// Build fills buf, the batch's frames, with batch n and returns its
+// metadata file (nil with meta: none). It is a BuildFunc.
+func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 	samples := b.plan.Batch(n, make([]mix.Sample, 0, b.batchSize))
-	if len(frames) != len(samples)*b.sampleBytes {
-		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(frames), len(samples), b.sampleBytes)
+	if len(buf) != len(samples)*b.sampleBytes {
+		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(buf), len(samples), b.sampleBytes)
 	}
 	metas := make([]pairs.Meta, len(samples))
 	errs := make([]error, len(samples))
 	var wg sync.WaitGroup
 	for i, s := range samples {
-		job := func(d *pairs.Decoder) {
+		job := func(w *pairs.Worker) {
 			defer wg.Done()
 			if err := ctx.Err(); err != nil {
 				errs[i] = err // cancelled while queued: decode nothing
@@ -270,7 +273,7 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 			if b.meta != pairs.MetaNone {
 				m = &metas[i]
 			}
-			errs[i] = b.sample(ctx, d, s, frames[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
+			errs[i] = b.sample(ctx, w, s, buf[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
 		}
 		wg.Add(1)
 		if err := b.pool.submit(ctx, job); err != nil {
@@ -296,8 +299,8 @@ func (b *Builder) Build(ctx context.Context, n int64, frames []byte) ([]byte, er
 // loading them (they would fail again). The sample fails only when no
 // episode of the dataset can be used, with an error that says so, or after
 // maxImageFailures candidates whose frames do not decode.
-func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst []byte, m *pairs.Meta) error {
-	err := b.try(ctx, d, s, dst, m)
+func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s mix.Sample, dst []byte, m *pairs.Meta) error {
+	err := b.try(ctx, w, s, dst, m)
 	if err == nil {
 		return nil
 	}
@@ -318,7 +321,7 @@ func (b *Builder) sample(ctx context.Context, d *pairs.Decoder, s mix.Sample, ds
 			}
 			continue
 		}
-		err := b.try(ctx, d, c, dst, m)
+		err := b.try(ctx, w, c, dst, m)
 		if err == nil {
 			return nil
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -46,7 +47,7 @@ type Options struct {
 //     the validation view gets a quarter when there is one;
 //   - parsed episodes in the RAM cache: a quarter;
 //   - the rest, a quarter, is headroom: half of it (an eighth of --mem) is
-//     the decode budget (pairs.DecodeMemory) that every image's decode
+//     the decode budget (frames.DecodeMemory) that every image's decode
 //     reserves from, before allocating, what its header says it needs
 //     beyond a worker's own buffers; the other half is for what is not
 //     counted exactly: episodes being decoded, fetch buffers, FUSE request
@@ -77,7 +78,7 @@ type Pipeline struct {
 	prefetch *prefetcher
 	valStats *BuildStats
 
-	decodeMem *pairs.DecodeMemory // the workers' shared decode budget
+	decodeMem *frames.DecodeMemory // the workers' shared decode budget
 }
 
 // Open opens the datasets, validates the config against them and starts the
@@ -116,8 +117,8 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.decodeMem = pairs.NewDecodeMemory(int64(float64(opts.Mem) * decodeShare))
-	p.Pool, err = NewPool(opts.Workers, pairs.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
+	p.decodeMem = frames.NewDecodeMemory(int64(float64(opts.Mem) * decodeShare))
+	p.Pool, err = NewPool(opts.Workers, frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +204,7 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaM
 	if err != nil {
 		return nil, err
 	}
-	build := func(ctx context.Context, n int64, frames []byte) ([]byte, error) {
+	build := func(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 		start := time.Now()
 		p.prefetch.advance(plan, n)
 		// Remote shards arrive before the samples are queued, all at once:
@@ -217,7 +218,7 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaM
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}
 		}
-		meta, err := b.Build(ctx, n, frames)
+		meta, err := b.Build(ctx, n, buf)
 		p.BuildLatency.Observe(time.Since(start))
 		return meta, err
 	}
@@ -445,7 +446,7 @@ func (p *Pipeline) Stats() []byte {
 
 // decodeMemoryStats reports the decode budget: bytes reserved now and at
 // most, and images refused as needing more than all of it.
-func decodeMemoryStats(m *pairs.DecodeMemory) map[string]any {
+func decodeMemoryStats(m *frames.DecodeMemory) map[string]any {
 	held, peak, refused := m.Stats()
 	return map[string]any{"budget_bytes": m.Limit(), "held_bytes": held, "peak_bytes": peak, "images_refused": refused}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -214,7 +215,7 @@ func TestGetRacesClose(t *testing.T) {
 // closed channel.
 func TestPoolSubmitRacesClose(t *testing.T) {
 	for range 20 {
-		p, err := NewPool(2, pairs.DecoderOptions{JPEG: pairs.JPEGGo})
+		p, err := NewPool(2, frames.DecoderOptions{JPEG: frames.JPEGGo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func TestPoolSubmitRacesClose(t *testing.T) {
 				<-start
 				for range 100 {
 					done := make(chan struct{})
-					if err := p.submit(context.Background(), func(*pairs.Decoder) { close(done) }); err != nil {
+					if err := p.submit(context.Background(), func(*pairs.Worker) { close(done) }); err != nil {
 						if !errors.Is(err, errPoolClosed) {
 							t.Errorf("submit: %v, want errPoolClosed", err)
 						}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -100,7 +101,7 @@ func (u *substitutions) setUnusable(dataset int, err error) bool {
 }
 
 // try builds sample s from its own episode.
-func (b *Builder) try(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst []byte, m *pairs.Meta) error {
+func (b *Builder) try(ctx context.Context, w *pairs.Worker, s mix.Sample, dst []byte, m *pairs.Meta) error {
 	if err := ctx.Err(); err != nil {
 		return err // between substitutes: shutting down
 	}
@@ -109,7 +110,7 @@ func (b *Builder) try(ctx context.Context, d *pairs.Decoder, s mix.Sample, dst [
 		return err
 	}
 	b.subs.saw(s.Dataset, ep.Steps())
-	if err := b.asm[s.Dataset].Build(d, s, ep, dst, m); err != nil {
+	if err := b.asm[s.Dataset].Build(ctx, w, s, ep, dst, m); err != nil {
 		return err
 	}
 	b.stats.Samples[s.Dataset].Add(1)
@@ -130,7 +131,7 @@ func (b *Builder) failed(s mix.Sample, err error) (whole badKind, ok bool) {
 		kind, whole = "missing_shard", badCorrupt // a listed shard that is not there
 	case errors.Is(err, cache.ErrCorrupt) && !b.strict:
 		kind, whole = "corrupt", badCorrupt
-		var ie *pairs.ImageError
+		var ie *frames.ImageError
 		if errors.As(err, &ie) {
 			whole = 0 // other frames of the episode may decode
 		}
@@ -172,17 +173,17 @@ func (t *walkTally) add(k badKind, err error) {
 func (b *Builder) noUsableEpisode(s mix.Sample, t walkTally) error {
 	ds := b.datasets[s.Dataset]
 	info := b.plan.Info().Datasets[s.Dataset]
-	frames := b.asm[s.Dataset].Config().Frames
-	need := frames.Offset.Min + 1
+	offset := b.asm[s.Dataset].Config().Frames.Offset
+	need := offset.Min + 1
 	longest := b.subs.longest[s.Dataset].Load()
 	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Data.Name, info.Source, info.Split)
 	if t.short > 0 && t.corrupt == 0 && t.images == 0 {
 		return fmt.Errorf("%s: no episode is long enough for offset %v: all %d need at least %d steps (longest seen: %d steps); lower the offset or drop the dataset",
-			where, frames.Offset, t.short, need, longest)
+			where, offset, t.short, need, longest)
 	}
 	var parts []string
 	if t.short > 0 {
-		parts = append(parts, fmt.Sprintf("%d too short for offset %v (it needs %d steps; longest seen: %d)", t.short, frames.Offset, need, longest))
+		parts = append(parts, fmt.Sprintf("%d too short for offset %v (it needs %d steps; longest seen: %d)", t.short, offset, need, longest))
 	}
 	if t.corrupt > 0 {
 		parts = append(parts, fmt.Sprintf("%d corrupt", t.corrupt))

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -20,9 +21,9 @@ func TestBuildAllocs(t *testing.T) {
 	ds := openFixture(t, s, "tiny_bridge")
 	ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 1})
 	smp := mix.Sample{Episode: ep.Key(), Unit: 2, Key: 77}
-	for _, choice := range []string{JPEGTurbo, JPEGGo} {
+	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
-			d := testDecoder(t, choice)
+			w := testWorker(t, choice)
 			for _, tc := range []struct {
 				name   string
 				h, w   int
@@ -43,17 +44,17 @@ func TestBuildAllocs(t *testing.T) {
 				var m Meta
 				build := func(meta *Meta) func() {
 					return func() {
-						if err := a.Build(d, smp, ep, slot, meta); err != nil {
+						if err := a.Build(t.Context(), w, smp, ep, slot, meta); err != nil {
 							t.Fatal(err)
 						}
 					}
 				}
 				build(&m)() // warm: buffers grown, language set
-				frames := testing.AllocsPerRun(20, build(nil)) / float64(a.FramesPerSample())
-				withMeta := testing.AllocsPerRun(20, build(&m)) - frames*float64(a.FramesPerSample())
-				t.Logf("%-38s %.1f allocs/frame, metadata %.1f allocs/sample, decoder buffers %d bytes", tc.name, frames, withMeta, d.Footprint())
-				if d.Turbo() && frames != 0 {
-					t.Errorf("%s: libjpeg-turbo path allocates %.1f times per frame, want 0", tc.name, frames)
+				perFrame := testing.AllocsPerRun(20, build(nil)) / float64(a.FramesPerSample())
+				withMeta := testing.AllocsPerRun(20, build(&m)) - perFrame*float64(a.FramesPerSample())
+				t.Logf("%-38s %.1f allocs/frame, metadata %.1f allocs/sample, worker buffers %d bytes", tc.name, perFrame, withMeta, w.Footprint())
+				if w.Decoder().Turbo() && perFrame != 0 {
+					t.Errorf("%s: libjpeg-turbo path allocates %.1f times per frame, want 0", tc.name, perFrame)
 				}
 			}
 		})

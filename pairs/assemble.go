@@ -1,25 +1,27 @@
 package pairs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/tfds"
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 )
 
 // Assembler builds the samples of one dataset. It is immutable after New
-// and shared by every worker; each worker brings its own Decoder.
+// and shared by every worker; each worker brings its own Worker.
 type Assembler struct {
 	// dependencies
 	ds *cache.Dataset
 
 	// constants
 	cfg      Config
-	frames   int  // F
-	declared size // image size features.json declares; zero fields: unknown
+	frames   int         // F
+	declared frames.Size // image size features.json declares; zero fields: unknown
 	actions  []vector
 	state    vector
 	langKey  string
@@ -57,7 +59,7 @@ func New(ds *cache.Dataset, cfg Config) (*Assembler, error) {
 		return nil, keyError(ds, "image_key", cfg.ImageKey, "a per-step image", isCamera)
 	}
 	if len(img.Shape) == 3 {
-		a.declared = size{W: max(img.Shape[1], 0), H: max(img.Shape[0], 0)}
+		a.declared = frames.Size{W: max(img.Shape[1], 0), H: max(img.Shape[0], 0)}
 	}
 
 	var own int
@@ -112,18 +114,20 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 
 // Build writes sample s of episode ep into dst, the sample's slot of the
 // batch (SampleBytes long: [F][H][W][3] for BFHWC, [3][F][H][W] for BCFHW),
-// and fills m when it is not nil. Errors: a *ShortEpisodeError when the
-// episode is too short for the offset; a *cache.CorruptError (wrapping an
-// *ImageError for a bad image) for bad data. After an error dst holds
-// partial data and must be rewritten.
-func (a *Assembler) Build(d *Decoder, s mix.Sample, ep episode.Episode, dst []byte, m *Meta) error {
+// and fills m when it is not nil. The frames come through the camera's
+// frames.Source, decoded with w's Decoder; ctx bounds what the source reads
+// (nothing, for images stored per step). Errors: a *ShortEpisodeError when
+// the episode is too short for the offset; a *cache.CorruptError (wrapping
+// a *frames.ImageError for a bad image) for bad data. After an error dst
+// holds partial data and must be rewritten.
+func (a *Assembler) Build(ctx context.Context, w *Worker, s mix.Sample, ep episode.Episode, dst []byte, m *Meta) error {
 	if len(dst) != a.SampleBytes() {
 		return fmt.Errorf("sample slot of %d bytes, want %d (%d frames of %dx%d)", len(dst), a.SampleBytes(), a.frames, a.cfg.Height, a.cfg.Width)
 	}
 	if ep.Dataset() != a.ds.Name || ep.Key() != s.Episode {
 		return fmt.Errorf("dataset %s: asked to build sample of %s/%v from episode %s", a.ds.Name, a.ds.Name, s.Episode, ep.ID())
 	}
-	sel, err := a.cfg.Frames.Select(s.Key, s.Unit, ep.Steps(), d.idx)
+	sel, err := a.cfg.Frames.Select(s.Key, s.Unit, ep.Steps(), w.idx)
 	if err != nil {
 		var se *ShortEpisodeError
 		if errors.As(err, &se) {
@@ -132,43 +136,68 @@ func (a *Assembler) Build(d *Decoder, s mix.Sample, ep episode.Episode, dst []by
 		}
 		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
 	}
-	d.idx = sel.Indices
-	if err := a.writeFrames(d, ep, sel.Indices, dst); err != nil {
+	w.idx = sel.Indices
+	if err := a.writeFrames(ctx, w, ep, sel.Indices, dst); err != nil {
 		return err
 	}
 	if m == nil {
 		return nil
 	}
-	return a.meta(d, ep, sel, m)
+	return a.meta(w, ep, sel, m)
 }
 
-func (a *Assembler) writeFrames(d *Decoder, ep episode.Episode, steps []int, dst []byte) error {
-	v, err := ep.Feature(a.cfg.ImageKey)
+// writeFrames writes the frames steps of the camera into dst through the
+// camera's frames.Source. Bad frame data becomes corrupt data of the
+// episode; any other error (a read that failed) is returned, naming the
+// episode, and stays what it was for errors.Is.
+func (a *Assembler) writeFrames(ctx context.Context, w *Worker, ep episode.Episode, steps []int, dst []byte) error {
+	src, err := a.camera(w, ep)
 	if err != nil {
 		return err
 	}
-	H, W := a.cfg.Height, a.cfg.Width
-	want, what := a.declared, "features.json declares"
-	for i, step := range steps {
-		fd := newFrameDst(dst, a.cfg.Layout, i, a.frames, H, W)
-		direct, _ := fd.interleaved()
-		img, err := d.decode(v.Bytes(step), want, what, direct, W, H)
-		if err != nil {
-			return ep.Corrupt(&ImageError{Key: a.cfg.ImageKey, Step: step, Err: err})
-		}
-		if i == 0 && (want.W == 0 || want.H == 0) {
-			want, what = size{W: img.W, H: img.H}, "the sample's first frame is"
-		}
-		if direct != nil && &img.Pix[0] == &direct[0] {
-			continue // decoded in place, already the target size
-		}
-		d.rz.write(fd, a.cfg.Resize, img)
+	if src.Len() != ep.Steps() {
+		return ep.Corrupt(fmt.Errorf("%s has %d frames for %d steps", a.cfg.ImageKey, src.Len(), ep.Steps()))
 	}
-	d.release() // the last frame is written: its decode memory goes back
+	slot := frames.Slot{
+		Buf:    dst,
+		Frames: a.frames,
+		H:      a.cfg.Height,
+		W:      a.cfg.Width,
+		Layout: frames.Layout(a.cfg.Layout),     // same values: TestEnumsMatchFrames
+		Resize: frames.ResizeMode(a.cfg.Resize), // same values: TestEnumsMatchFrames
+	}
+	if err := src.Decode(ctx, w.dec, steps, slot); err != nil {
+		var ie *frames.ImageError
+		if errors.As(err, &ie) {
+			return ep.Corrupt(err)
+		}
+		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
+	}
 	return nil
 }
 
-func (a *Assembler) meta(d *Decoder, ep episode.Episode, sel Selection, m *Meta) error {
+// camera returns the frames of the assembler's camera in ep, as the
+// frames.Source the assembler decodes through. Cameras are one encoded
+// image per step today; a format that stores a camera as video would give
+// a video Source here, and nothing else of the assembler changes. The
+// source lives in w's scratch, so that making it allocates nothing.
+func (a *Assembler) camera(w *Worker, ep episode.Episode) (frames.Source, error) {
+	v, err := ep.Feature(a.cfg.ImageKey)
+	if err != nil {
+		return nil, err
+	}
+	w.view = v
+	w.images = frames.Images{
+		Key:      a.cfg.ImageKey,
+		Steps:    ep.Steps(),
+		Encoded:  w.view,
+		Size:     a.declared,
+		SizeFrom: "features.json declares",
+	}
+	return &w.images, nil
+}
+
+func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) error {
 	m.DatasetName = a.ds.Name
 	m.EpisodeID = ep.ID()
 	m.FrameIdx = sel.T
@@ -178,7 +207,7 @@ func (a *Assembler) meta(d *Decoder, ep episode.Episode, sel Selection, m *Meta)
 
 	m.Action = m.Action[:0]
 	for _, k := range a.actions {
-		vals, err := a.vectors(d, ep, k)
+		vals, err := a.vectors(w, ep, k)
 		if err != nil {
 			return err
 		}
@@ -194,7 +223,7 @@ func (a *Assembler) meta(d *Decoder, ep episode.Episode, sel Selection, m *Meta)
 
 	m.InitialState = m.InitialState[:0]
 	if a.state.key != "" {
-		vals, err := a.vectors(d, ep, a.state)
+		vals, err := a.vectors(w, ep, a.state)
 		if err != nil {
 			return err
 		}
@@ -202,7 +231,7 @@ func (a *Assembler) meta(d *Decoder, ep episode.Episode, sel Selection, m *Meta)
 	}
 	m.InitialState = padZeros(m.InitialState, a.cfg.MaxStateDim)
 
-	return a.language(d, ep, sel.T, m)
+	return a.language(w, ep, sel.T, m)
 }
 
 func padZeros(v []float64, n int) []float64 {
@@ -212,18 +241,18 @@ func padZeros(v []float64, n int) []float64 {
 	return v
 }
 
-// vectors reads every step of a numeric feature into the decoder's
+// vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(d *Decoder, ep episode.Episode, k vector) ([]float64, error) {
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64, error) {
 	v, err := ep.Feature(k.key)
 	if err != nil {
 		return nil, err
 	}
-	vals, err := v.Float64s(d.floats[:0])
+	vals, err := v.Float64s(w.floats[:0])
 	if err != nil {
 		return nil, err
 	}
-	d.floats = vals
+	w.floats = vals
 	if len(vals) != ep.Steps()*k.dim {
 		return nil, ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d steps of %d", k.key, len(vals), ep.Steps(), k.dim))
 	}
@@ -231,7 +260,7 @@ func (a *Assembler) vectors(d *Decoder, ep episode.Episode, k vector) ([]float64
 }
 
 // language sets m.Language, allocating only when it changes.
-func (a *Assembler) language(d *Decoder, ep episode.Episode, t int, m *Meta) error {
+func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) error {
 	if a.lang == languageNone {
 		m.Language = ""
 		return nil
@@ -249,17 +278,17 @@ func (a *Assembler) language(d *Decoder, ep episode.Episode, t int, m *Meta) err
 	case languageText:
 		text = v.Bytes(step)
 	case languageCodes:
-		vals, err := v.Float64s(d.floats[:0])
+		vals, err := v.Float64s(w.floats[:0])
 		if err != nil {
 			return err
 		}
-		d.floats = vals
+		w.floats = vals
 		per := v.Spec().Shape[0]
 		if len(vals) < (step+1)*per {
 			return ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
 		}
-		d.text = decodeCodes(d.text[:0], vals[step*per:(step+1)*per])
-		text = d.text
+		w.text = decodeCodes(w.text[:0], vals[step*per:(step+1)*per])
+		text = w.text
 	}
 	if string(text) != m.Language {
 		m.Language = string(text)

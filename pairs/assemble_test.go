@@ -2,21 +2,55 @@ package pairs
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/keyed"
 	"github.com/oxefs/oxefs/mix"
 )
 
-type manifestRecord = testkit.ManifestRecord
+type manifest struct {
+	Datasets map[string]struct {
+		Splits map[string]struct {
+			Shards []struct {
+				File    string           `json:"file"`
+				Records []manifestRecord `json:"records"`
+			} `json:"shards"`
+		} `json:"splits"`
+	} `json:"datasets"`
+}
 
-func loadManifest(t testing.TB) testkit.Manifest { return testkit.LoadManifest(t) }
+type manifestRecord struct {
+	Index        int                    `json:"index"`
+	NumSteps     int                    `json:"num_steps"`
+	Language     string                 `json:"language"`
+	LanguageSame *bool                  `json:"language_all_steps_equal"`
+	Codepoints   []int64                `json:"instruction_codepoints"`
+	Action       map[string][][]float64 `json:"action"`
+	State        map[string][][]float64 `json:"state"`
+}
+
+func loadManifest(t testing.TB) manifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtureDir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 // The mix of the three fixtures: the largest action is 7 (bridge's three
 // keys, kuka's float64[7]), the largest state 7 (bridge).
@@ -65,11 +99,11 @@ func TestBuildFixtures(t *testing.T) {
 		{"stride", Frames{Mode: FramesStride, Offset: FixedOffset(5), Stride: 2, SamplesPerEpisode: 1}},
 		{"fixed_n", Frames{Mode: FramesFixedN, Offset: Offset{3, 8}, N: 3, SamplesPerEpisode: 2}},
 	}
-	for _, choice := range []string{JPEGTurbo, JPEGGo} {
+	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
-			d := testDecoder(t, choice)
-			ref := testDecoder(t, choice) // decodes each frame on its own, for comparison
-			refs := map[string][]byte{}   // by episode id and step
+			w := testWorker(t, choice)
+			ref := testWorker(t, choice) // decodes each frame on its own, for comparison
+			refs := map[string][]byte{}  // by episode id and step
 			for di, name := range fixtureNames {
 				ds := openFixture(t, s, name)
 				for _, fc := range frameCases {
@@ -96,8 +130,8 @@ func TestBuildFixtures(t *testing.T) {
 									}
 									for j := range units {
 										smp := mix.Sample{Dataset: di, Episode: ep.Key(), Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
-										errA := hwc.Build(d, smp, ep, a, &ma)
-										errB := chw.Build(d, smp, ep, b, &mb)
+										errA := hwc.Build(t.Context(), w, smp, ep, a, &ma)
+										errB := chw.Build(t.Context(), w, smp, ep, b, &mb)
 										if rec.NumSteps < fc.f.Offset.Min+1 {
 											var se *ShortEpisodeError
 											if !errors.As(errA, &se) || !errors.Is(errB, ErrShortEpisode) || se.Episode != ep.ID() || se.Dataset != name {
@@ -121,10 +155,10 @@ func TestBuildFixtures(t *testing.T) {
 												want = refFrame(t, ref, ep, cfg, step)
 												refs[key] = want
 											}
-											if got := frameHWC(a, BFHWC, i, F, H, W); !bytes.Equal(got, want) {
+											if got := testkit.FrameHWC(a, false, i, F, H, W); !bytes.Equal(got, want) {
 												t.Fatalf("%s frame %d (step %d): BFHWC slot differs from the frame decoded alone", ep.ID(), i, step)
 											}
-											if got := frameHWC(b, BCFHW, i, F, H, W); !bytes.Equal(got, want) {
+											if got := testkit.FrameHWC(b, true, i, F, H, W); !bytes.Equal(got, want) {
 												t.Fatalf("%s frame %d (step %d): BCFHW slot is not BFHWC transposed", ep.ID(), i, step)
 											}
 										}
@@ -152,21 +186,20 @@ func mustNew(t testing.TB, ds *cache.Dataset, cfg Config) *Assembler {
 	return a
 }
 
-// refFrame decodes one step's image by itself and resizes it to the
-// config's size.
-func refFrame(t testing.TB, d *Decoder, ep *cache.Episode, cfg Config, step int) []byte {
+// refFrame decodes one step's image by itself, through a one-frame slot
+// of the config's size, and returns that frame.
+func refFrame(t testing.TB, w *Worker, ep *cache.Episode, cfg Config, step int) []byte {
 	t.Helper()
 	v, err := ep.Feature(cfg.ImageKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := d.decode(v.Bytes(step), size{}, "", nil, 0, 0)
-	if err != nil {
+	src := &frames.Images{Key: cfg.ImageKey, Steps: ep.Steps(), Encoded: v}
+	dst := frames.Slot{Buf: make([]byte, cfg.Height*cfg.Width*3), Frames: 1, H: cfg.Height, W: cfg.Width, Resize: frames.ResizeMode(cfg.Resize)}
+	if err := src.Decode(t.Context(), w.Decoder(), []int{step}, dst); err != nil {
 		t.Fatal(err)
 	}
-	dst := single(cfg.Height, cfg.Width)
-	d.rz.write(dst, cfg.Resize, img)
-	return dst.buf
+	return dst.Buf
 }
 
 func checkMeta(t *testing.T, dataset string, ep *cache.Episode, rec manifestRecord, f Frames, m *Meta) {
@@ -233,7 +266,7 @@ func metaEqual(a, b *Meta) bool {
 }
 
 // TestBuildConcurrent: one Assembler shared by several workers, each with
-// its own Decoder, gives every worker the bytes a lone worker gets (run
+// its own Worker, gives every worker the bytes a lone worker gets (run
 // with -race).
 func TestBuildConcurrent(t *testing.T) {
 	s := newStore(t)
@@ -250,26 +283,27 @@ func TestBuildConcurrent(t *testing.T) {
 	}
 	const n = 32
 	want := make([][]byte, n)
-	d := testDecoder(t, JPEGAuto)
+	w := testWorker(t, frames.JPEGAuto)
 	for i := range n {
 		want[i] = make([]byte, a.SampleBytes())
-		if err := a.Build(d, sample(i), eps[i%len(eps)], want[i], nil); err != nil {
+		if err := a.Build(t.Context(), w, sample(i), eps[i%len(eps)], want[i], nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	errs := make(chan error, 4)
-	for w := range 4 {
+	for g := range 4 {
 		go func() {
-			d, err := NewDecoder(DecoderOptions{JPEG: JPEGAuto})
+			d, err := frames.NewDecoder(frames.DecoderOptions{JPEG: frames.JPEGAuto})
 			if err != nil {
 				errs <- err
 				return
 			}
-			defer d.Close()
+			w := NewWorker(d)
+			defer w.Close()
 			slot := make([]byte, a.SampleBytes())
 			var m Meta
-			for i := w; i < n; i += 2 {
-				if err := a.Build(d, sample(i), eps[i%len(eps)], slot, &m); err != nil {
+			for i := g; i < n; i += 2 {
+				if err := a.Build(t.Context(), w, sample(i), eps[i%len(eps)], slot, &m); err != nil {
 					errs <- err
 					return
 				}

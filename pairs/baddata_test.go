@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/png"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -14,7 +15,7 @@ import (
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfrecord"
-	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -24,8 +25,17 @@ import (
 // are), and applies fixFeatures to features.json.
 func copyDataset(t *testing.T, src, shard string, edit func(rec int, b *example.Builder) bool, fixFeatures func(string) string) string {
 	t.Helper()
-	return testkit.CopyDirEdit(t, src, func(name string, b []byte) []byte {
-		switch name {
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.Name() {
 		case shard:
 			b = rewriteShard(t, b, edit)
 		case "features.json":
@@ -33,8 +43,11 @@ func copyDataset(t *testing.T, src, shard string, edit func(rec int, b *example.
 				b = []byte(fixFeatures(string(b)))
 			}
 		}
-		return b
-	})
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
 
 func rewriteShard(t *testing.T, shard []byte, edit func(rec int, b *example.Builder) bool) []byte {
@@ -108,7 +121,7 @@ func pngOf(t *testing.T, w, h int) []byte {
 
 // TestBadData: every kind of bad data gives its typed error — a
 // *cache.CorruptError naming dataset, shard and record (wrapping an
-// *ImageError naming the key and step for images) — and the decoder keeps
+// *frames.ImageError naming the key and step for images) — and the decoder keeps
 // working after it.
 func TestBadData(t *testing.T) {
 	s := newStore(t)
@@ -190,23 +203,23 @@ func TestBadData(t *testing.T) {
 		dataset string
 		shard   string
 		record  int
-		image   error  // the *ImageError's cause; nil: not an image error
+		image   error  // the *frames.ImageError's cause; nil: not an image error
 		msg     string // in the error text
 	}{
-		{"empty image", tableDir, "tiny_table", tableShard, 0, ErrEmptyImage, "step 1"},
-		{"not an image", tableDir, "tiny_table", tableShard, 1, ErrImageFormat, "47 49 46"},
-		{"truncated PNG", tableDir, "tiny_table", tableShard, 2, ErrUndecodable, "image/png"},
-		{"PNG of the wrong size", tableDir, "tiny_table", tableShard, 3, ErrImageSize, "decoded 32x32 (WxH), features.json declares 72x40"},
-		{"PNG unlike the first frame", anySizeDir, "tiny_table", tableShard, 3, ErrImageSize, "decoded 32x32 (WxH), the sample's first frame is 72x40"},
+		{"empty image", tableDir, "tiny_table", tableShard, 0, frames.ErrEmptyImage, "step 1"},
+		{"not an image", tableDir, "tiny_table", tableShard, 1, frames.ErrImageFormat, "47 49 46"},
+		{"truncated PNG", tableDir, "tiny_table", tableShard, 2, frames.ErrUndecodable, "image/png"},
+		{"PNG of the wrong size", tableDir, "tiny_table", tableShard, 3, frames.ErrImageSize, "decoded 32x32 (WxH), features.json declares 72x40"},
+		{"PNG unlike the first frame", anySizeDir, "tiny_table", tableShard, 3, frames.ErrImageSize, "decoded 32x32 (WxH), the sample's first frame is 72x40"},
 		{"action one value short", tableDir, "tiny_table", tableShard, 4, nil, `"steps/action" has 27 values`},
 		{"missing image feature", filepath.Join(fixtureDir, "corrupt", "missing_image"), "tiny_table", tableShard, 3, nil, `"steps/observation/rgb" missing`},
-		{"truncated JPEG", bridgeDir, "tiny_bridge", bridgeShard, 0, ErrUndecodable, "step 1"},
-		{"garbled JPEG", bridgeDir, "tiny_bridge", bridgeShard, 1, ErrUndecodable, "step 1"},
-		{"JPEG of the wrong size", bridgeDir, "tiny_bridge", bridgeShard, 2, ErrImageSize, "decoded 64x64 (WxH), features.json declares 128x96"},
+		{"truncated JPEG", bridgeDir, "tiny_bridge", bridgeShard, 0, frames.ErrUndecodable, "step 1"},
+		{"garbled JPEG", bridgeDir, "tiny_bridge", bridgeShard, 1, frames.ErrUndecodable, "step 1"},
+		{"JPEG of the wrong size", bridgeDir, "tiny_bridge", bridgeShard, 2, frames.ErrImageSize, "decoded 64x64 (WxH), features.json declares 128x96"},
 	}
-	for _, choice := range []string{JPEGTurbo, JPEGGo} {
+	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
-			d := testDecoder(t, choice)
+			w := testWorker(t, choice)
 			for _, tc := range cases {
 				t.Run(tc.name, func(t *testing.T) {
 					ds := openDir(t, newStore(t), "", tc.dir)
@@ -216,7 +229,7 @@ func TestBadData(t *testing.T) {
 					slot := make([]byte, a.SampleBytes())
 					var m Meta
 					ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: tc.record})
-					err := a.Build(d, mix.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
+					err := a.Build(t.Context(), w, mix.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
 					var ce *cache.CorruptError
 					if !errors.Is(err, cache.ErrCorrupt) || !errors.As(err, &ce) {
 						t.Fatalf("got %v, want a *cache.CorruptError", err)
@@ -228,15 +241,15 @@ func TestBadData(t *testing.T) {
 						t.Errorf("error %q does not say %q", err, tc.msg)
 					}
 					if tc.image != nil {
-						var ie *ImageError
+						var ie *frames.ImageError
 						if !errors.As(err, &ie) || !errors.Is(err, tc.image) || ie.Key != cfg.ImageKey || ie.Step != 1 {
-							t.Errorf("got %v, want an *ImageError for step 1 of %s wrapping %v", err, cfg.ImageKey, tc.image)
+							t.Errorf("got %v, want an *frames.ImageError for step 1 of %s wrapping %v", err, cfg.ImageKey, tc.image)
 						}
 					}
 					t.Logf("%v", err)
 					// The decoder still works: an intact record of the next shard.
 					good := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 1, Record: 0})
-					if err := a.Build(d, mix.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
+					if err := a.Build(t.Context(), w, mix.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
 						t.Fatalf("good record after a bad one: %v", err)
 					}
 				})

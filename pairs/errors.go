@@ -24,30 +24,3 @@ func (e *ShortEpisodeError) Error() string {
 
 // Is makes errors.Is(err, ErrShortEpisode) true.
 func (e *ShortEpisodeError) Is(target error) bool { return target == ErrShortEpisode }
-
-// What can be wrong with one image. An *ImageError wraps one of them.
-var (
-	// ErrEmptyImage: the step's image bytes are empty.
-	ErrEmptyImage = errors.New("empty image")
-	// ErrImageFormat: the bytes are neither a JPEG nor a PNG.
-	ErrImageFormat = errors.New("not a JPEG or PNG image")
-	// ErrUndecodable: the decoder rejected the bytes.
-	ErrUndecodable = errors.New("undecodable image")
-	// ErrImageSize: the decoded size is not what features.json declares or,
-	// when it declares none, not that of the sample's first frame.
-	ErrImageSize = errors.New("unexpected image size")
-)
-
-// ImageError is one bad image of an episode. Build returns it inside a
-// *cache.CorruptError that names the dataset, shard and record.
-type ImageError struct {
-	Key  string
-	Step int
-	Err  error
-}
-
-func (e *ImageError) Error() string {
-	return fmt.Sprintf("%s step %d: %v", e.Key, e.Step, e.Err)
-}
-
-func (e *ImageError) Unwrap() error { return e.Err }

@@ -1,46 +1,29 @@
 package pairs
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
-// TestResizeMatchesTensorFlowExactly resizes TensorFlow's own decoded
-// frames and compares with TensorFlow's resized ones: with the decode taken
-// out of the picture, the resize must be bit-exact.
-func TestResizeMatchesTensorFlowExactly(t *testing.T) {
-	idx := loadFrameIndex(t)
-	var rz resizer
-	for _, fr := range idx.Frames {
-		dir := filepath.Join(fixtureDir, "expected_frames")
-		shape, decoded := readNPY(t, filepath.Join(dir, fr.Files[0].File))
-		src := rgbImage{Pix: decoded, H: shape[0], W: shape[1], Stride: 3 * shape[1]}
-		for _, f := range fr.Files[1:] {
-			_, want := readNPY(t, filepath.Join(dir, f.File))
-			dst := single(f.Size[0], f.Size[1])
-			rz.write(dst, Squash, src)
-			if !bytes.Equal(dst.buf, want) {
-				t.Errorf("%s: resize of TensorFlow's decoded frame differs from TensorFlow's: %v", f.File, diff(dst.buf, want))
-			}
-		}
-	}
-}
-
 // TestPixelParity decodes the fixture frames from their episodes with each
-// decoder and compares decode and both resizes with TensorFlow. Bounds:
+// decoder, through the camera's frames.Source as Build does, into a
+// one-frame slot of the size TensorFlow decoded (copied) or resized to, and
+// compares with TensorFlow. Bounds:
 // libjpeg-turbo mean ≤ 0.5, max ≤ 2 (it is in fact exact: TensorFlow uses
 // libjpeg-turbo with the same settings); image/jpeg mean ≤ 2.0; PNG exact
 // decode, resize within ±1.
 func TestPixelParity(t *testing.T) {
-	idx := loadFrameIndex(t)
+	idx := testkit.LoadFrameIndex(t, filepath.Join(fixtureDir, "expected_frames"))
 	s := newStore(t)
 	datasets := map[string]*cache.Dataset{}
-	for _, choice := range []string{JPEGTurbo, JPEGGo} {
+	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
-			d := testDecoder(t, choice)
+			w := testWorker(t, choice)
+			d := w.Decoder()
 			t.Logf("decoder: %s", d.Name())
 			for _, fr := range idx.Frames {
 				ds := datasets[fr.Dataset]
@@ -53,37 +36,38 @@ func TestPixelParity(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				img, err := d.decode(v.Bytes(fr.Step), size{}, "", nil, 0, 0)
-				if err != nil {
-					t.Fatalf("%s: %v", fr.Files[0].File, err)
-				}
+				src := &frames.Images{Key: fr.ImageKey, Steps: ep.Steps(), Encoded: v}
 				for _, f := range fr.Files {
-					_, want := readNPY(t, filepath.Join(fixtureDir, "expected_frames", f.File))
-					got := img.Pix
-					if f.Kind == "resized" {
-						dst := single(f.Size[0], f.Size[1])
-						d.rz.write(dst, Squash, img)
-						got = dst.buf
-					} else if img.W != f.Shape[1] || img.H != f.Shape[0] {
-						t.Fatalf("%s: decoded %dx%d, TensorFlow %dx%d", f.File, img.W, img.H, f.Shape[1], f.Shape[0])
+					shape, want := testkit.ReadNPY(t, filepath.Join(fixtureDir, "expected_frames", f.File))
+					dst := frames.Slot{Buf: make([]byte, len(want)), Frames: 1, H: shape[0], W: shape[1], Resize: frames.Squash}
+					if f.Kind == "decoded" {
+						// A frame of another size than TensorFlow's is an error
+						// here, not a resize.
+						src.Size, src.SizeFrom = frames.Size{W: shape[1], H: shape[0]}, "TensorFlow decodes"
+					} else {
+						src.Size = frames.Size{}
 					}
-					st := diff(got, want)
+					if err := src.Decode(t.Context(), d, []int{fr.Step}, dst); err != nil {
+						t.Fatalf("%s: %v", f.File, err)
+					}
+					got := dst.Buf
+					st := testkit.Diff(got, want)
 					t.Logf("%-55s %s", f.File, st)
 					switch {
 					case fr.Format == "png" && f.Kind == "decoded":
-						if st.max != 0 {
+						if st.Max != 0 {
 							t.Errorf("%s: PNG decode differs from TensorFlow: %v", f.File, st)
 						}
 					case fr.Format == "png":
-						if st.max > 1 {
+						if st.Max > 1 {
 							t.Errorf("%s: PNG resize differs from TensorFlow by more than 1: %v", f.File, st)
 						}
 					case d.Turbo():
-						if st.mean > 0.5 || st.max > 2 {
+						if st.Mean > 0.5 || st.Max > 2 {
 							t.Errorf("%s: libjpeg-turbo differs from TensorFlow: %v (bound mean 0.5, max 2)", f.File, st)
 						}
 					default:
-						if st.mean > 2.0 {
+						if st.Mean > 2.0 {
 							t.Errorf("%s: image/jpeg differs from TensorFlow: %v (bound mean 2.0)", f.File, st)
 						}
 					}

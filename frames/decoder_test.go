@@ -1,4 +1,4 @@
-package pairs
+package frames
 
 import (
 	"bytes"
@@ -12,13 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/pairs/turbojpeg"
+	"github.com/oxefs/oxefs/frames/turbojpeg"
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
-// TestDecodeColourLayouts decodes the images of pairs/testdata (JPEG 4:4:4,
+// TestDecodeColourLayouts decodes the images of frames/testdata (JPEG 4:4:4,
 // 4:2:2, 4:2:0, 4:4:0 and grayscale; PNG gray, 16-bit gray, RGBA, 16-bit
 // RGB; 37x29 so that chroma planes end half-filled) and compares with
-// tf.io.decode_image(…, channels=3) (pairs/testdata/generate.py):
+// tf.io.decode_image(…, channels=3) (frames/testdata/generate.py):
 // libjpeg-turbo and PNG exactly, image/jpeg within a mean of 2 levels (its
 // IDCT is not libjpeg's fast one) and exactly on flat blocks.
 func TestDecodeColourLayouts(t *testing.T) {
@@ -39,22 +40,22 @@ func TestDecodeColourLayouts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				shape, want := readNPY(t, npy)
-				img, err := d.decode(b, size{W: shape[1], H: shape[0]}, "TensorFlow decodes", nil, 0, 0)
+				shape, want := testkit.ReadNPY(t, npy)
+				img, err := d.decode(b, Size{W: shape[1], H: shape[0]}, "TensorFlow decodes", nil, 0, 0)
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
-				st := diff(img.Pix, want)
+				st := testkit.Diff(img.Pix, want)
 				t.Logf("%-10s %s", name, st)
 				switch {
 				case ext == ".png" || d.Turbo() || strings.HasSuffix(name, "blocks"):
 					// *blocks: flat 8x8 blocks, which every IDCT decodes
 					// alike, so image/jpeg's path (fancy upsampling, libjpeg's
 					// colour conversion) must match exactly too.
-					if st.max != 0 {
+					if st.Max != 0 {
 						t.Errorf("%s: differs from TensorFlow: %v", name, st)
 					}
-				case st.mean > 2.0:
+				case st.Mean > 2.0:
 					t.Errorf("%s: image/jpeg differs from TensorFlow: %v (bound mean 2.0)", name, st)
 				}
 			}
@@ -80,7 +81,7 @@ func TestDecodePalettedPNG(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := testDecoder(t, JPEGGo)
-	img, err := d.decode(buf.Bytes(), size{}, "", nil, 0, 0)
+	img, err := d.decode(buf.Bytes(), Size{}, "", nil, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestDecodeCMYKJPEG(t *testing.T) {
 	for _, choice := range []string{JPEGTurbo, JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
 			d := testDecoder(t, choice)
-			img, err := d.decode(buf.Bytes(), size{W: 16, H: 16}, "expected", nil, 0, 0)
+			img, err := d.decode(buf.Bytes(), Size{W: 16, H: 16}, "expected", nil, 0, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,12 +186,12 @@ func TestDecodeErrors(t *testing.T) {
 		t.Run(choice, func(t *testing.T) {
 			d := testDecoder(t, choice)
 			for _, tc := range cases {
-				_, err := d.decode(tc.b, size{}, "", nil, 0, 0)
+				_, err := d.decode(tc.b, Size{}, "", nil, 0, 0)
 				if !errors.Is(err, tc.want) {
 					t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 				}
 			}
-			_, err := d.decode(good, size{W: 36, H: 29}, "features.json declares", nil, 0, 0)
+			_, err := d.decode(good, Size{W: 36, H: 29}, "expected", nil, 0, 0)
 			if !errors.Is(err, ErrImageSize) {
 				t.Errorf("wrong size: %v", err)
 			}

@@ -1,4 +1,4 @@
-package pairs
+package frames
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxefs/oxefs/pairs/turbojpeg"
+	"github.com/oxefs/oxefs/frames/turbojpeg"
 )
 
 // photoJPEG encodes a w×h photo-like image at quality 90 (4:2:0, as
@@ -64,26 +64,29 @@ func loop(b *testing.B, op func()) {
 	}
 }
 
-// BenchmarkDecodeResize: one frame per op through the Decoder, decoded at
-// full size and written into a 256×256 BFHWC slot (resized, or decoded in
-// place when already 256×256), as Build does.
+// oneFrame returns an op that decodes data through an Images source into a
+// one-frame 256×256 BFHWC slot, as the assembler does: decoded at full size
+// and resized, or decoded in place when already 256×256.
+func oneFrame(b *testing.B, d *Decoder, data []byte) func() {
+	var src Source = &Images{Key: "bench", Steps: 1, Encoded: steps{data}}
+	slot := Slot{Buf: make([]byte, 256*256*3), Frames: 1, H: 256, W: 256}
+	idx := []int{0}
+	ctx := b.Context()
+	return func() {
+		if err := src.Decode(ctx, d, idx, slot); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeResize: one frame per op through the Source and the
+// Decoder (see oneFrame).
 func BenchmarkDecodeResize(b *testing.B) {
 	for _, choice := range []string{JPEGTurbo, JPEGGo} {
 		for _, sz := range benchSizes {
 			b.Run(fmt.Sprintf("%s/%dx%d", choice, sz.w, sz.h), func(b *testing.B) {
 				d := testDecoder(b, choice)
-				data := photoJPEG(b, sz.w, sz.h)
-				dst := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
-				direct, _ := dst.interleaved()
-				frame := func() {
-					img, err := d.decode(data, size{}, "", direct, 256, 256)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if &img.Pix[0] != &direct[0] {
-						d.rz.write(dst, Squash, img)
-					}
-				}
+				frame := oneFrame(b, d, photoJPEG(b, sz.w, sz.h))
 				frame()
 				b.ReportAllocs()
 				loop(b, frame)
@@ -148,7 +151,7 @@ func BenchmarkImageJPEG(b *testing.B) {
 	}
 }
 
-// BenchmarkVsCeiling alternates, frame by frame, the Decoder path and the
+// BenchmarkVsCeiling alternates, frame by frame, the Source path and the
 // bare baseline of BenchmarkCeiling, and reports the path's speed as a
 // fraction of the baseline's ("of-ceiling", by thread CPU time, or by wall
 // time where that cannot be read): pairing the two cancels the drift of a
@@ -163,22 +166,12 @@ func BenchmarkVsCeiling(b *testing.B) {
 			}
 			defer tj.Close()
 			data := photoJPEG(b, sz.w, sz.h)
-			dst := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
-			direct, _ := dst.interleaved()
+			path := oneFrame(b, d, data)
 			full := make([]byte, sz.w*sz.h*3)
 			out := newFrameDst(make([]byte, 256*256*3), BFHWC, 0, 1, 256, 256)
 			var rz resizer
 			src := rgbImage{Pix: full, W: sz.w, H: sz.h, Stride: 3 * sz.w}
 			hdr := turbojpeg.Header{Width: sz.w, Height: sz.h}
-			path := func() {
-				img, err := d.decode(data, size{}, "", direct, 256, 256)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if &img.Pix[0] != &direct[0] {
-					d.rz.write(dst, Squash, img)
-				}
-			}
 			bare := func() {
 				if err := tj.DecodeRGB(data, hdr, full, 3*sz.w); err != nil {
 					b.Fatal(err)

@@ -1,8 +1,11 @@
-package pairs
+package frames
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // The expected values below were computed with TensorFlow 2.21 (Keras 3.15)
@@ -91,21 +94,7 @@ func TestResizeTensorFlowValues(t *testing.T) {
 
 // frameHWC extracts frame f of a slot as [H][W][3].
 func frameHWC(buf []byte, layout Layout, f, F, H, W int) []byte {
-	out := make([]byte, H*W*3)
-	for y := range H {
-		for x := range W {
-			for c := range 3 {
-				var i int
-				if layout == BFHWC {
-					i = ((f*H+y)*W+x)*3 + c
-				} else {
-					i = ((c*F+f)*H+y)*W + x
-				}
-				out[(y*W+x)*3+c] = buf[i]
-			}
-		}
-	}
-	return out
+	return testkit.FrameHWC(buf, layout == BCFHW, f, F, H, W)
 }
 
 // TestIdentityIsCopy: a frame already at the target size is copied bit for
@@ -148,6 +137,26 @@ func TestPlace(t *testing.T) {
 		src, dst := place(tc.mode, tc.w, tc.h, tc.outW, tc.outH)
 		if src != tc.src || dst != tc.dst {
 			t.Errorf("%v %dx%d -> %dx%d: src %v dst %v, want %v %v", tc.mode, tc.w, tc.h, tc.outW, tc.outH, src, dst, tc.src, tc.dst)
+		}
+	}
+}
+
+// TestResizeMatchesTensorFlowExactly resizes TensorFlow's own decoded
+// frames and compares with TensorFlow's resized ones: with the decode taken
+// out of the picture, the resize must be bit-exact.
+func TestResizeMatchesTensorFlowExactly(t *testing.T) {
+	idx := testkit.LoadFrameIndex(t, expectedFrames)
+	var rz resizer
+	for _, fr := range idx.Frames {
+		shape, decoded := testkit.ReadNPY(t, filepath.Join(expectedFrames, fr.Files[0].File))
+		src := rgbImage{Pix: decoded, H: shape[0], W: shape[1], Stride: 3 * shape[1]}
+		for _, f := range fr.Files[1:] {
+			_, want := testkit.ReadNPY(t, filepath.Join(expectedFrames, f.File))
+			dst := single(f.Size[0], f.Size[1])
+			rz.write(dst, Squash, src)
+			if !bytes.Equal(dst.buf, want) {
+				t.Errorf("%s: resize of TensorFlow's decoded frame differs from TensorFlow's: %v", f.File, testkit.Diff(dst.buf, want))
+			}
 		}
 	}
 }

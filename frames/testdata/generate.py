@@ -1,7 +1,7 @@
-"""Regenerates pairs/testdata: small JPEG and PNG images in the colour
+"""Regenerates frames/testdata: small JPEG and PNG images in the colour
 layouts the fixtures lack, and TensorFlow's decode of each.
 
-    python3 pairs/testdata/generate.py     # from the repository root
+    python3 frames/testdata/generate.py     # from the repository root
 
 Needs tensorflow-cpu (2.21 was used) and libturbojpeg.so.0 (libjpeg-turbo
 2.1.5, Debian 12) to encode the JPEGs with chroma subsampling TensorFlow's

@@ -1,4 +1,4 @@
-package pairs
+package frames
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/oxefs/oxefs/pairs/turbojpeg"
+	"github.com/oxefs/oxefs/frames/turbojpeg"
 )
 
 // DecoderEnv is the environment variable that picks the JPEG decoder when
@@ -31,6 +31,14 @@ const (
 const GoJPEGName = "image/jpeg (Go standard library)"
 
 // DecoderOptions configures a Decoder.
+//
+// A new decoder goes here, in package frames: a file of frames (and, for a
+// C library, a subpackage such as frames/turbojpeg that binds it) whose
+// choice is registered as a field or a value of DecoderOptions, which
+// NewDecoder turns into the decoder's per-worker state inside Decoder. A
+// new JPEG backend adds a JPEG value; a video decoder adds its own field
+// and keeps its stream state in the Decoder, from frame to frame of a
+// Source (see Source).
 type DecoderOptions struct {
 	// JPEG picks the JPEG decoder: JPEGAuto, JPEGTurbo or JPEGGo. Empty
 	// means the value of OXEFS_DECODER, read here, at construction, or
@@ -64,11 +72,6 @@ type Decoder struct {
 	chroma []byte // image/jpeg path: upsampled chroma rows
 	rz     resizer
 	rd     bytes.Reader
-
-	// metadata scratch
-	floats []float64
-	text   []byte
-	idx    []int
 }
 
 // NewDecoder returns a decoder. With JPEGAuto it uses libjpeg-turbo when
@@ -109,7 +112,7 @@ func (d *Decoder) Turbo() bool { return d.tj != nil }
 // Footprint is the bytes the decoder's reusable buffers hold, for the
 // daemon's memory budget.
 func (d *Decoder) Footprint() int {
-	n := cap(d.full) + cap(d.chroma) + cap(d.text) + 8*cap(d.floats) + 8*cap(d.idx)
+	n := cap(d.full) + cap(d.chroma)
 	n += 4 * (cap(d.rz.rows[0]) + cap(d.rz.rows[1]))
 	n += 12 * (cap(d.rz.xs) + cap(d.rz.ys))
 	return n
@@ -143,7 +146,7 @@ func sniff(b []byte) imageFormat {
 }
 
 // Bounds on any one image, checked from its header before anything is
-// decoded or allocated, whatever features.json declares: a corrupt or
+// decoded or allocated, whatever size the Source expects: a corrupt or
 // hostile header cannot make a worker allocate gigabytes. Camera frames of
 // robot datasets are far smaller (4K UHD is 8.3 MP).
 const (
@@ -151,12 +154,13 @@ const (
 	MaxPixels = 1 << 24 // 16 MP
 )
 
-// size is an expected image size; zero fields are not checked.
-type size struct{ W, H int }
+// Size is an image size in pixels. As the size a frame must have, a zero
+// field is not checked.
+type Size struct{ W, H int }
 
 // check compares the size an image's header gives with the one expected,
 // before anything is decoded or allocated.
-func (s size) check(w, h int, what string) error {
+func (s Size) check(w, h int, what string) error {
 	if w <= 0 || h <= 0 || w > MaxSide || h > MaxSide || w > MaxPixels/h {
 		return fmt.Errorf("%w: %dx%d (WxH) image (at most %dx%d and %d pixels)", ErrUndecodable, w, h, MaxSide, MaxSide, MaxPixels)
 	}
@@ -258,7 +262,7 @@ func frameCost(w, h int) int64 {
 // want is checked before anything is written to direct. What the image
 // needs beyond the Decoder's own buffers is reserved from d.mem until the
 // next decode or d.release.
-func (d *Decoder) decode(b []byte, want size, what string, direct []byte, dw, dh int) (rgbImage, error) {
+func (d *Decoder) decode(b []byte, want Size, what string, direct []byte, dw, dh int) (rgbImage, error) {
 	d.release()
 	img, err := d.decodeImage(b, want, what, direct, dw, dh)
 	if err != nil {
@@ -267,7 +271,7 @@ func (d *Decoder) decode(b []byte, want size, what string, direct []byte, dw, dh
 	return img, err
 }
 
-func (d *Decoder) decodeImage(b []byte, want size, what string, direct []byte, dw, dh int) (rgbImage, error) {
+func (d *Decoder) decodeImage(b []byte, want Size, what string, direct []byte, dw, dh int) (rgbImage, error) {
 	if len(b) == 0 {
 		return rgbImage{}, ErrEmptyImage
 	}
@@ -317,7 +321,7 @@ func (d *Decoder) reader(b []byte) *bytes.Reader {
 	return &d.rd
 }
 
-func (d *Decoder) decodeTurbo(b []byte, want size, what string, direct []byte, dw, dh int) (rgbImage, error) {
+func (d *Decoder) decodeTurbo(b []byte, want Size, what string, direct []byte, dw, dh int) (rgbImage, error) {
 	h, err := d.tj.Header(b)
 	if err != nil {
 		return rgbImage{}, fmt.Errorf("%w: %w", ErrUndecodable, err)
@@ -384,7 +388,7 @@ func (d *Decoder) fullBuffer(n int) []byte {
 // fromImage converts an image from image/jpeg or image/png to packed RGB in
 // d.full, as tf.io.decode_image(…, channels=3) does: gray is replicated,
 // alpha dropped without compositing, 16-bit samples keep their high byte.
-func (d *Decoder) fromImage(img image.Image, want size, what string) (rgbImage, error) {
+func (d *Decoder) fromImage(img image.Image, want Size, what string) (rgbImage, error) {
 	r := img.Bounds()
 	w, h := r.Dx(), r.Dy()
 	if err := want.check(w, h, what); err != nil {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package pairs
+package frames
 
 import "time"
 

@@ -1,0 +1,67 @@
+// Package frames owns the pixels: it decodes a camera's frames and resizes
+// them exactly as TensorFlow does, straight into a sample's slot of a batch
+// buffer. It owns the Decoder (one per worker goroutine, holding every
+// buffer reused from frame to frame), the decode memory budget shared by
+// the decoders of a pool, the header checks that bound any one image
+// (MaxSide, MaxPixels), the resize (squash, crop, pad) and the frame-source
+// seam, Source, through which the sample assembler asks for frame i of one
+// camera of one episode.
+//
+// It imports nothing else of oxefs but its own subpackage
+// frames/turbojpeg: no storage, format, plan, config or assembly package.
+// What the frames are stored in reaches it through small interfaces
+// (Encoded), and the names a config uses for its enums are parsed
+// elsewhere.
+//
+// # Where a new decoder goes
+//
+// A new decoder is a file of this package, with any C binding in a
+// subpackage (as frames/turbojpeg binds libjpeg-turbo), registered as a
+// choice of DecoderOptions and held, per worker, in the Decoder. A new kind
+// of frame storage (video: frames decoded by timestamp from a shared file)
+// is a new Source implementation next to Images; see Source for how a video
+// source fits without a change to the assembler.
+//
+// # Pixels
+//
+// TensorFlow's reference pipeline is
+//
+//	img = tf.io.decode_image(jpeg_or_png, channels=3)
+//	out = tf.cast(tf.image.resize(img, [H, W], method="bilinear", antialias=False), tf.uint8)
+//
+// JPEG is decoded by libjpeg-turbo (dlopen of libturbojpeg.so.0, see
+// package frames/turbojpeg) with the fast integer IDCT and fancy
+// upsampling, TensorFlow's own defaults, so decoded pixels are TensorFlow's
+// bit for bit. Without the library (or with OXEFS_DECODER=go) image/jpeg
+// decodes them; its planes then go through libjpeg's fancy chroma
+// upsampling and colour conversion, reimplemented here exactly, so that
+// only image/jpeg's accurate IDCT (TensorFlow uses libjpeg's fast one)
+// separates the two: a mean difference of about one level, at most 9 on the
+// fixtures. PNG is decoded by image/png, exactly. Grayscale becomes R=G=B,
+// alpha is dropped (not composited), 16-bit samples keep their high byte:
+// what decode_image does. A CMYK JPEG, which libjpeg cannot turn into RGB,
+// goes through image/jpeg with either decoder.
+//
+// The resize is TensorFlow's ResizeBilinear with half_pixel_centers=True,
+// recomputed step for step in float32: scale = in/out, src = (dst+0.5)·scale
+// − 0.5, lower = max(floor(src), 0), upper = min(ceil(src), in−1), lerp =
+// src − floor(src); top and bottom rows are interpolated first, then the two
+// together; the result is truncated to uint8 as tf.cast does. Go may fuse
+// a*b+c into one rounding; every product here is converted to float32
+// explicitly so that it never does. Frames already at the target size are
+// copied. See ResizeMode for crop and pad.
+//
+// # Memory
+//
+// Before anything is decoded or allocated, an image's header is checked
+// against MaxSide and MaxPixels and against the size the Source expects,
+// and what decoding it needs beyond the Decoder's own buffers is reserved
+// from the pool's DecodeMemory. On the libjpeg-turbo path a Decoder
+// allocates nothing per frame in steady state.
+//
+// # Errors
+//
+// Bad data of one frame (empty, not a JPEG or PNG, undecodable, of the
+// wrong size) is an *ImageError naming the camera and the step, wrapping
+// ErrEmptyImage, ErrImageFormat, ErrUndecodable or ErrImageSize.
+package frames

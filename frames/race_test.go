@@ -1,0 +1,5 @@
+//go:build race
+
+package frames
+
+const raceEnabled = true
