@@ -17,10 +17,6 @@ var ErrCorrupt = errors.New("corrupt data")
 // "no such file" for it.
 var ErrMissingShard = errors.New("shard missing")
 
-// ErrUnavailable matches a source that kept failing after every retry within
-// the retry budget. Such errors are a *UnavailableError.
-var ErrUnavailable = errors.New("source unavailable")
-
 // CorruptError names the bad record. Record is the record's index within its
 // shard, or -1 when the damage is in the shard's framing before any record
 // could be located.
@@ -42,20 +38,3 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrCorrupt) true.
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
-
-// UnavailableError is a fetch that failed after Attempts tries.
-type UnavailableError struct {
-	URI      string
-	Name     string
-	Attempts int
-	Err      error
-}
-
-func (e *UnavailableError) Error() string {
-	return fmt.Sprintf("%s/%s: giving up after %d attempts: %v", e.URI, e.Name, e.Attempts, e.Err)
-}
-
-func (e *UnavailableError) Unwrap() error { return e.Err }
-
-// Is makes errors.Is(err, ErrUnavailable) true.
-func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
