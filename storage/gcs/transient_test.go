@@ -51,4 +51,3 @@ func TestIsTransient(t *testing.T) {
 		})
 	}
 }
-
