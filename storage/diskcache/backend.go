@@ -87,12 +87,21 @@ func (b *Backend) Open(ctx context.Context, name string, off, length int64) (io.
 	if length >= 0 {
 		n = min(n, length)
 	}
-	return &sectionReader{SectionReader: io.NewSectionReader(f, off, n), Closer: f}, nil
+	return &sectionReader{ctx: ctx, r: io.NewSectionReader(f, off, n), Closer: f}, nil
 }
 
+// sectionReader reads part of a cached file until its context is done.
 type sectionReader struct {
-	*io.SectionReader
+	ctx context.Context
+	r   *io.SectionReader
 	io.Closer
+}
+
+func (r *sectionReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
 }
 
 // Contains reports whether the named object is cached, without touching
