@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/storage"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,7 +33,7 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
-	src, err := cache.OpenSource(ctx, c.Source, cache.OpenSourceOptions{Anonymous: c.Anonymous})
+	src, err := storage.Open(ctx, c.Source, storage.Options{Anonymous: c.Anonymous})
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/batch"
-	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/mix"
 )
@@ -86,7 +87,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*batch.Pipe
 		World:        f.World,
 		Strict:       f.Strict,
 		MaxFetchRate: int64(f.MaxFetchRate),
-		Retry:        cache.RetryPolicy{StallTimeout: f.FetchStall, MaxElapsed: f.FetchTimeout},
+		Retry:        retry.Policy{StallTimeout: f.FetchStall, MaxElapsed: f.FetchTimeout},
 		Progress:     indexProgress(),
 		Version:      version,
 		Log:          log,

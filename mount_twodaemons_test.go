@@ -283,7 +283,7 @@ func stuckGoroutines(stderr string) string {
 	}
 	var stuck []string
 	for _, g := range strings.Split("goroutine "+dump, "\n\ngoroutine ") {
-		if strings.Contains(g, "syscall.Flock") || strings.Contains(g, "cache.(*DiskCache).fill") {
+		if strings.Contains(g, "syscall.Flock") || strings.Contains(g, "diskcache.(*Cache).fill") {
 			stuck = append(stuck, "goroutine "+strings.TrimPrefix(g, "goroutine "))
 		}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/storage"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -35,7 +37,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	var remote []cache.ShardRef
 	for _, r := range p.Mix.ShardRefs(keys) {
-		if _, local := r.Dataset.Source.(cache.Local); !local {
+		if _, local := r.Dataset.Source.(storage.Filer); !local {
 			remote = append(remote, r)
 		}
 	}

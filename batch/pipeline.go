@@ -1,6 +1,9 @@
 package batch
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -33,7 +36,7 @@ type Options struct {
 	Strict       bool
 	MaxFetchRate int64
 	// Retry bounds fetches from remote sources; zero fields take defaults.
-	Retry cache.RetryPolicy
+	Retry retry.Policy
 	// Decoder forces a JPEG decoder ("go", "turbo"); "" picks the best.
 	Decoder string
 	// Progress reports episode-length indexing (samples_per_episode 0).
@@ -510,7 +513,7 @@ const prefetchAhead = 64
 func newPrefetcher(store *cache.Store, m *mix.Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
-		if _, local := d.Data.Source.(cache.Local); !local {
+		if _, local := d.Data.Source.(storage.Filer); !local {
 			remote = true
 		}
 	}

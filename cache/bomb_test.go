@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage/local"
+
 	"bytes"
 	"compress/zlib"
 	"context"
@@ -104,7 +106,7 @@ func TestZlibTensorBomb(t *testing.T) {
 	})
 	s := newTestStore(t, "")
 	ctx := context.Background()
-	ds, err := s.Open(ctx, "kuka_bomb", Local{Dir: dir})
+	ds, err := s.Open(ctx, "kuka_bomb", local.New(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

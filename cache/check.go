@@ -1,12 +1,13 @@
 package cache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 
 	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/storage"
 )
 
 // minRecordBytes is the smallest TFRecord: a 12-byte header (length and its
@@ -29,8 +30,8 @@ func (d *Dataset) CheckSplit(split string) error {
 	if !ok {
 		return fmt.Errorf("dataset %s: no split %q", d.Name, split)
 	}
-	if l, local := d.Source.(Local); local {
-		if err := d.checkLocalShards(l, split, si); err != nil {
+	if _, local := d.Source.(storage.Filer); local {
+		if err := d.checkLocalShards(split, si); err != nil {
 			return err
 		}
 	}
@@ -42,23 +43,23 @@ func (d *Dataset) CheckSplit(split string) error {
 }
 
 // checkLocalShards stats every shard of a local split.
-func (d *Dataset) checkLocalShards(l Local, split string, si *tfds.SplitInfo) error {
+func (d *Dataset) checkLocalShards(split string, si *tfds.SplitInfo) error {
 	names, err := d.Info.ShardNames(split)
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
 	for i, name := range names {
-		st, err := os.Stat(l.Path(name))
+		st, err := d.Source.Stat(context.Background(), name)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("dataset %s split %s: shard %s is missing from %s (dataset_info.json lists %d shards); "+
-				"restore it or fix dataset_info.json", d.Name, split, name, l.Dir, len(names))
+				"restore it or fix dataset_info.json", d.Name, split, name, d.Source.Location(), len(names))
 		}
 		if err != nil {
 			return fmt.Errorf("dataset %s split %s: shard %s: %w", d.Name, split, name, err)
 		}
-		if n := si.ShardLengths[i]; n > st.Size()/minRecordBytes {
+		if n := si.ShardLengths[i]; n > st.Size/minRecordBytes {
 			return fmt.Errorf("dataset %s split %s: shard %s is %d bytes, too small for the %d episodes "+
-				"dataset_info.json lists in it (each takes at least %d bytes)", d.Name, split, name, st.Size(), n, minRecordBytes)
+				"dataset_info.json lists in it (each takes at least %d bytes)", d.Name, split, name, st.Size, n, minRecordBytes)
 		}
 	}
 	return nil

@@ -1,6 +1,9 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/local"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,7 +50,7 @@ func TestCorruptVariants(t *testing.T) {
 		for _, via := range []string{"local", "gcs"} {
 			t.Run(name+"/"+via, func(t *testing.T) {
 				s := newTestStore(t, "")
-				var src Source = Local{Dir: filepath.Join(fixtureDir, v.Dir)}
+				var src storage.Backend = local.New(filepath.Join(fixtureDir, v.Dir))
 				if via == "gcs" {
 					src = gcs[v.Dir]
 				}

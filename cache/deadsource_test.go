@@ -1,6 +1,10 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/gcs"
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"bytes"
 	"context"
 	"errors"
@@ -117,12 +121,12 @@ func isShard(p string) bool { return strings.Contains(p, ".tfrecord-") }
 
 // deadShardStore serves the tiny_bridge fixture through an objectProxy and
 // opens it in a store with a short retry budget.
-func deadShardStore(t *testing.T, policy RetryPolicy) (*Store, *Dataset, *objectProxy, manifestDataset) {
+func deadShardStore(t *testing.T, policy retry.Policy) (*Store, *Dataset, *objectProxy, manifestDataset) {
 	t.Helper()
 	md := loadManifest(t).Datasets["tiny_bridge"]
 	upstream := startFakeGCS(t, fixtureObjects(t, md.Dir))
 	proxy := newObjectProxy(t, upstream.URL(), func(string, int) proxyAction { return actPass })
-	src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
 	s, err := NewStore(Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t), Retry: policy})
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +140,7 @@ func deadShardStore(t *testing.T, policy RetryPolicy) (*Store, *Dataset, *object
 }
 
 // deadShardPolicy is a short retry budget for the dead-shard tests.
-var deadShardPolicy = RetryPolicy{
+var deadShardPolicy = retry.Policy{
 	InitialBackoff: 20 * time.Millisecond,
 	MaxBackoff:     500 * time.Millisecond,
 	MaxElapsed:     time.Second,
@@ -168,7 +172,7 @@ func TestDeadShardFailsFast(t *testing.T) {
 	shard := md.Splits["train"].Shards[0]
 	start := time.Now()
 	_, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 0})
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("episode of a hanging shard: %v, want ErrUnavailable", err)
 	}
 	// Generous: the promise is MaxElapsed + StallTimeout plus scheduling.
@@ -181,7 +185,7 @@ func TestDeadShardFailsFast(t *testing.T) {
 	}
 	for _, rec := range shard.Records[1:] {
 		_, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
-		if !errors.Is(err, ErrUnavailable) {
+		if !errors.Is(err, storage.ErrUnavailable) {
 			t.Fatalf("record %d of the failed shard: %v, want ErrUnavailable", rec.Index, err)
 		}
 	}
@@ -191,7 +195,7 @@ func TestDeadShardFailsFast(t *testing.T) {
 
 	// The batch path: FetchShards fails at once on the remembered shard.
 	refs := []ShardRef{{Dataset: ds, Split: "train", Shard: 0}}
-	if err := ds.store.FetchShards(ctx, refs); !errors.Is(err, ErrUnavailable) {
+	if err := ds.store.FetchShards(ctx, refs); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("FetchShards of the failed shard: %v, want ErrUnavailable", err)
 	}
 	if n := proxy.count(shard.File); n != asked {
@@ -227,7 +231,7 @@ func TestFetchShardsOneBudget(t *testing.T) {
 	}
 	start := time.Now()
 	err := s.FetchShards(context.Background(), refs)
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("FetchShards over dead shards: %v, want ErrUnavailable", err)
 	}
 	// Serially the shards would take len(refs) budgets.
@@ -263,10 +267,10 @@ func TestReadFileRetriesBadChecksum(t *testing.T) {
 		}
 		return actPass
 	})
-	src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
-	f := &Fetcher{Policy: RetryPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-		MaxElapsed: 5 * time.Second, StallTimeout: 5 * time.Second}}
-	got, err := f.ReadFile(context.Background(), src, "dataset_info.json")
+	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	f := retry.New(src, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		MaxElapsed: 5 * time.Second, StallTimeout: 5 * time.Second}, nil, nil)
+	got, err := storage.ReadFile(context.Background(), f, "dataset_info.json")
 	if err != nil {
 		t.Fatalf("ReadFile with one flipped byte in the first response: %v", err)
 	}
@@ -281,7 +285,7 @@ func TestReadFileRetriesBadChecksum(t *testing.T) {
 	// bad bytes as if they were good.
 	proxy.setRule(func(string, int) proxyAction { return actFlip })
 	var w onlyWriter
-	if _, err := f.Fetch(context.Background(), src, "features.json", &w); !errors.Is(err, errChecksum) {
+	if _, err := f.Fetch(context.Background(), "features.json", &w); !errors.Is(err, storage.ErrChecksum) {
 		t.Fatalf("Fetch into a plain writer with a flipped byte: %v, want a checksum error", err)
 	}
 }

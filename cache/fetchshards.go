@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/oxefs/oxefs/storage"
 )
 
 // FetchShards brings the remote shards that a batch is about to read into
 // the disk cache, all at once and as reads (prefetches yield to them), and
 // waits for them. It returns as soon as one of them fails with
-// ErrUnavailable (or is remembered to have failed: see failMemo), so a
+// storage.ErrUnavailable (or is remembered to have failed: see diskcache), so a
 // batch over dead shards fails within one retry budget, MaxElapsed +
 // StallTimeout, however many shards or samples it has; the fetches
 // themselves go on under the store's lifetime for whoever needs them next.
@@ -25,7 +27,7 @@ func (s *Store) FetchShards(ctx context.Context, refs []ShardRef) error {
 	errs := make(chan error, len(refs))
 	n := 0
 	for _, r := range refs {
-		if _, local := r.Dataset.Source.(Local); local {
+		if _, inPlace := r.Dataset.Source.(storage.Filer); inPlace {
 			continue
 		}
 		n++
@@ -34,7 +36,7 @@ func (s *Store) FetchShards(ctx context.Context, refs []ShardRef) error {
 		}()
 	}
 	for range n {
-		if err := <-errs; errors.Is(err, ErrUnavailable) {
+		if err := <-errs; errors.Is(err, storage.ErrUnavailable) {
 			return err
 		}
 	}

@@ -4,35 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"google.golang.org/api/googleapi"
+	"github.com/oxefs/oxefs/storage"
 )
-
-// anonymousHint is the remedy for a public bucket read with credentials
-// that are missing or refused.
-const anonymousHint = "if the bucket is public, read it without credentials: " +
-	"`anonymous: true` on the dataset in the mix config, or --anonymous for inspect"
 
 // withSourceHint adds a remedy to err, the failure to read src's
 // dataset_info.json, where the cause is a common mistake:
 //   - a local directory above the dataset (.../bridge instead of
 //     .../bridge/0.1.0, or the directory of all datasets): the datasets
 //     found below it are listed;
-//   - a GCS source whose credentials are refused (HTTP 401 or 403): for a
-//     public bucket, anonymous access is suggested.
+//   - a backend that knows a remedy for its error (storage.Explainer): a
+//     GCS source whose credentials are refused, say.
 //
 // Other errors come back as they are. The result wraps err.
-func withSourceHint(src Source, err error) error {
+func withSourceHint(src storage.Backend, err error) error {
 	switch s := src.(type) {
-	case Local:
+	case storage.Directory:
 		if !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		found := datasetsBelow(s.Dir, 3, 10000)
+		found := datasetsBelow(s.Dir(), 3, 10000)
 		if len(found) == 0 {
 			return err
 		}
@@ -41,20 +35,11 @@ func withSourceHint(src Source, err error) error {
 			list = append(list[:10:10], fmt.Sprintf("and %d more", len(found)-10))
 		}
 		return fmt.Errorf("%w; no dataset_info.json in %s, but datasets below it: %s (give one of them as the source, e.g. %s)",
-			err, s.Dir, strings.Join(list, ", "), filepath.Join(s.Dir, found[0]))
-	case *GCS:
-		if ae, ok := errors.AsType[*googleapi.Error](err); ok && !s.anonymous &&
-			(ae.Code == http.StatusUnauthorized || ae.Code == http.StatusForbidden) {
-			return fmt.Errorf("%w; %s", err, anonymousHint)
-		}
+			err, s.Dir(), strings.Join(list, ", "), filepath.Join(s.Dir(), found[0]))
+	case storage.Explainer:
+		return s.Explain(err)
 	}
 	return err
-}
-
-// withCredentialsHint adds the anonymous remedy to a GCS client that could
-// not be made for lack of credentials.
-func withCredentialsHint(err error) error {
-	return fmt.Errorf("%w; %s", err, anonymousHint)
 }
 
 // datasetsBelow lists, relative to dir and sorted, the directories at most

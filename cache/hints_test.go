@@ -1,6 +1,11 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/gcs"
+	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -15,7 +20,7 @@ func hintStore(t *testing.T) *Store {
 	t.Helper()
 	s, err := NewStore(Options{
 		CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t),
-		Retry: RetryPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 			MaxElapsed: time.Second, StallTimeout: time.Second},
 	})
 	if err != nil {
@@ -49,7 +54,7 @@ func TestHintDatasetsBelow(t *testing.T) {
 			filepath.Join(root, "bridge/0.1.0") + ")"},
 		{filepath.Join(root, "oxe"), "datasets below it: fractal/0.1.0 ("},
 	} {
-		_, err := s.Open(context.Background(), "", Local{Dir: tc.dir})
+		_, err := s.Open(context.Background(), "", local.New(tc.dir))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "no dataset_info.json in "+tc.dir) {
 			t.Errorf("Open(%s): %v\nwant %q", tc.dir, err, tc.want)
 		}
@@ -58,7 +63,7 @@ func TestHintDatasetsBelow(t *testing.T) {
 		}
 	}
 	// Nothing below: no hint.
-	_, err := s.Open(context.Background(), "", Local{Dir: filepath.Join(root, "empty")})
+	_, err := s.Open(context.Background(), "", local.New(filepath.Join(root, "empty")))
 	if err == nil || strings.Contains(err.Error(), "below it") {
 		t.Errorf("Open(empty): %v, want no hint", err)
 	}
@@ -82,8 +87,8 @@ func TestHintAnonymous(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy := newFaultProxy(t, srv.URL(), func(int) fault { return respond(tc.code) })
-			src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
-			src.anonymous = tc.anonymous
+			src := gcs.NewWithClientOptions(newTestClient(t, proxy.URL()), testBucket, testPrefix,
+				storage.Options{Anonymous: tc.anonymous})
 			_, err := hintStore(t).Open(context.Background(), "", src)
 			if err == nil {
 				t.Fatal("Open succeeded through a proxy that refuses everything")

@@ -82,7 +82,7 @@ type dataIdentity struct {
 
 // identity stats every shard of every split and fingerprints them with
 // dataset_info.json's bytes. Stat errors are classified as a fetch's are
-// (a missing shard matches fs.ErrNotExist; a dead source ErrUnavailable).
+// (a missing shard matches fs.ErrNotExist; a dead source storage.ErrUnavailable).
 func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 	var names []string
 	for _, s := range d.Info.Splits {
@@ -97,7 +97,7 @@ func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 	g.SetLimit(statParallel)
 	for i, name := range names {
 		g.Go(func() error {
-			info, err := d.store.fetch.Stat(gctx, d.Source, name)
+			info, err := d.remote.Stat(gctx, name)
 			if err != nil {
 				return fmt.Errorf("dataset %s: identify shard %s: %w", d.Name, name, err)
 			}
@@ -166,10 +166,10 @@ func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 		d.mu.Lock()
 		delete(d.spans, name)
 		d.mu.Unlock()
-		if _, local := d.Source.(Local); local {
+		if d.cached == nil {
 			continue
 		}
-		if err := d.store.disk.remove(d.slug + "/" + name); err != nil {
+		if err := d.cached.Forget(name); err != nil {
 			return fmt.Errorf("dataset %s: drop the cached copy of rewritten shard %s: %w", d.Name, name, err)
 		}
 	}
@@ -192,7 +192,7 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 				return nil, err
 			}
 		}
-		l = &Lengths{Source: d.Source.URI(), Info: id.info, Shards: id.shards, Splits: map[string][]int32{}}
+		l = &Lengths{Source: d.Source.Location(), Info: id.info, Shards: id.shards, Splits: map[string][]int32{}}
 	}
 	var todo []string
 	for _, name := range splits {

@@ -1,6 +1,11 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/gcs"
+	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -40,7 +45,7 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 
 	// index opens the dataset in a new store over cacheDir (as a new mount
 	// would) and builds or loads its train length index.
-	index := func(t *testing.T, cacheDir string, src Source) []int32 {
+	index := func(t *testing.T, cacheDir string, src storage.Backend) []int32 {
 		t.Helper()
 		s := newTestStore(t, cacheDir)
 		ds, err := s.Open(context.Background(), "", src)
@@ -68,7 +73,7 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 			}
 		}
 		cacheDir := t.TempDir()
-		src := Local{Dir: dir}
+		src := local.New(dir)
 		check(t, "first index", index(t, cacheDir, src), before)
 		if err := os.WriteFile(filepath.Join(dir, shard0), rewritten, 0o644); err != nil {
 			t.Fatal(err)
@@ -79,7 +84,7 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 
 	t.Run("gcs", func(t *testing.T) {
 		srv := startFakeGCS(t, objects)
-		src := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+		src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
 		cacheDir := t.TempDir()
 		check(t, "first index", index(t, cacheDir, src), before)
 		srv.CreateObject(fakestorage.Object{
@@ -92,28 +97,28 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 }
 
 // TestStatClassifiesErrors: both sources report a missing file as
-// fs.ErrNotExist from Stat, and Fetcher.Stat gives a dead source up as
+// fs.ErrNotExist from Stat, and retry's Stat gives a dead source up as
 // ErrUnavailable.
 func TestStatClassifiesErrors(t *testing.T) {
 	md := loadManifest(t).Datasets["tiny_bridge"]
 	srv := startFakeGCS(t, fixtureObjects(t, md.Dir))
-	gcs := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
-	local := Local{Dir: filepath.Join(fixtureDir, md.Dir)}
-	f := &Fetcher{}
-	for _, src := range []Source{local, gcs} {
-		info, err := f.Stat(context.Background(), src, "dataset_info.json")
+	remote := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	dir := local.New(filepath.Join(fixtureDir, md.Dir))
+	for _, src := range []storage.Backend{dir, remote} {
+		f := retry.New(src, retry.Policy{}, nil, nil)
+		info, err := f.Stat(context.Background(), "dataset_info.json")
 		if err != nil || info.Size == 0 || info.Version == "" {
-			t.Errorf("%s: Stat(dataset_info.json) = %+v, %v", src.URI(), info, err)
+			t.Errorf("%s: Stat(dataset_info.json) = %+v, %v", src.Location(), info, err)
 		}
-		if _, err := f.Stat(context.Background(), src, "nope.json"); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s: Stat of a missing file: %v, want fs.ErrNotExist", src.URI(), err)
+		if _, err := f.Stat(context.Background(), "nope.json"); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: Stat of a missing file: %v, want fs.ErrNotExist", src.Location(), err)
 		}
 	}
 	proxy := newObjectProxy(t, srv.URL(), func(string, int) proxyAction { return actHang })
-	dead := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
-	f.Policy = RetryPolicy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
-		MaxElapsed: 300 * time.Millisecond, StallTimeout: 100 * time.Millisecond}
-	if _, err := f.Stat(context.Background(), dead, "dataset_info.json"); !errors.Is(err, ErrUnavailable) {
+	dead := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	f := retry.New(dead, retry.Policy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
+		MaxElapsed: 300 * time.Millisecond, StallTimeout: 100 * time.Millisecond}, nil, nil)
+	if _, err := f.Stat(context.Background(), "dataset_info.json"); !errors.Is(err, storage.ErrUnavailable) {
 		t.Errorf("Stat through a hanging source: %v, want ErrUnavailable", err)
 	}
 }

@@ -1,6 +1,11 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/gcs"
+	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -79,13 +84,13 @@ func wantUnreadable(t *testing.T, err error, dataset, shard string, record int, 
 func TestMissingShardIsUnreadableData(t *testing.T) {
 	const shard = "tiny_table-train.tfrecord-00001-of-00002"
 	ctx := context.Background()
-	check := func(t *testing.T, src Source) {
+	check := func(t *testing.T, src storage.Backend) {
 		s := newTestStore(t, "")
 		ds, err := s.Open(ctx, "table", src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l, ok := src.(Local); ok {
+		if l, ok := src.(*local.Backend); ok {
 			if err := os.Remove(l.Path(shard)); err != nil {
 				t.Fatal(err)
 			}
@@ -100,13 +105,13 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 		}
 	}
 	t.Run("local deleted", func(t *testing.T) {
-		check(t, Local{Dir: copyFixture(t, "datasets/tiny_table/1.0.0")})
+		check(t, local.New(copyFixture(t, "datasets/tiny_table/1.0.0")))
 	})
 	t.Run("gcs 404", func(t *testing.T) {
 		objects := fixtureObjects(t, "datasets/tiny_table/1.0.0")
 		delete(objects, path.Join("datasets/tiny_table/1.0.0", shard))
 		srv := startFakeGCS(t, objects)
-		check(t, NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0")))
+		check(t, gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0")))
 	})
 }
 
@@ -114,10 +119,10 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 // ErrUnavailable (EIO, retried by later reads), never a not-found error.
 func TestSourceDownIsUnavailable(t *testing.T) {
 	srv := startFakeGCS(t, fixtureObjects(t, "datasets/tiny_table/1.0.0"))
-	src := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0"))
+	src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0"))
 	s, err := NewStore(Options{
 		CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t),
-		Retry: RetryPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 			MaxElapsed: 200 * time.Millisecond, StallTimeout: time.Second},
 	})
 	if err != nil {
@@ -131,7 +136,7 @@ func TestSourceDownIsUnavailable(t *testing.T) {
 	}
 	srv.Stop()
 	_, err = ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 0})
-	if !errors.Is(err, ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorrupt) {
+	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorrupt) {
 		t.Fatalf("server down: got %v, want ErrUnavailable only", err)
 	}
 }
@@ -158,7 +163,7 @@ func TestShardShorterThanListed(t *testing.T) {
 		if err := os.Truncate(p, spans[2].Offset); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := newTestStore(t, "").Open(ctx, "table", Local{Dir: dir})
+		ds, err := newTestStore(t, "").Open(ctx, "table", local.New(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +183,7 @@ func TestShardShorterThanListed(t *testing.T) {
 		editInfo(t, dir, func(info map[string]any) {
 			trainShardLengths(info)[0] = "7" // the shard holds 5
 		})
-		ds, err := newTestStore(t, "").Open(ctx, "table", Local{Dir: dir})
+		ds, err := newTestStore(t, "").Open(ctx, "table", local.New(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +234,7 @@ func TestCheckSplit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyFixture(t, "datasets/tiny_table/1.0.0")
 			tc.edit(t, dir)
-			ds, err := newTestStore(t, "").Open(ctx, "table", Local{Dir: dir})
+			ds, err := newTestStore(t, "").Open(ctx, "table", local.New(dir))
 			if err != nil {
 				t.Fatal(err)
 			}

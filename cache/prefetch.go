@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/oxefs/oxefs/storage"
 )
 
 // ShardRef names one shard of one dataset.
@@ -30,7 +32,7 @@ func (r ShardRef) estimatedSize() int64 {
 // so prefetching never evicts what the reads in progress need. Shards of local
 // sources need no fetch and are skipped. A failed fetch is logged and
 // skipped; the read that needs the shard retries it and reports the error.
-// A fetch that fails with ErrUnavailable ends the pass, and Prefetch returns
+// A fetch that fails with storage.ErrUnavailable ends the pass, and Prefetch returns
 // its error: the source is down, and each further shard would wait out the
 // retry budget again while the reads wait too.
 // It returns the number of shards now in the cache, or an error.
@@ -45,7 +47,7 @@ func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, pro
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(parallel, 1))
 	for _, r := range refs {
-		if _, local := r.Dataset.Source.(Local); local {
+		if _, inPlace := r.Dataset.Source.(storage.Filer); inPlace {
 			continue
 		}
 		planned += r.estimatedSize()
@@ -65,7 +67,7 @@ func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, pro
 			}
 			f, _, err := r.Dataset.openShard(gctx, name, true)
 			if err != nil {
-				if errors.Is(err, ErrUnavailable) {
+				if errors.Is(err, storage.ErrUnavailable) {
 					return err
 				}
 				if gctx.Err() == nil {

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage/local"
+
 	"context"
 	"path/filepath"
 	"testing"
@@ -13,7 +15,7 @@ import (
 func TestEpisodeSharedSourceNames(t *testing.T) {
 	s := newTestStore(t, "")
 	ctx := context.Background()
-	src := Local{Dir: filepath.Join(fixtureDir, "datasets", "tiny_bridge", "1.0.0")}
+	src := local.New(filepath.Join(fixtureDir, "datasets", "tiny_bridge", "1.0.0"))
 	a, err := s.Open(ctx, "cam_a", src)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,6 +22,10 @@ import (
 	"github.com/oxefs/oxefs/cache/tfds"
 	"github.com/oxefs/oxefs/cache/tfrecord"
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
+	"github.com/oxefs/oxefs/storage/ratelimit"
+	"github.com/oxefs/oxefs/storage/retry"
 )
 
 // maxRecord bounds one TFRecord (one episode): a corrupt length field must
@@ -39,7 +42,7 @@ type Options struct {
 	// RAMBudget bounds the parsed episodes kept in memory, in bytes.
 	RAMBudget int64
 	// Retry governs fetches from remote sources.
-	Retry RetryPolicy
+	Retry retry.Policy
 	// MaxFetchRate caps the bytes per second fetched from remote sources,
 	// all together; 0 means no cap.
 	MaxFetchRate int64
@@ -51,11 +54,12 @@ type Options struct {
 type Store struct {
 	// dependencies
 	log   *slog.Logger
-	disk  *DiskCache
+	disk  *diskcache.Cache
 	ram   *ristretto.Cache[string, *Episode]
-	fetch *Fetcher
-	// failures remembers the shards whose fetch gave up, for a while.
-	failures *failMemo
+	limit *ratelimit.Limiter // shared by every source; nil: no limit
+
+	// constants
+	retry retry.Policy
 
 	// ctx is the daemon's lifetime: shared work (a shard download, an
 	// episode load several readers wait for) runs under it, so one reader
@@ -74,7 +78,7 @@ type Store struct {
 // StoreStats counts episode traffic.
 type StoreStats struct {
 	RAMHits, RAMMisses, EpisodesLoaded, BytesRead atomic.Int64
-	Fetch                                         FetchStats
+	Fetch                                         retry.Stats
 }
 
 // NewStore opens the caches.
@@ -88,10 +92,10 @@ func NewStore(opts Options) (*Store, error) {
 	if opts.RAMBudget <= 0 {
 		return nil, fmt.Errorf("store: RAM budget must be positive, got %d", opts.RAMBudget)
 	}
-	if opts.Retry == (RetryPolicy{}) {
-		opts.Retry = DefaultRetryPolicy()
+	if opts.Retry == (retry.Policy{}) {
+		opts.Retry = retry.DefaultPolicy()
 	}
-	disk, err := OpenDiskCache(opts.CacheDir, opts.DiskBudget, opts.Log)
+	disk, err := diskcache.Open(opts.CacheDir, opts.DiskBudget, opts.Log, opts.Retry.MemoWindow())
 	if err != nil {
 		return nil, err
 	}
@@ -105,8 +109,7 @@ func NewStore(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: RAM cache: %w", err)
 	}
-	s := &Store{log: opts.Log, disk: disk, ram: ram, failures: newFailMemo(memoWindow(opts.Retry))}
-	s.fetch = &Fetcher{Policy: opts.Retry, Stats: &s.Stats.Fetch, Log: opts.Log, Limit: NewRateLimiter(opts.MaxFetchRate)}
+	s := &Store{log: opts.Log, disk: disk, ram: ram, limit: ratelimit.NewLimiter(opts.MaxFetchRate), retry: opts.Retry}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -134,19 +137,24 @@ func (s *Store) begin() bool {
 }
 
 // Disk returns the disk cache.
-func (s *Store) Disk() *DiskCache { return s.disk }
+func (s *Store) Disk() *diskcache.Cache { return s.disk }
 
 // Dataset is one opened TFDS dataset.
 type Dataset struct {
 	// Name is the name used in episode ids and messages.
 	Name     string
-	Source   Source
+	Source   storage.Backend
 	Info     *tfds.DatasetInfo
 	Features *tfds.Features
 
 	neutral []episode.Feature // Features in the neutral model, same order
 
-	store   *Store
+	store *Store
+	// remote reads Source with retries, at the store's rate limit.
+	remote storage.Backend
+	// cached reads Source's shards through the disk cache; nil when
+	// Source's files are read in place (a storage.Filer).
+	cached  *diskcache.Backend
 	slug    string   // cache directory name for this source
 	infoSum [32]byte // SHA-256 of dataset_info.json as read
 
@@ -166,48 +174,54 @@ type shardSpans struct {
 
 // Open reads a dataset's dataset_info.json and features.json. name
 // overrides the dataset's own name in ids and messages when not empty.
-func (s *Store) Open(ctx context.Context, name string, src Source) (*Dataset, error) {
-	infoJSON, err := s.fetch.ReadFile(ctx, src, "dataset_info.json")
+func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
+	remote := ratelimit.New(retry.New(src, s.retry, &s.Stats.Fetch, s.log), s.limit)
+	infoJSON, err := storage.ReadFile(ctx, remote, "dataset_info.json")
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", src.URI(), withSourceHint(src, err))
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), withSourceHint(src, err))
 	}
 	info, err := tfds.ParseDatasetInfo(infoJSON)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: dataset_info.json: %w", src.URI(), err)
+		return nil, fmt.Errorf("dataset %s: dataset_info.json: %w", src.Location(), err)
 	}
 	if info.FileFormat != "" && info.FileFormat != "tfrecord" {
-		return nil, fmt.Errorf("dataset %s: file format %q is not supported (valid: tfrecord)", src.URI(), info.FileFormat)
+		return nil, fmt.Errorf("dataset %s: file format %q is not supported (valid: tfrecord)", src.Location(), info.FileFormat)
 	}
-	featJSON, err := s.fetch.ReadFile(ctx, src, "features.json")
+	featJSON, err := storage.ReadFile(ctx, remote, "features.json")
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", src.URI(), err)
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
 	feats, err := tfds.ParseFeatures(featJSON)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: features.json: %w", src.URI(), err)
+		return nil, fmt.Errorf("dataset %s: features.json: %w", src.Location(), err)
 	}
 	perStep := false
 	for _, f := range feats.All() {
 		perStep = perStep || f.PerStep
 	}
 	if !perStep {
-		return nil, fmt.Errorf("dataset %s: not an RLDS dataset: features.json has no `steps` features", src.URI())
+		return nil, fmt.Errorf("dataset %s: not an RLDS dataset: features.json has no `steps` features", src.Location())
 	}
 	if name == "" {
 		name = info.Name
 	}
-	return &Dataset{
+	d := &Dataset{
 		Name:     name,
 		Source:   src,
 		Info:     info,
 		Features: feats,
 		neutral:  neutralFeatures(feats),
 		store:    s,
-		slug:     sourceSlug(src.URI()),
+		remote:   remote,
+		slug:     sourceSlug(src.Location()),
 		infoSum:  sha256.Sum256(infoJSON),
 		spans:    make(map[string]*shardSpans),
 		missing:  make(map[string]bool),
-	}, nil
+	}
+	if _, inPlace := src.(storage.Filer); !inPlace {
+		d.cached = s.disk.Wrap(remote, d.slug, s.ctx)
+	}
+	return d, nil
 }
 
 // sourceSlug is a readable, collision-free directory name for a source.
@@ -367,44 +381,26 @@ type shardFile interface {
 	io.Closer
 }
 
-// openShard opens a shard in place for local sources, through the disk
-// cache otherwise. A background (prefetch) download yields to downloads
-// that readers wait for.
+// openShard opens a shard in place for sources whose files are local (a
+// storage.Filer), through the disk cache otherwise. A background (prefetch)
+// download yields to downloads that readers wait for.
 func (d *Dataset) openShard(ctx context.Context, name string, background bool) (shardFile, int64, error) {
-	if l, ok := d.Source.(Local); ok {
-		f, err := os.Open(l.Path(name))
+	if fl, ok := d.Source.(storage.Filer); ok {
+		f, err := fl.OpenFile(ctx, name)
 		if err != nil {
 			return nil, 0, fmt.Errorf("dataset %s: %w", d.Name, err)
 		}
-		st, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, 0, err
-		}
-		return f, st.Size(), nil
+		return f, f.Size(), nil
 	}
-	s := d.store
-	open := s.disk.Open
+	open := d.cached.OpenFile
 	if background {
-		open = s.disk.OpenBackground
+		open = d.cached.OpenFileBackground
 	}
-	key := d.slug + "/" + name
-	e, err := open(ctx, s.ctx, key, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
-		if err := s.failures.check(key); err != nil {
-			return err
-		}
-		// Make room first when the size is known; otherwise the cache
-		// makes room once the download is complete.
-		err := s.fetch.fetchSized(ctx, d.Source, name, w, reserve)
-		if errors.Is(err, ErrUnavailable) {
-			s.failures.note(key, err)
-		}
-		return err
-	})
+	f, err := open(ctx, name)
 	if err != nil {
 		return nil, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
-	return e, e.Size, nil
+	return f, f.Size(), nil
 }
 
 // reportMissing logs a listed shard that is not there, once per shard.

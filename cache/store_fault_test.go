@@ -1,6 +1,10 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/gcs"
+	"github.com/oxefs/oxefs/storage/retry"
+
 	"context"
 	"errors"
 	"path"
@@ -34,10 +38,10 @@ func TestStoreSourceFaults(t *testing.T) {
 		}
 		return pass()
 	})
-	src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
 	s, err := NewStore(Options{
 		CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t),
-		Retry: RetryPolicy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 			MaxElapsed: time.Second, StallTimeout: time.Second},
 	})
 	if err != nil {
@@ -79,17 +83,17 @@ func TestStoreSourceFaults(t *testing.T) {
 		t.Fatal("a dropped connection was not retried")
 	}
 	resumed := false
-	for _, r := range proxy.requests() {
+	for _, r := range proxy.Requests() {
 		resumed = resumed || r.Range == rangeFrom(5000)
 	}
 	if !resumed {
-		t.Fatalf("no request resumed at byte 5000: %+v", proxy.requests())
+		t.Fatalf("no request resumed at byte 5000: %+v", proxy.Requests())
 	}
 
 	dead.Store(true)
 	start := time.Now()
 	err = check(2)
-	if !errors.Is(err, ErrUnavailable) {
+	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("dead source: got %v, want ErrUnavailable", err)
 	}
 	if d := time.Since(start); d > 10*time.Second {

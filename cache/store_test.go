@@ -1,6 +1,9 @@
 package cache
 
 import (
+	"github.com/oxefs/oxefs/storage/gcs"
+	"github.com/oxefs/oxefs/storage/local"
+
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -58,7 +61,7 @@ func newTestStore(t testing.TB, cacheDir string) *Store {
 
 func openLocal(t testing.TB, s *Store, dir string) *Dataset {
 	t.Helper()
-	src, err := OpenSource(context.Background(), filepath.Join(fixtureDir, dir), OpenSourceOptions{})
+	src, err := local.Open(filepath.Join(fixtureDir, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,13 +321,13 @@ func TestUnknownFeatureNamesValidKeys(t *testing.T) {
 
 // gcsFixture serves testdata directories from fake GCS under the test
 // prefix and returns a GCS source for each.
-func gcsFixture(t testing.TB, dirs ...string) map[string]*GCS {
+func gcsFixture(t testing.TB, dirs ...string) map[string]*gcs.Backend {
 	t.Helper()
 	srv := startFakeGCS(t, fixtureObjects(t, dirs...))
 	client := newTestClient(t, srv.URL())
-	out := map[string]*GCS{}
+	out := map[string]*gcs.Backend{}
 	for _, dir := range dirs {
-		out[dir] = NewGCSWithClient(client, testBucket, path.Join(testPrefix, dir))
+		out[dir] = gcs.NewWithClient(client, testBucket, path.Join(testPrefix, dir))
 	}
 	return out
 }

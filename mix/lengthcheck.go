@@ -1,6 +1,8 @@
 package mix
 
 import (
+	"github.com/oxefs/oxefs/storage"
+
 	"context"
 	"errors"
 	"fmt"
@@ -100,7 +102,7 @@ func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []
 	dc := &d.Config
 	minOffset := dc.Offset.Min
 	var c lengthCheck
-	switch _, local := d.Data.Source.(cache.Local); {
+	switch _, local := d.Data.Source.(storage.Filer); {
 	case lengths != nil:
 		c = checkLengthsOf(lengths, minOffset)
 	case local:

@@ -1,6 +1,10 @@
 package mix
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	_ "github.com/oxefs/oxefs/storage/gcs"   // registers gs://
+	_ "github.com/oxefs/oxefs/storage/local" // registers local directories
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -254,7 +258,7 @@ func openDataset(ctx context.Context, dc *DatasetConfig, store *cache.Store) (*D
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	src, err := cache.OpenSource(ctx, dc.Source, cache.OpenSourceOptions{Anonymous: dc.Anonymous})
+	src, err := storage.Open(ctx, dc.Source, storage.Options{Anonymous: dc.Anonymous})
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs

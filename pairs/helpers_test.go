@@ -1,6 +1,8 @@
 package pairs
 
 import (
+	"github.com/oxefs/oxefs/storage/local"
+
 	"context"
 	"io"
 	"log/slog"
@@ -34,7 +36,7 @@ func newStore(t testing.TB) *cache.Store {
 // openDir opens a TFDS dataset directory; name "" keeps the dataset's own.
 func openDir(t testing.TB, s *cache.Store, name, dir string) *cache.Dataset {
 	t.Helper()
-	ds, err := s.Open(context.Background(), name, cache.Local{Dir: dir})
+	ds, err := s.Open(context.Background(), name, local.New(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 package synth
 
 import (
+	"github.com/oxefs/oxefs/storage"
+	_ "github.com/oxefs/oxefs/storage/local"
+
 	"bytes"
 	"context"
 	"image"
@@ -40,7 +43,7 @@ var small = Options{Datasets: 4, Episodes: 3, Steps: 20}
 
 func openDataset(t *testing.T, store *cache.Store, dir string) *cache.Dataset {
 	t.Helper()
-	src, err := cache.OpenSource(context.Background(), dir, cache.OpenSourceOptions{})
+	src, err := storage.Open(context.Background(), dir, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cache
+package diskcache
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// failMemo remembers the objects whose fetch gave up (ErrUnavailable), so
+// failMemo remembers the objects whose fetch gave up (storage.ErrUnavailable), so
 // that the reads that follow within window fail at once instead of each
 // waiting out the retry budget again: the episodes of one dead shard, the
 // samples of one batch, the batches read ahead. After window the next read
@@ -21,16 +21,8 @@ type failMemo struct {
 }
 
 type memoFailure struct {
-	err error // matches ErrUnavailable
+	err error // matches storage.ErrUnavailable
 	at  time.Time
-}
-
-// memoWindow is how long a failure is remembered: MaxBackoff, the longest
-// the Fetcher waits between two attempts, so a recovered source is noticed
-// as soon as continued retries would have noticed it; at most MaxElapsed.
-func memoWindow(p RetryPolicy) time.Duration {
-	p = p.withDefaults()
-	return min(p.MaxBackoff, p.MaxElapsed)
 }
 
 func newFailMemo(window time.Duration) *failMemo {
@@ -55,7 +47,7 @@ func (m *failMemo) check(key string) error {
 }
 
 // note remembers that key's fetch failed with err, which matches
-// ErrUnavailable. Expired entries are dropped on the way.
+// storage.ErrUnavailable. Expired entries are dropped on the way.
 func (m *failMemo) note(key string, err error) {
 	now := time.Now()
 	m.mu.Lock()

@@ -1,4 +1,4 @@
-package cache
+package diskcache
 
 import (
 	"errors"
@@ -36,12 +36,12 @@ func clampBudget(dir string, budget int64, held int64, log *slog.Logger) (int64,
 		return 0, fmt.Errorf("disk cache %s: the filesystem is full (0 bytes free); free space there or pass another --cache-dir", dir)
 	}
 	log.Warn("--disk is larger than the cache filesystem can hold: the disk cache is bounded by the free space instead",
-		"dir", dir, "disk", HumanBytes(budget), "free", HumanBytes(free), "cached", HumanBytes(held), "using", HumanBytes(room))
+		"dir", dir, "disk", humanBytes(budget), "free", humanBytes(free), "cached", humanBytes(held), "using", humanBytes(room))
 	return room, nil
 }
 
 // heldBytes is the size of the complete files in the cache.
-func (c *DiskCache) heldBytes() int64 {
+func (c *Cache) heldBytes() int64 {
 	_, total, err := c.scan()
 	if err != nil {
 		return 0
@@ -54,7 +54,7 @@ func (c *DiskCache) heldBytes() int64 {
 // temp files, took the space. It evicts least recently used files until
 // size bytes are free, as far as files not in use allow, and reports the
 // free space then.
-func (c *DiskCache) makeRoomOnDisk(size int64, keep string) (int64, error) {
+func (c *Cache) makeRoomOnDisk(size int64, keep string) (int64, error) {
 	free, err := freeBytes(c.dir)
 	if err != nil {
 		return 0, err
@@ -70,14 +70,14 @@ func (c *DiskCache) makeRoomOnDisk(size int64, keep string) (int64, error) {
 }
 
 // errNoSpace names a shard that does not fit on the cache filesystem.
-func (c *DiskCache) errNoSpace(key string, size, free int64, err error) error {
+func (c *Cache) errNoSpace(key string, size, free int64, err error) error {
 	what := fmt.Sprintf("%d bytes", size)
 	if size <= 0 {
 		what = "of unknown size"
 	}
 	return fmt.Errorf("disk cache %s (%s) does not fit on the filesystem of %s: %s free after evicting every cached file not in use "+
 		"(--disk budget %s); free space there or pass another --cache-dir: %w",
-		key, what, c.dir, HumanBytes(free), HumanBytes(c.budget), err)
+		key, what, c.dir, humanBytes(free), humanBytes(c.budget), err)
 }
 
 func isNoSpace(err error) bool {

@@ -1,4 +1,17 @@
-package cache
+// Package diskcache is the storage decorator that keeps whole objects
+// (shards) of remote backends on the local disk, under one directory
+// bounded by a byte budget, evicting the least recently used. Wrapped
+// around any storage.Backend (Cache.Wrap), it presents the cached objects
+// as local files (storage.Filer), so the episode store reads a remote shard
+// exactly as it reads a local one.
+//
+// It owns the cache directory's layout, the cross-process locks (flock)
+// that let several daemons share it, the LRU eviction, the handling of a
+// full filesystem (ENOSPC), the cleanup of temp files left by crashed
+// processes, the priority of fills that readers wait for over prefetches,
+// and the memo of recent fetch failures. It imports only package storage
+// of oxefs.
+package diskcache
 
 import (
 	"context"
@@ -19,7 +32,7 @@ import (
 	"time"
 )
 
-// DiskCache keeps whole files (shards) under one directory, bounded by a
+// Cache keeps whole files (shards) under one directory, bounded by a
 // byte budget, evicting the least recently used.
 //
 // Layout under the cache directory:
@@ -36,7 +49,7 @@ import (
 // eviction takes a directory-wide flock and orders files by mtime, which every
 // reader refreshes on use. A file evicted while another process has it open
 // stays readable through that open descriptor (POSIX unlink semantics).
-type DiskCache struct {
+type Cache struct {
 	// constants
 	dir    string
 	budget int64
@@ -46,12 +59,14 @@ type DiskCache struct {
 	fills  map[string]*fill // guarded by mu: in-process fills in flight
 	pinned map[string]int   // guarded by mu: keys with open entries here
 	demand *demandGate
+	// failures remembers the objects whose fetch gave up, for a while.
+	failures *failMemo
 
-	Stats DiskStats
+	Stats Stats
 }
 
-// DiskStats counts disk cache traffic.
-type DiskStats struct {
+// Stats counts disk cache traffic.
+type Stats struct {
 	Hits, Misses, Evictions, BytesWritten atomic.Int64
 }
 
@@ -110,11 +125,14 @@ func (g *demandGate) idleChan() <-chan struct{} {
 // download and to refuse an object larger than the whole budget.
 type FillFunc func(ctx context.Context, w io.Writer, reserve func(size int64) error) error
 
-// OpenDiskCache opens (creating) a cache directory bounded by budget bytes.
+// Open opens (creating) a cache directory bounded by budget bytes.
 // Temporary files left by crashed processes are removed. A budget larger
 // than the filesystem can hold (its free space plus the files already
-// cached) is lowered to that, with a warning.
-func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, error) {
+// cached) is lowered to that, with a warning. A fill through a wrapped
+// backend (see Wrap) that gives up (storage.ErrUnavailable) is remembered
+// for failMemo, during which the fills of that object fail at once with
+// that error; zero remembers nothing.
+func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*Cache, error) {
 	if budget <= 0 {
 		return nil, fmt.Errorf("disk cache %s: budget must be positive, got %d", dir, budget)
 	}
@@ -123,13 +141,14 @@ func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, erro
 			return nil, fmt.Errorf("disk cache: %w", err)
 		}
 	}
-	c := &DiskCache{
-		dir:    dir,
-		budget: budget,
-		log:    log,
-		fills:  make(map[string]*fill),
-		pinned: make(map[string]int),
-		demand: newDemandGate(),
+	c := &Cache{
+		dir:      dir,
+		budget:   budget,
+		log:      log,
+		fills:    make(map[string]*fill),
+		pinned:   make(map[string]int),
+		demand:   newDemandGate(),
+		failures: newFailMemo(failMemo),
 	}
 	c.removeStaleTemps()
 	var err error
@@ -140,20 +159,23 @@ func OpenDiskCache(dir string, budget int64, log *slog.Logger) (*DiskCache, erro
 }
 
 // Dir returns the cache directory.
-func (c *DiskCache) Dir() string { return c.dir }
+func (c *Cache) Dir() string { return c.dir }
 
 // Budget returns the byte bound.
-func (c *DiskCache) Budget() int64 { return c.budget }
+func (c *Cache) Budget() int64 { return c.budget }
 
 // Entry is an open cached object. It is pinned against eviction by this
 // process until Close.
 type Entry struct {
 	*os.File
-	Size int64
+	size int64
 	key  string
-	c    *DiskCache
+	c    *Cache
 	once sync.Once
 }
+
+// Size returns the object's size in bytes.
+func (e *Entry) Size() int64 { return e.size }
 
 // Close closes the file and unpins the key.
 func (e *Entry) Close() error {
@@ -171,18 +193,18 @@ func (e *Entry) Close() error {
 
 // OpenBackground is Open for prefetching: while readers wait on other
 // fills, this fill pauses between writes (unless a reader waits on it too).
-func (c *DiskCache) OpenBackground(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
+func (c *Cache) OpenBackground(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
 	return c.open(ctx, fillCtx, key, fn, true)
 }
 
 // Open returns the object stored under key, calling fn to create it when it
 // is absent. The fill runs under fillCtx (the daemon's context),
 // so one caller giving up through ctx does not cancel it for the others.
-func (c *DiskCache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
+func (c *Cache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
 	return c.open(ctx, fillCtx, key, fn, false)
 }
 
-func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
+func (c *Cache) open(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -202,7 +224,7 @@ func (c *DiskCache) open(ctx, fillCtx context.Context, key string, fn FillFunc, 
 // errGone is a file evicted between its fill and the open that follows.
 var errGone = errors.New("evicted right after its fill")
 
-func (c *DiskCache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
+func (c *Cache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, background bool) (*Entry, error) {
 	if e, err := c.openExisting(key); err == nil {
 		c.Stats.Hits.Add(1)
 		return e, nil
@@ -250,16 +272,16 @@ func (c *DiskCache) openOnce(ctx, fillCtx context.Context, key string, fn FillFu
 }
 
 // Contains reports whether key is cached, without touching its LRU position.
-func (c *DiskCache) Contains(key string) bool {
+func (c *Cache) Contains(key string) bool {
 	_, err := os.Stat(c.path(key))
 	return err == nil
 }
 
-func (c *DiskCache) path(key string) string {
+func (c *Cache) path(key string) string {
 	return filepath.Join(c.dir, "files", filepath.FromSlash(key))
 }
 
-func (c *DiskCache) openExisting(key string) (*Entry, error) {
+func (c *Cache) openExisting(key string) (*Entry, error) {
 	p := c.path(key)
 	f, err := os.Open(p)
 	if err != nil {
@@ -275,11 +297,11 @@ func (c *DiskCache) openExisting(key string) (*Entry, error) {
 	c.mu.Lock()
 	c.pinned[key]++
 	c.mu.Unlock()
-	return &Entry{File: f, Size: st.Size(), key: key, c: c}, nil
+	return &Entry{File: f, size: st.Size(), key: key, c: c}, nil
 }
 
 // fill creates key under its cross-process lock.
-func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) error {
+func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) error {
 	p := c.path(key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
@@ -367,7 +389,7 @@ func (c *DiskCache) fill(ctx context.Context, key string, f *fill, fn FillFunc) 
 			return c.errNoSpace(key, reserved, free, err)
 		}
 		c.log.Warn("disk cache: the filesystem was full; evicted and retrying", "key", key,
-			"bytes", HumanBytes(size), "free", HumanBytes(free))
+			"bytes", humanBytes(size), "free", humanBytes(free))
 		cw = &countingWriter{w: tmp, before: yield}
 		if err = write(); isNoSpace(err) {
 			free, _ := freeBytes(c.dir)
@@ -396,7 +418,7 @@ var errFilledElsewhere = errors.New("filled by another process")
 
 // evict removes least recently used files until need more bytes fit in the
 // budget. Files pinned by this process and the key being filled are kept.
-func (c *DiskCache) evict(need int64, keep string) error {
+func (c *Cache) evict(need int64, keep string) error {
 	total, err := c.evictLRU(keep, func(total, _ int64) bool { return total+need > c.budget })
 	if err != nil {
 		return err
@@ -412,7 +434,7 @@ func (c *DiskCache) evict(need int64, keep string) error {
 // pinned by this process, while more(total, removed) holds, total being the
 // bytes of the cached files and removed the bytes removed so far. It
 // returns the total left. It holds the directory-wide eviction lock.
-func (c *DiskCache) evictLRU(keep string, more func(total, removed int64) bool) (int64, error) {
+func (c *Cache) evictLRU(keep string, more func(total, removed int64) bool) (int64, error) {
 	unlock, err := lockFile(context.Background(), filepath.Join(c.dir, "evict.lock"))
 	if err != nil {
 		return 0, fmt.Errorf("disk cache: %w", err)
@@ -454,7 +476,7 @@ type cachedFile struct {
 }
 
 // scan lists the complete files in the cache and their total size.
-func (c *DiskCache) scan() ([]cachedFile, int64, error) {
+func (c *Cache) scan() ([]cachedFile, int64, error) {
 	var files []cachedFile
 	var total int64
 	root := filepath.Join(c.dir, "files")
@@ -488,7 +510,7 @@ func (c *DiskCache) scan() ([]cachedFile, int64, error) {
 // tell a live writer from a dead one. Another process opening the cache may
 // take the lock between the create and the flock and remove the file as
 // stale; the file is then made again.
-func (c *DiskCache) createTemp() (*os.File, error) {
+func (c *Cache) createTemp() (*os.File, error) {
 	for range 3 {
 		var b [8]byte
 		_, _ = rand.Read(b[:])
@@ -512,7 +534,7 @@ func (c *DiskCache) createTemp() (*os.File, error) {
 }
 
 // removeStaleTemps deletes temp files whose writer is gone (no flock held).
-func (c *DiskCache) removeStaleTemps() {
+func (c *Cache) removeStaleTemps() {
 	dir := filepath.Join(c.dir, "tmp")
 	ents, err := os.ReadDir(dir)
 	if err != nil {

@@ -1,4 +1,4 @@
-package cache
+package diskcache
 
 import (
 	"bytes"
@@ -66,7 +66,7 @@ func cachedBytes(t *testing.T, dir string) (total int64, n int) {
 
 func readEntry(t *testing.T, e *Entry) []byte {
 	t.Helper()
-	b, err := io.ReadAll(io.NewSectionReader(e, 0, e.Size))
+	b, err := io.ReadAll(io.NewSectionReader(e, 0, e.Size()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func readEntry(t *testing.T, e *Entry) []byte {
 func TestDiskCacheEvictionKeepsBound(t *testing.T) {
 	dir := t.TempDir()
 	const budget = 10 << 10
-	c, err := OpenDiskCache(dir, budget, testLog(t))
+	c, err := Open(dir, budget, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestDiskCacheEvictionKeepsBound(t *testing.T) {
 }
 
 func TestDiskCacheRefusesObjectLargerThanBudget(t *testing.T) {
-	c, err := OpenDiskCache(t.TempDir(), 100, testLog(t))
+	c, err := Open(t.TempDir(), 100, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestDiskCacheRefusesObjectLargerThanBudget(t *testing.T) {
 
 func TestDiskCachePinnedEntriesAreKept(t *testing.T) {
 	dir := t.TempDir()
-	c, err := OpenDiskCache(dir, 3<<10, testLog(t))
+	c, err := Open(dir, 3<<10, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestDiskCachePinnedEntriesAreKept(t *testing.T) {
 
 func TestDiskCacheFailedFillLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	c, err := OpenDiskCache(dir, 1<<20, testLog(t))
+	c, err := Open(dir, 1<<20, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestDiskCacheKilledDownload(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(dir, "tmp")); len(ents) != 1 {
 		t.Fatalf("expected the killed writer's temp file, found %d", len(ents))
 	}
-	c, err := OpenDiskCache(dir, 1<<20, testLog(t))
+	c, err := Open(dir, 1<<20, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestDiskCacheKilledDownload(t *testing.T) {
 }
 
 func killedFillChild() {
-	c, err := OpenDiskCache(os.Getenv("OXEFS_TEST_KILLED_FILL"), 1<<20, slog.New(slog.DiscardHandler))
+	c, err := Open(os.Getenv("OXEFS_TEST_KILLED_FILL"), 1<<20, slog.New(slog.DiscardHandler), 0)
 	if err != nil {
 		panic(err)
 	}
@@ -263,9 +263,9 @@ func killedFillChild() {
 // complete object.
 func TestDiskCacheSharedDirectory(t *testing.T) {
 	dir := t.TempDir()
-	var caches [2]*DiskCache
+	var caches [2]*Cache
 	for i := range caches {
-		c, err := OpenDiskCache(dir, 1<<20, testLog(t))
+		c, err := Open(dir, 1<<20, testLog(t), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestDiskCacheSharedDirectory(t *testing.T) {
 					errs <- err
 					return
 				}
-				got, err := io.ReadAll(io.NewSectionReader(e, 0, e.Size))
+				got, err := io.ReadAll(io.NewSectionReader(e, 0, e.Size()))
 				e.Close()
 				if err != nil || !bytes.Equal(got, want) {
 					errs <- fmt.Errorf("%s: read %d bytes, err %v", key, len(got), err)
@@ -322,7 +322,7 @@ func TestDiskCacheSharedDirectory(t *testing.T) {
 }
 
 func TestDiskCacheOpenCancelledWaiter(t *testing.T) {
-	c, err := OpenDiskCache(t.TempDir(), 1<<20, testLog(t))
+	c, err := Open(t.TempDir(), 1<<20, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func chunkFill(start <-chan struct{}, n int, wrote chan<- int) FillFunc {
 // prefetch fill makes no progress; it resumes once the reader is served, and
 // a reader waiting on the prefetch fill itself stops it yielding.
 func TestBackgroundFillYieldsToDemand(t *testing.T) {
-	c, err := OpenDiskCache(t.TempDir(), 1<<20, testLog(t))
+	c, err := Open(t.TempDir(), 1<<20, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package cache
+package gcs
 
 import (
+	"github.com/oxefs/oxefs/storage"
+
 	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,71 +12,12 @@ import (
 	"net/url"
 	"testing"
 
-	"cloud.google.com/go/storage"
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"google.golang.org/api/googleapi"
-	"google.golang.org/api/option"
 )
 
-const (
-	testBucket = "oxe-test"
-	testPrefix = "bridge/0.1.0"
-)
-
-// startFakeGCS serves objects, named relative to testBucket/testPrefix, from
-// an in-process fake-gcs-server listening on loopback.
-func startFakeGCS(t testing.TB, objects map[string][]byte) *fakestorage.Server {
+func readAll(t *testing.T, src storage.Backend, name string, off int64) []byte {
 	t.Helper()
-	var initial []fakestorage.Object
-	for name, data := range objects {
-		initial = append(initial, fakestorage.Object{
-			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testBucket, Name: testPrefix + "/" + name},
-			Content:     data,
-		})
-	}
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		InitialObjects: initial,
-		Scheme:         "http",
-		Host:           "127.0.0.1",
-		Port:           0,
-		// The client reads objects through the XML API at
-		// http://HOST/BUCKET/OBJECT; the fake server routes that path only
-		// for its public host.
-		PublicHost: "127.0.0.1",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
-}
-
-// newTestClient returns a real storage client talking to baseURL
-// (http://127.0.0.1:PORT) without credentials.
-func newTestClient(t testing.TB, baseURL string) *storage.Client {
-	t.Helper()
-	client, err := storage.NewClient(context.Background(),
-		option.WithEndpoint(baseURL+"/storage/v1/"),
-		option.WithoutAuthentication())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
-	return client
-}
-
-func randomBytes(t testing.TB, n int) []byte {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func readAll(t *testing.T, src Source, name string, off int64) []byte {
-	t.Helper()
-	rc, err := src.Open(context.Background(), name, off)
+	rc, err := src.Open(context.Background(), name, off, -1)
 	if err != nil {
 		t.Fatalf("Open(%q, %d): %v", name, off, err)
 	}
@@ -94,11 +36,11 @@ func TestGCSSource(t *testing.T) {
 		"bridge-train.tfrecord-00000-of-00001": shard,
 		"dataset_info.json":                    info,
 	})
-	src := NewGCSWithClient(newTestClient(t, srv.URL()), testBucket, testPrefix)
+	src := NewWithClient(newTestClient(t, srv.URL()), testBucket, testPrefix)
 	ctx := context.Background()
 
-	if got, want := src.URI(), "gs://"+testBucket+"/"+testPrefix; got != want {
-		t.Errorf("URI() = %q, want %q", got, want)
+	if got, want := src.Location(), "gs://"+testBucket+"/"+testPrefix; got != want {
+		t.Errorf("Location() = %q, want %q", got, want)
 	}
 	for _, off := range []int64{0, 1, int64(len(shard)) / 2, int64(len(shard)) - 1, int64(len(shard))} {
 		got := readAll(t, src, "bridge-train.tfrecord-00000-of-00001", off)
@@ -109,18 +51,18 @@ func TestGCSSource(t *testing.T) {
 	if got := readAll(t, src, "dataset_info.json", 0); !bytes.Equal(got, info) {
 		t.Errorf("dataset_info.json = %q, want %q", got, info)
 	}
-	if size, err := src.Size(ctx, "bridge-train.tfrecord-00000-of-00001"); err != nil || size != int64(len(shard)) {
-		t.Errorf("Size = %d, %v; want %d", size, err, len(shard))
+	if info, err := src.Stat(ctx, "bridge-train.tfrecord-00000-of-00001"); err != nil || info.Size != int64(len(shard)) {
+		t.Errorf("Stat = %+v, %v; want size %d", info, err, len(shard))
 	}
 
-	if _, err := src.Open(ctx, "missing.json", 0); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := src.Open(ctx, "missing.json", 0, -1); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing object: %v, want fs.ErrNotExist", err)
 	}
-	if _, err := src.Size(ctx, "missing.json"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Size of a missing object: %v, want fs.ErrNotExist", err)
+	if _, err := src.Stat(ctx, "missing.json"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Stat of a missing object: %v, want fs.ErrNotExist", err)
 	}
-	other := NewGCSWithClient(newTestClient(t, srv.URL()), "no-such-bucket", testPrefix)
-	if _, err := other.Open(ctx, "dataset_info.json", 0); !errors.Is(err, fs.ErrNotExist) {
+	other := NewWithClient(newTestClient(t, srv.URL()), "no-such-bucket", testPrefix)
+	if _, err := other.Open(ctx, "dataset_info.json", 0, -1); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open in a missing bucket: %v, want fs.ErrNotExist", err)
 	}
 }
@@ -137,15 +79,14 @@ func TestGCSOpenSourceEmulatorHost(t *testing.T) {
 	}
 	t.Setenv("STORAGE_EMULATOR_HOST", u.Host) // host:port, no scheme: http is implied
 
-	src, err := OpenSource(context.Background(), "gs://"+testBucket+"/"+testPrefix+"/", OpenSourceOptions{Anonymous: true})
+	src, err := storage.Open(context.Background(), "gs://"+testBucket+"/"+testPrefix+"/", storage.Options{Anonymous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := src.URI(), "gs://"+testBucket+"/"+testPrefix; got != want {
-		t.Errorf("URI() = %q, want %q", got, want)
+	if got, want := src.Location(), "gs://"+testBucket+"/"+testPrefix; got != want {
+		t.Errorf("Location() = %q, want %q", got, want)
 	}
-	f := &Fetcher{}
-	got, err := f.ReadFile(context.Background(), src, "dataset_info.json")
+	got, err := storage.ReadFile(context.Background(), src, "dataset_info.json")
 	if err != nil || !bytes.Equal(got, info) {
 		t.Errorf("ReadFile = %q, %v; want %q", got, err, info)
 	}
@@ -156,23 +97,23 @@ func TestGCSOpenSourceEmulatorHost(t *testing.T) {
 
 // TestGCSClientDoesNotRetry checks that every request the storage client
 // makes is one attempt: a 503 fails Open, and a body that breaks mid-stream
-// fails the read instead of being reopened behind the Fetcher's back.
+// fails the read instead of being reopened behind storage/retry's back.
 func TestGCSClientDoesNotRetry(t *testing.T) {
 	data := randomBytes(t, 1<<20)
 	srv := startFakeGCS(t, map[string][]byte{"shard": data})
 
 	t.Run("503", func(t *testing.T) {
 		proxy := newFaultProxy(t, srv.URL(), func(int) fault { return respond(http.StatusServiceUnavailable) })
-		src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
+		src := NewWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
 		// Bounded: a client that retried 503s would do so until the
 		// context ends.
 		ctx, cancel := context.WithTimeout(context.Background(), notHung)
 		defer cancel()
-		_, err := src.Open(ctx, "shard", 0)
+		_, err := src.Open(ctx, "shard", 0, -1)
 		if ae, ok := errors.AsType[*googleapi.Error](err); !ok || ae.Code != http.StatusServiceUnavailable {
 			t.Fatalf("Open: %v, want a googleapi 503", err)
 		}
-		if n := len(proxy.requests()); n != 1 {
+		if n := len(proxy.Requests()); n != 1 {
 			t.Errorf("the client made %d requests, want 1", n)
 		}
 	})
@@ -184,16 +125,16 @@ func TestGCSClientDoesNotRetry(t *testing.T) {
 			}
 			return pass()
 		})
-		src := NewGCSWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
+		src := NewWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
 		ctx, cancel := context.WithTimeout(context.Background(), notHung)
 		defer cancel()
-		rc, err := src.Open(ctx, "shard", 0)
+		rc, err := src.Open(ctx, "shard", 0, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer rc.Close()
 		got, err := io.ReadAll(rc)
-		if !errors.Is(err, io.ErrUnexpectedEOF) || !IsTransient(err) {
+		if !errors.Is(err, io.ErrUnexpectedEOF) || !storage.IsTransient(err) {
 			t.Errorf("read: %v, want a transient unexpected EOF", err)
 		}
 		if !bytes.Equal(got, data[:cut]) {
@@ -201,7 +142,7 @@ func TestGCSClientDoesNotRetry(t *testing.T) {
 		}
 		// The client's reopen is refused as it asks for a connection; on a
 		// busy machine the request may still go out, to be abandoned at once.
-		if reqs := proxy.requests(); len(reqs) > 2 || len(reqs) == 2 && reqs[1].Range != rangeFrom(cut) {
+		if reqs := proxy.Requests(); len(reqs) > 2 || len(reqs) == 2 && reqs[1].Range != rangeFrom(cut) {
 			t.Errorf("the client made requests %v, want one (and at most the abandoned reopen at %d)", reqs, cut)
 		}
 	})

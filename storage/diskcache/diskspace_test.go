@@ -1,4 +1,4 @@
-package cache
+package diskcache
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ func (l *logBuffer) String() string {
 func TestDiskCacheBudgetAboveFreeSpace(t *testing.T) {
 	fsDir := smallFS(t, "20m")
 	var logs logBuffer
-	c, err := OpenDiskCache(filepath.Join(fsDir, "cache"), 1<<30, slog.New(slog.NewTextHandler(&logs, nil)))
+	c, err := Open(filepath.Join(fsDir, "cache"), 1<<30, slog.New(slog.NewTextHandler(&logs, nil)), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestDiskCacheBudgetAboveFreeSpace(t *testing.T) {
 // an error naming it and the sizes.
 func TestDiskCacheNoSpaceEvictsAndRetries(t *testing.T) {
 	fsDir := smallFS(t, "20m")
-	c, err := OpenDiskCache(filepath.Join(fsDir, "cache"), 1<<30, testLog(t))
+	c, err := Open(filepath.Join(fsDir, "cache"), 1<<30, testLog(t), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package cache
+package diskcache
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 
 // waitDemand waits until a reader of c waits on a fill (c.demand counts
 // it), failing the test after 10s.
-func waitDemand(t *testing.T, c *DiskCache) {
+func waitDemand(t *testing.T, c *Cache) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -41,10 +41,10 @@ func waitDemand(t *testing.T, c *DiskCache) {
 // lock, or both readers wait for ever.
 func TestDiskCacheTwoProcessesNoDeadlock(t *testing.T) {
 	dir := t.TempDir()
-	var a, b *DiskCache
-	for _, c := range []**DiskCache{&a, &b} {
+	var a, b *Cache
+	for _, c := range []**Cache{&a, &b} {
 		var err error
-		if *c, err = OpenDiskCache(dir, 1<<20, testLog(t)); err != nil {
+		if *c, err = Open(dir, 1<<20, testLog(t), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestDiskCacheTwoProcessesNoDeadlock(t *testing.T) {
 		err  error
 	}
 	results := make(chan result, 4)
-	open := func(c *DiskCache, key string, background bool, fn FillFunc) {
+	open := func(c *Cache, key string, background bool, fn FillFunc) {
 		o := c.Open
 		if background {
 			o = c.OpenBackground
@@ -114,7 +114,7 @@ func TestDiskCacheTwoProcessesNoDeadlock(t *testing.T) {
 }
 
 func readEntryErr(e *Entry) []byte {
-	b, _ := io.ReadAll(io.NewSectionReader(e, 0, e.Size))
+	b, _ := io.ReadAll(io.NewSectionReader(e, 0, e.Size()))
 	return b
 }
 
@@ -181,7 +181,7 @@ func sharedCacheChild(dir string) {
 	io.Copy(io.Discard, os.Stdin)
 	seed, _ := strconv.Atoi(os.Getenv("OXEFS_TEST_SHARED_SEED"))
 	rng := rand.New(rand.NewPCG(uint64(seed), 7))
-	c, err := OpenDiskCache(dir, 1<<30, slog.New(slog.DiscardHandler))
+	c, err := Open(dir, 1<<30, slog.New(slog.DiscardHandler), 0)
 	if err != nil {
 		panic(err)
 	}

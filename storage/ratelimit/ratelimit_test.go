@@ -1,4 +1,4 @@
-package cache
+package ratelimit
 
 import (
 	"context"
@@ -7,16 +7,16 @@ import (
 )
 
 func TestRateLimiter(t *testing.T) {
-	if NewRateLimiter(0) != nil {
+	if NewLimiter(0) != nil {
 		t.Fatal("rate 0 must mean no limiter")
 	}
-	var none *RateLimiter
+	var none *Limiter
 	if err := none.Wait(context.Background(), 1<<30); err != nil {
 		t.Fatal(err)
 	}
 	// 1 MB/s with a full first second of tokens: 3 MB take at least 2 s of
 	// owed time. The bound is one-sided (a loaded machine only adds time).
-	l := NewRateLimiter(1e6)
+	l := NewLimiter(1e6)
 	start := time.Now()
 	for range 30 {
 		if err := l.Wait(context.Background(), 100_000); err != nil {

@@ -1,4 +1,4 @@
-package cache
+package diskcache
 
 import (
 	"errors"
@@ -6,10 +6,10 @@ import (
 	"os"
 )
 
-// remove drops key from the cache, when it is there: its bytes are stale.
+// Remove drops key from the cache, when it is there: its bytes are stale.
 // A reader that has it open keeps reading the old bytes through its
 // descriptor; the next open fills it again.
-func (c *DiskCache) remove(key string) error {
+func (c *Cache) Remove(key string) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}

@@ -1,0 +1,214 @@
+package testkit
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// FaultKind is what a FaultProxy does with one request.
+type FaultKind int
+
+const (
+	FaultPass    FaultKind = iota // forward the request and its response
+	FaultRespond                  // answer with an error status
+	FaultDrop                     // forward, then cut the connection after some body bytes
+	FaultHang                     // forward, then send nothing more after some body bytes
+)
+
+// Fault is what a FaultProxy does with one request, and how.
+type Fault struct {
+	kind  FaultKind
+	code  int   // FaultRespond: the status
+	after int64 // FaultDrop, FaultHang: body bytes sent first
+}
+
+// Pass forwards the request and its response.
+func Pass() Fault { return Fault{kind: FaultPass} }
+
+// Respond answers with an error status.
+func Respond(code int) Fault { return Fault{kind: FaultRespond, code: code} }
+
+// DropAfter cuts the connection after n body bytes.
+func DropAfter(n int64) Fault { return Fault{kind: FaultDrop, after: n} }
+
+// HangAfter sends nothing more after n body bytes.
+func HangAfter(n int64) Fault { return Fault{kind: FaultHang, after: n} }
+
+// HangAtOnce sends nothing at all.
+func HangAtOnce() Fault { return Fault{kind: FaultHang, after: -1} }
+
+// Always is an offset plan that does f to every request.
+func Always(f Fault) func(off int64, nth int) Fault { return func(int64, int) Fault { return f } }
+
+// SeenRequest is a request as the proxy received it.
+type SeenRequest struct {
+	Method, Path, Range string
+}
+
+// FaultProxy is an HTTP reverse proxy in front of the fake GCS server that
+// breaks requests as its plan says.
+type FaultProxy struct {
+	// dependencies
+	srv      *httptest.Server
+	upstream string
+	client   *http.Client
+
+	// constants
+	plan func(i int, off int64, nth int) Fault
+	done chan struct{} // closed when the test ends; releases hanging handlers
+	Hung chan struct{} // gets a value (if there is room) when a handler starts hanging
+
+	mu   sync.Mutex
+	seen []SeenRequest // guarded by mu
+}
+
+// NewFaultProxy starts a proxy whose plan decides the i-th request (from 0).
+func NewFaultProxy(t testing.TB, upstream string, plan func(i int) Fault) *FaultProxy {
+	t.Helper()
+	return startFaultProxy(t, upstream, func(i int, _ int64, _ int) Fault { return plan(i) })
+}
+
+// NewOffsetFaultProxy starts a proxy whose plan decides a request by the
+// byte it starts at and by how many requests started there before (nth).
+// Such plans stay true when the storage client sends a request and abandons
+// it before the response (see the gcs backend's Open), which index plans do not.
+func NewOffsetFaultProxy(t testing.TB, upstream string, plan func(off int64, nth int) Fault) *FaultProxy {
+	t.Helper()
+	return startFaultProxy(t, upstream, func(_ int, off int64, nth int) Fault { return plan(off, nth) })
+}
+
+func startFaultProxy(t testing.TB, upstream string, plan func(i int, off int64, nth int) Fault) *FaultProxy {
+	p := &FaultProxy{
+		upstream: upstream,
+		client:   &http.Client{Transport: &http.Transport{}},
+		plan:     plan,
+		done:     make(chan struct{}),
+		Hung:     make(chan struct{}, 64),
+	}
+	p.srv = httptest.NewServer(p)
+	// Cleanups run last-registered first: release hanging handlers, then
+	// wait for every handler to return.
+	t.Cleanup(func() {
+		p.srv.Close()
+		p.client.CloseIdleConnections()
+	})
+	t.Cleanup(func() { close(p.done) })
+	return p
+}
+
+// URL is the proxy's base URL.
+func (p *FaultProxy) URL() string { return p.srv.URL }
+
+// Requests returns the requests received so far.
+func (p *FaultProxy) Requests() []SeenRequest {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]SeenRequest(nil), p.seen...)
+}
+
+func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	seen := SeenRequest{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range")}
+	off, err := rangeStart(seen.Range)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	p.mu.Lock()
+	nth := 0
+	for _, s := range p.seen {
+		if s.Path == seen.Path && s.Range == seen.Range {
+			nth++
+		}
+	}
+	p.seen = append(p.seen, seen)
+	f := p.plan(len(p.seen)-1, off, nth)
+	p.mu.Unlock()
+
+	switch {
+	case f.kind == FaultRespond:
+		http.Error(w, http.StatusText(f.code), f.code)
+		return
+	case f.kind == FaultHang && f.after < 0:
+		p.hang(r)
+		return
+	}
+
+	req, err := http.NewRequestWithContext(r.Context(), r.Method, p.upstream+r.URL.RequestURI(), nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req.Header = r.Header.Clone()
+	res, err := p.client.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(res.StatusCode)
+	if f.kind == FaultPass {
+		io.Copy(w, res.Body)
+		return
+	}
+	io.CopyN(w, res.Body, f.after)
+	rc := http.NewResponseController(w)
+	rc.Flush()
+	if f.kind == FaultHang {
+		p.hang(r)
+		return
+	}
+	// FaultDrop: the response promised Content-Length bytes; closing the
+	// connection now makes the client see an unexpected EOF.
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // closes the connection too
+	}
+	conn.Close()
+}
+
+// rangeStart returns the first byte a "bytes=N-[M]" Range asks for: 0
+// without a Range, -1 for a suffix range.
+func rangeStart(h string) (int64, error) {
+	if h == "" {
+		return 0, nil
+	}
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	start, _, ok2 := strings.Cut(spec, "-")
+	if !ok || !ok2 {
+		return 0, fmt.Errorf("unexpected Range %q", h)
+	}
+	if start == "" {
+		return -1, nil
+	}
+	return strconv.ParseInt(start, 10, 64)
+}
+
+// hang blocks until the client gives up or the test ends.
+func (p *FaultProxy) hang(r *http.Request) {
+	select {
+	case p.Hung <- struct{}{}:
+	default:
+	}
+	select {
+	case <-r.Context().Done():
+	case <-p.done:
+	}
+}
+
+// RangeFrom is the Range header of a read from off to the end, as the
+// storage client sends it: none from 0.
+func RangeFrom(off int64) string {
+	if off == 0 {
+		return ""
+	}
+	return "bytes=" + strconv.FormatInt(off, 10) + "-"
+}

@@ -1,0 +1,114 @@
+package diskcache
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/oxefs/oxefs/storage"
+)
+
+// Backend is a storage.Backend whose objects are read through the disk
+// cache: each is fetched whole from the wrapped backend on first use, then
+// read in place as a local file.
+type Backend struct {
+	// dependencies
+	inner storage.Backend
+	cache *Cache
+
+	// constants
+	prefix  string          // key prefix of this backend's objects
+	fillCtx context.Context // lifetime of the fills
+}
+
+var _ storage.Filer = (*Backend)(nil)
+
+// Wrap returns b read through the cache. Its objects are cached under the
+// key prefix/NAME, so prefix must name b uniquely among the backends that
+// share the cache directory. Fills run under fillCtx (the daemon's
+// lifetime), so one reader giving up does not cancel a fill for the others.
+func (c *Cache) Wrap(b storage.Backend, prefix string, fillCtx context.Context) *Backend {
+	return &Backend{inner: b, cache: c, prefix: prefix, fillCtx: fillCtx}
+}
+
+// Location is the wrapped backend's.
+func (b *Backend) Location() string { return b.inner.Location() }
+
+// Stat is the wrapped backend's: the cache holds bytes, not versions.
+func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
+	return b.inner.Stat(ctx, name)
+}
+
+// Key returns the cache key of the named object.
+func (b *Backend) Key(name string) string { return b.prefix + "/" + name }
+
+// OpenFile returns the cached copy of the named object, fetching it first
+// when it is absent.
+func (b *Backend) OpenFile(ctx context.Context, name string) (storage.File, error) {
+	return b.open(ctx, name, false)
+}
+
+// OpenFileBackground is OpenFile for prefetching: while readers wait on
+// other fills, this fill pauses between writes (unless a reader waits on it
+// too).
+func (b *Backend) OpenFileBackground(ctx context.Context, name string) (storage.File, error) {
+	return b.open(ctx, name, true)
+}
+
+func (b *Backend) open(ctx context.Context, name string, background bool) (storage.File, error) {
+	key := b.Key(name)
+	e, err := b.cache.open(ctx, b.fillCtx, key, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+		if err := b.cache.failures.check(key); err != nil {
+			return err
+		}
+		// Make room first when the size is known; otherwise the cache
+		// makes room once the download is complete.
+		_, err := storage.Copy(ctx, b.inner, name, w, reserve)
+		if errors.Is(err, storage.ErrUnavailable) {
+			b.cache.failures.note(key, err)
+		}
+		return err
+	}, background)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Open reads the cached copy of the named object (see OpenFile) from off,
+// length bytes or to its end when length < 0.
+func (b *Backend) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	f, err := b.OpenFile(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	off = min(max(off, 0), f.Size())
+	n := f.Size() - off
+	if length >= 0 {
+		n = min(n, length)
+	}
+	return &sectionReader{ctx: ctx, r: io.NewSectionReader(f, off, n), Closer: f}, nil
+}
+
+// sectionReader reads part of a cached file until its context is done.
+type sectionReader struct {
+	ctx context.Context
+	r   *io.SectionReader
+	io.Closer
+}
+
+func (r *sectionReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
+
+// Contains reports whether the named object is cached, without touching
+// its LRU position.
+func (b *Backend) Contains(name string) bool { return b.cache.Contains(b.Key(name)) }
+
+// Forget drops the cached copy of the named object, when there is one: its
+// bytes are stale. A reader that has it open keeps reading the old bytes;
+// the next open fetches it again.
+func (b *Backend) Forget(name string) error { return b.cache.Remove(b.Key(name)) }

@@ -1,0 +1,301 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oxefs/oxefs/storage"
+)
+
+// Stats counts the traffic of every Backend that shares it. It is safe for
+// concurrent use.
+type Stats struct {
+	Attempts atomic.Int64 // source opens, first tries and retries
+	Retries  atomic.Int64 // attempts after the first of a fetch
+	Bytes    atomic.Int64 // bytes delivered
+	Failures atomic.Int64 // fetches that failed, other than by cancellation
+}
+
+// Backend wraps a storage.Backend with retries. One Backend serves any
+// number of concurrent reads.
+type Backend struct {
+	// dependencies
+	inner storage.Backend
+	stats *Stats
+	log   *slog.Logger
+
+	// constants
+	policy Policy
+}
+
+var (
+	_ storage.Backend = (*Backend)(nil)
+	_ storage.Copier  = (*Backend)(nil)
+)
+
+// New wraps b. A zero field of policy takes its DefaultPolicy value; stats,
+// when not nil, counts attempts, retries, bytes and failures; log, when not
+// nil, gets one debug record per retry.
+func New(b storage.Backend, policy Policy, stats *Stats, log *slog.Logger) *Backend {
+	if stats == nil {
+		stats = new(Stats)
+	}
+	return &Backend{inner: b, stats: stats, log: log, policy: policy.WithDefaults()}
+}
+
+// Unwrap returns the wrapped backend.
+func (b *Backend) Unwrap() storage.Backend { return b.inner }
+
+// Location is the wrapped backend's.
+func (b *Backend) Location() string { return b.inner.Location() }
+
+// errStalled marks an attempt abandoned by the stall watchdog.
+var errStalled = errors.New("source stalled")
+
+// copyBufs holds the 1 MiB buffers that fetches copy through.
+var copyBufs = sync.Pool{New: func() any {
+	b := make([]byte, 1<<20)
+	return &b
+}}
+
+// Fetch streams the named object into w, exactly once and in order, and
+// returns the bytes written.
+//
+// On a transient error (see storage.IsTransient), or when an attempt stalls
+// for Policy.StallTimeout, Fetch waits and resumes at the offset already
+// written. Once the next wait would overrun Policy.MaxElapsed without
+// progress, it returns a *storage.UnavailableError (matching
+// storage.ErrUnavailable) that wraps the last error. A permanent error (a
+// missing object, matching fs.ErrNotExist; a 403 or 400) returns after the
+// attempt that met it, and an error from w at once, both as they are. When
+// ctx is done Fetch returns ctx.Err(): during a wait at once, during a read
+// as soon as the backend's reader gives up.
+//
+// Damaged bytes (storage.ErrChecksum) are fetched again from the start when
+// w is a storage.Restarter that can start over (as storage.ReadFile's
+// buffer can); into any other w, whose bytes are already written, Fetch
+// returns the error.
+func (b *Backend) Fetch(ctx context.Context, name string, w io.Writer) (int64, error) {
+	return b.fetch(ctx, name, 0, -1, w, time.Now())
+}
+
+// fetch is Fetch of length bytes from off (to the end when length < 0),
+// with the budget's clock started at since.
+func (b *Backend) fetch(ctx context.Context, name string, off, length int64, w io.Writer, since time.Time) (int64, error) {
+	p := b.policy
+	st := b.stats
+	bufp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bufp)
+
+	var (
+		written  int64
+		attempts int
+		backoff  = p.InitialBackoff
+	)
+	// since is the start of the current stretch without progress.
+	for {
+		if err := ctx.Err(); err != nil {
+			return written, err
+		}
+		attempts++
+		st.Attempts.Add(1)
+		if attempts > 1 {
+			st.Retries.Add(1)
+		}
+		left := int64(-1)
+		if length >= 0 {
+			left = length - written
+		}
+		n, err, werr := b.attempt(ctx, name, off+written, left, w, *bufp)
+		written += n
+		switch {
+		case werr != nil:
+			if !errors.Is(werr, errReaderClosed) {
+				st.Failures.Add(1)
+			}
+			return written, werr
+		case err == nil:
+			return written, nil
+		case ctx.Err() != nil:
+			return written, ctx.Err()
+		case errors.Is(err, storage.ErrChecksum):
+			r, ok := w.(storage.Restarter)
+			if !ok || off != 0 || length >= 0 || !r.Restart() {
+				st.Failures.Add(1)
+				return written, b.nameError(name, err)
+			}
+			// The bytes were bad: no progress, start over.
+			written, n = 0, 0
+		case !storage.IsTransient(err):
+			st.Failures.Add(1)
+			return written, b.nameError(name, err)
+		}
+		if n > 0 {
+			since = time.Now()
+			backoff = p.InitialBackoff
+		}
+		wait := jitter(backoff)
+		if time.Since(since)+wait > p.MaxElapsed {
+			st.Failures.Add(1)
+			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
+		}
+		if b.log != nil {
+			b.log.LogAttrs(ctx, slog.LevelDebug, "fetch retry",
+				slog.String("source", b.inner.Location()), slog.String("file", name),
+				slog.Int("attempt", attempts), slog.Int64("offset", off+written),
+				slog.Duration("wait", wait), slog.Any("error", err))
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return written, err
+		}
+		backoff = min(2*backoff, p.MaxBackoff)
+	}
+}
+
+// attempt copies length bytes (the rest when < 0) of the object from
+// offset off into w under the stall watchdog. It returns the bytes written
+// and either the backend's error or w's.
+func (b *Backend) attempt(ctx context.Context, name string, off, length int64, w io.Writer, buf []byte) (n int64, err, werr error) {
+	stall := b.policy.StallTimeout
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	dog := startWatchdog(stall, cancel)
+	defer dog.stop()
+
+	// stalled names the watchdog's cancellation instead of the read error
+	// it caused.
+	stalled := func(err error) error {
+		if ctx.Err() == nil && errors.Is(context.Cause(actx), errStalled) {
+			return storage.Transient(fmt.Errorf("%w: no byte for %v at offset %d", errStalled, stall, off+n))
+		}
+		return err
+	}
+	rc, err := b.inner.Open(actx, name, off, length)
+	if err != nil {
+		return 0, stalled(err), nil
+	}
+	defer rc.Close()
+	for {
+		// A reader that ignores its context still stops between reads.
+		if err := actx.Err(); err != nil {
+			return n, stalled(err), nil
+		}
+		m, err := rc.Read(buf)
+		if m > 0 {
+			dog.busy()
+			wm, werr := w.Write(buf[:m])
+			dog.progress()
+			n += int64(wm)
+			b.stats.Bytes.Add(int64(wm))
+			if werr == nil && wm < m {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				return n, nil, werr
+			}
+		}
+		// io.EOF itself, by the Read contract: a wrapped EOF is an error
+		// that happens to mention it, not the end of the object.
+		if err == io.EOF {
+			return n, nil, nil
+		}
+		if err != nil {
+			return n, stalled(err), nil
+		}
+	}
+}
+
+// SizeHint asks the size of an object once, bounded by the stall timeout:
+// it is a hint (room to make in a disk cache), never worth waiting or
+// retrying for.
+func (b *Backend) SizeHint(ctx context.Context, name string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.policy.StallTimeout)
+	defer cancel()
+	info, err := b.inner.Stat(ctx, name)
+	return info.Size, err
+}
+
+// CopyTo is Fetch for a destination that wants the object's size first:
+// it asks the size (SizeHint), passes it to reserve when known and reserve
+// is not nil, then fetches. The size request counts in the fetch's budget,
+// so a dead source is given up within MaxElapsed + StallTimeout of the call.
+func (b *Backend) CopyTo(ctx context.Context, name string, w io.Writer, reserve func(int64) error) (int64, error) {
+	start := time.Now()
+	if reserve != nil {
+		if size, err := b.SizeHint(ctx, name); err == nil {
+			if err := reserve(size); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return b.fetch(ctx, name, 0, -1, w, start)
+}
+
+// Stat identifies the named object, retrying transient errors as Fetch
+// does: each attempt bounded by the stall timeout, the whole by MaxElapsed,
+// after which it returns a *storage.UnavailableError. A permanent error (a
+// missing object, matching fs.ErrNotExist) returns as it is.
+func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
+	p := b.policy
+	start := time.Now()
+	backoff := p.InitialBackoff
+	for attempts := 1; ; attempts++ {
+		actx, cancel := context.WithTimeout(ctx, p.StallTimeout)
+		info, err := b.inner.Stat(actx, name)
+		timedOut := actx.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+			return info, nil
+		case ctx.Err() != nil:
+			return storage.ObjectInfo{}, ctx.Err()
+		case timedOut && errors.Is(err, context.DeadlineExceeded):
+			// This attempt's own timeout: a stall, transient.
+		case !storage.IsTransient(err):
+			return storage.ObjectInfo{}, b.nameError(name, err)
+		}
+		wait := jitter(backoff)
+		if time.Since(start)+wait > p.MaxElapsed {
+			return storage.ObjectInfo{}, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return storage.ObjectInfo{}, err
+		}
+		backoff = min(2*backoff, p.MaxBackoff)
+	}
+}
+
+// nameError names the object in a permanent error, unless the error names
+// its path already.
+func (b *Backend) nameError(name string, err error) error {
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
+		return err
+	}
+	return fmt.Errorf("%s/%s: %w", b.inner.Location(), name, err)
+}
+
+// jitter draws a wait from [d/2, d].
+func jitter(d time.Duration) time.Duration {
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// sleep waits for d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

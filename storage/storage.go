@@ -1,0 +1,163 @@
+// Package storage owns the seam between oxefs and the places datasets live:
+// the Backend interface, the classes of storage errors (a missing object, a
+// transient fault, a source given up on), optional capabilities such as
+// objects readable in place as local files, and the registry that turns a
+// dataset location ("gs://bucket/prefix", a local directory) into a Backend.
+//
+// Package storage imports nothing else of oxefs, and knows no protocol: each
+// backend lives in its own package (storage/local, storage/gcs) and
+// classifies its own errors, marking the retryable ones with Transient.
+// Retries, rate limits and the disk cache are decorators (storage/retry,
+// storage/ratelimit, storage/diskcache) that wrap any Backend and import
+// only this package.
+//
+// # Adding a backend
+//
+// To read datasets from S3, say, add a package storage/s3 with a type that
+// implements Backend and passes storagetest.Run, wrap its retryable errors
+// with Transient and its missing objects with fs.ErrNotExist, and register
+// its URL scheme from an init function:
+//
+//	func init() { storage.Register("s3", open) }
+//
+// A program that imports the package (the CLI does, for its side effect)
+// then accepts "s3://bucket/prefix" wherever it accepts a location.
+package storage
+
+import (
+	"context"
+	"io"
+)
+
+// Backend is where one dataset's objects live: a local directory or a
+// bucket prefix. Names are relative to it and use slashes
+// ("features.json", "train/shard-00000"). A missing object is reported with
+// an error that matches fs.ErrNotExist; an error worth retrying matches
+// IsTransient. Every method is safe for concurrent use.
+type Backend interface {
+	// Location names the backend in messages and cache keys
+	// ("gs://bucket/prefix", "/data/bridge/0.1.0").
+	Location() string
+	// Open streams length bytes of the named object from byte offset off,
+	// or up to its end when length < 0. An offset at or past the end gives
+	// an empty stream. Reads stop when ctx is done, at the latest between
+	// two reads.
+	Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error)
+	// Stat identifies the bytes of the named object.
+	Stat(ctx context.Context, name string) (ObjectInfo, error)
+}
+
+// ObjectInfo identifies the bytes of one object, so that what is derived
+// from them (a length index, a cached copy) is rebuilt when they change,
+// even when the dataset's layout does not.
+type ObjectInfo struct {
+	Size int64
+	// Version changes whenever the bytes may have: a local file's size and
+	// modification time (ns), a GCS object's generation and CRC32C.
+	Version string
+}
+
+// File is an object open as a local file: read at any offset, in place.
+type File interface {
+	io.ReaderAt
+	io.Closer
+	// Size is the object's size in bytes.
+	Size() int64
+}
+
+// Filer is the capability of a backend whose objects are local files,
+// readable in place without a fetch: a local directory, or a disk cache
+// that fetches each object once. Callers test for it instead of for a
+// concrete backend.
+type Filer interface {
+	Backend
+	// OpenFile opens the named object as a local file.
+	OpenFile(ctx context.Context, name string) (File, error)
+}
+
+// Directory is the capability of a backend whose objects are the files
+// under one directory of the local filesystem.
+type Directory interface {
+	Backend
+	// Dir returns the directory, absolute.
+	Dir() string
+}
+
+// Explainer is the capability of a backend that can add a remedy to one of
+// its errors, where the cause is a common mistake (credentials refused by a
+// public bucket, say).
+type Explainer interface {
+	// Explain returns err with the remedy added, or err itself when it
+	// knows none. The result wraps err.
+	Explain(err error) error
+}
+
+// Copier is the capability of a backend that copies whole objects itself
+// (storage/retry: resuming after a fault, starting over after a checksum
+// mismatch). Copy uses it when the backend has it. Decorators pass it on.
+type Copier interface {
+	// CopyTo streams the named object into w, exactly once and in order,
+	// and returns the bytes written. Before writing it may call reserve
+	// (when not nil) with the object's size, as a hint; an error from
+	// reserve ends the copy. When w is a Restarter, a copy whose bytes
+	// turn out damaged may start over.
+	CopyTo(ctx context.Context, name string, w io.Writer, reserve func(size int64) error) (int64, error)
+}
+
+// Restarter is a destination that can drop what was written and start
+// over, as an in-memory buffer can.
+type Restarter interface {
+	// Restart drops what was written and reports true, or reports false
+	// when it cannot.
+	Restart() bool
+}
+
+// Copy streams the named object into w through b's Copier when it has one,
+// otherwise through Stat (for reserve's size hint, when reserve is not nil)
+// and Open.
+func Copy(ctx context.Context, b Backend, name string, w io.Writer, reserve func(size int64) error) (int64, error) {
+	if c, ok := b.(Copier); ok {
+		return c.CopyTo(ctx, name, w, reserve)
+	}
+	if reserve != nil {
+		if info, err := b.Stat(ctx, name); err == nil {
+			if err := reserve(info.Size); err != nil {
+				return 0, err
+			}
+		}
+	}
+	rc, err := b.Open(ctx, name, 0, -1)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return io.Copy(w, rc)
+}
+
+// ReadFile reads a whole (small) object into memory through Copy, so a
+// retrying backend may start over after damaged bytes.
+func ReadFile(ctx context.Context, b Backend, name string) ([]byte, error) {
+	var buf memFile
+	if _, err := Copy(ctx, b, name, &buf, nil); err != nil {
+		return nil, err
+	}
+	return buf.b, nil
+}
+
+// memFile is an in-memory destination that can start over.
+type memFile struct{ b []byte }
+
+func (m *memFile) Write(p []byte) (int, error) {
+	m.b = append(m.b, p...)
+	return len(p), nil
+}
+
+func (m *memFile) Restart() bool {
+	m.b = m.b[:0]
+	return true
+}
+
+// Object names a backend's object in messages: LOCATION/NAME.
+func Object(b Backend, name string) string {
+	return b.Location() + "/" + name
+}
