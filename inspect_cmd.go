@@ -10,7 +10,7 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 )
 
 type inspectCmd struct {
@@ -23,7 +23,7 @@ type inspectCmd struct {
 }
 
 func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := cache.NewStore(cache.Options{
+	store, err := rlds.NewStore(rlds.Options{
 		CacheDir:   c.CacheDir,
 		DiskBudget: int64(c.Disk),
 		RAMBudget:  64 << 20,

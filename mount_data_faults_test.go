@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -35,7 +35,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	} else {
 		keys = plan.ShardsAhead(0, int(min(c.Batches, plan.NumBatches())), nil)
 	}
-	var remote []cache.ShardRef
+	var remote []rlds.ShardRef
 	for _, r := range p.Mix.ShardRefs(keys) {
 		if _, local := r.Dataset.Source.(storage.Filer); !local {
 			remote = append(remote, r)
@@ -53,7 +53,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	fmt.Printf("%d of %d shards in the disk cache %s", n, len(remote), c.CacheDir)
 	if n < len(remote) {
-		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", cache.HumanBytes(int64(c.Disk)))
+		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", rlds.HumanBytes(int64(c.Disk)))
 	}
 	fmt.Println()
 	return nil

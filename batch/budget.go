@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -42,7 +42,7 @@ func checkMem(cfg *mix.Config, mem int64) error {
 		dims[i] = fmt.Sprint(d)
 	}
 	return fmt.Errorf("--mem %s is too small: one batch of %s is %s and batches get %s; use --mem ≥ %s, or lower batch_size / image_size",
-		cache.HumanBytes(mem), strings.Join(dims, "×"), cache.HumanBytes(size), share, cache.HumanBytes(need))
+		rlds.HumanBytes(mem), strings.Join(dims, "×"), rlds.HumanBytes(size), share, rlds.HumanBytes(need))
 }
 
 // fits reports whether mem, shared out as Open does, holds a batch of size

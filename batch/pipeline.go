@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
@@ -65,7 +65,7 @@ const (
 // Pipeline is everything behind a mount or an in-process benchmark: the
 // store, the mix, one worker pool, and a scheduler per view.
 type Pipeline struct {
-	Store *cache.Store
+	Store *rlds.Store
 	Mix   *mix.Mix
 	Pool  *Pool
 	// Train and Val schedule the two views; Val is nil without a val view.
@@ -92,7 +92,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	debug.SetMemoryLimit(opts.Mem)
-	store, err := cache.NewStore(cache.Options{
+	store, err := rlds.NewStore(rlds.Options{
 		CacheDir:     opts.CacheDir,
 		DiskBudget:   opts.Disk,
 		RAMBudget:    int64(float64(opts.Mem) * ramShare),
@@ -492,7 +492,7 @@ func ReadRSS() (now, peak int64) {
 // in plan order, while builds go on. Only remote datasets need it: it is nil
 // when the mix has none.
 type prefetcher struct {
-	store *cache.Store
+	store *rlds.Store
 	mix   *mix.Mix
 	log   *slog.Logger
 
@@ -510,7 +510,7 @@ type prefetcher struct {
 // prefetchAhead is how many batches ahead the prefetcher looks.
 const prefetchAhead = 64
 
-func newPrefetcher(store *cache.Store, m *mix.Mix, log *slog.Logger) *prefetcher {
+func newPrefetcher(store *rlds.Store, m *mix.Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
 		if _, local := d.Data.Source.(storage.Filer); !local {

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
@@ -37,7 +37,7 @@ const (
 
 type episodeKey struct {
 	dataset int
-	ref     cache.Ref
+	ref     rlds.Ref
 }
 
 // substitutions is what a Builder's workers learn while substituting.
@@ -127,9 +127,9 @@ func (b *Builder) failed(s mix.Sample, err error) (whole badKind, ok bool) {
 	switch {
 	case errors.Is(err, pairs.ErrShortEpisode):
 		kind, whole = "short_episode", badShort // not damage: such an episode has no units
-	case errors.Is(err, cache.ErrMissingShard) && !b.strict:
+	case errors.Is(err, rlds.ErrMissingShard) && !b.strict:
 		kind, whole = "missing_shard", badCorrupt // a listed shard that is not there
-	case errors.Is(err, cache.ErrCorrupt) && !b.strict:
+	case errors.Is(err, rlds.ErrCorrupt) && !b.strict:
 		kind, whole = "corrupt", badCorrupt
 		var ie *frames.ImageError
 		if errors.As(err, &ie) {

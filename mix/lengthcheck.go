@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
 // probeBytes bounds the episode bytes checkLength reads from a local
@@ -31,7 +31,7 @@ type lengthCheck struct {
 
 // knownLengths uses the persistent length index when it covers every split
 // of ranges, and returns it; nil when there is none.
-func knownLengths(d *Dataset, ranges []tfds.Range) *cache.Lengths {
+func knownLengths(d *Dataset, ranges []tfds.Range) *rlds.Lengths {
 	l, err := d.Data.LoadLengths()
 	if err != nil {
 		return nil
@@ -69,10 +69,10 @@ func probeLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, minOffse
 		}
 		for i := r.From; i < r.To; i++ {
 			shard, rec := si.Locate(i)
-			ep, err := d.Data.Episode(ctx, cache.Ref{Split: r.Split, Shard: shard, Record: int(rec)})
+			ep, err := d.Data.Episode(ctx, rlds.Ref{Split: r.Split, Shard: shard, Record: int(rec)})
 			c.seen++
 			switch {
-			case errors.Is(err, cache.ErrCorrupt):
+			case errors.Is(err, rlds.ErrCorrupt):
 				continue
 			case err != nil:
 				return c, err

@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
 // openParallel bounds the datasets whose metadata is fetched at once.
@@ -43,7 +43,7 @@ type Mix struct {
 // Dataset is one opened dataset of a mix.
 type Dataset struct {
 	Config DatasetConfig
-	Data   *cache.Dataset
+	Data   *rlds.Dataset
 	// Image is the image_key feature (shape, encoding).
 	Image tfds.Feature
 	// ActionDim is the sum of the action keys' per-step sizes; StateDim the
@@ -77,7 +77,7 @@ type IndexProgress struct {
 // missing, and builds the plans. Datasets with weight ≤ 0 are dropped
 // first, without being opened. Config problems come back together as
 // ConfigErrors naming the line, dataset, field and the valid choices.
-func Open(ctx context.Context, cfg *Config, store *cache.Store, opts OpenOptions) (*Mix, error) {
+func Open(ctx context.Context, cfg *Config, store *rlds.Store, opts OpenOptions) (*Mix, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ type opened struct {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*DatasetConfig, store *cache.Store) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*DatasetConfig, store *rlds.Store) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
@@ -165,7 +165,7 @@ func openAll(ctx context.Context, dcs []*DatasetConfig, store *cache.Store) ([]o
 // episode lengths first when samples_per_episode is 0.
 func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error {
 	cfg := m.Config
-	lengths := make([]*cache.Lengths, len(opened))
+	lengths := make([]*rlds.Lengths, len(opened))
 	if cfg.SamplesPerEpisode == 0 {
 		var mu sync.Mutex
 		for j, o := range opened {
@@ -242,18 +242,18 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 
 // ShardRefs maps a plan's shard keys (Plan.Shards, Plan.ShardsAhead,
 // Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
-// for cache.Store.Prefetch.
-func (m *Mix) ShardRefs(keys []ShardKey) []cache.ShardRef {
-	out := make([]cache.ShardRef, len(keys))
+// for rlds.Store.Prefetch.
+func (m *Mix) ShardRefs(keys []ShardKey) []rlds.ShardRef {
+	out := make([]rlds.ShardRef, len(keys))
 	for i, k := range keys {
-		out[i] = cache.ShardRef{Dataset: m.Datasets[k.Dataset].Data, Split: k.Split, Shard: k.Shard}
+		out[i] = rlds.ShardRef{Dataset: m.Datasets[k.Dataset].Data, Split: k.Split, Shard: k.Shard}
 	}
 	return out
 }
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *DatasetConfig, store *cache.Store) (*Dataset, []tfds.Range, []tfds.Range, ConfigErrors) {
+func openDataset(ctx context.Context, dc *DatasetConfig, store *rlds.Store) (*Dataset, []tfds.Range, []tfds.Range, ConfigErrors) {
 	var errs ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
@@ -362,8 +362,8 @@ func openDataset(ctx context.Context, dc *DatasetConfig, store *cache.Store) (*D
 }
 
 // checkShards checks the shards of every split the selections read
-// against dataset_info.json (see cache.Dataset.CheckSplit), once per split.
-func checkShards(data *cache.Dataset, train, val []tfds.Range, add func(key, format string, args ...any)) {
+// against dataset_info.json (see rlds.Dataset.CheckSplit), once per split.
+func checkShards(data *rlds.Dataset, train, val []tfds.Range, add func(key, format string, args ...any)) {
 	checked := map[string]bool{}
 	for _, sel := range []struct {
 		field  string
@@ -402,7 +402,7 @@ func size(f tfds.Feature) (int, error) {
 
 // indexLengths returns the length index holding every split the ranges
 // read, building what is missing.
-func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts OpenOptions, mu *sync.Mutex) (*cache.Lengths, error) {
+func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts OpenOptions, mu *sync.Mutex) (*rlds.Lengths, error) {
 	var splits []string
 	for _, r := range ranges {
 		if !slices.Contains(splits, r.Split) {
@@ -448,7 +448,7 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts Ope
 }
 
 // shapeOf describes a dataset's selection to the plan.
-func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *cache.Lengths) (DatasetShape, error) {
+func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Lengths) (DatasetShape, error) {
 	s := DatasetShape{
 		Name:      d.Config.Name,
 		Source:    d.Config.Source,

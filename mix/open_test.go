@@ -10,15 +10,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 const fixtures = "../testdata/datasets/"
 
-func newStore(t *testing.T, dir string) *cache.Store {
+func newStore(t *testing.T, dir string) *rlds.Store {
 	t.Helper()
-	s, err := cache.NewStore(cache.Options{CacheDir: dir, DiskBudget: 1 << 30, RAMBudget: 16 << 20})
+	s, err := rlds.NewStore(rlds.Options{CacheDir: dir, DiskBudget: 1 << 30, RAMBudget: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func newStore(t *testing.T, dir string) *cache.Store {
 	return s
 }
 
-func openYAML(t *testing.T, store *cache.Store, y string, opts OpenOptions) (*Mix, error) {
+func openYAML(t *testing.T, store *rlds.Store, y string, opts OpenOptions) (*Mix, error) {
 	t.Helper()
 	cfg, err := Parse([]byte(y))
 	if err != nil {
@@ -118,7 +118,7 @@ func TestOpen(t *testing.T) {
 			}
 		}
 	}
-	var all []cache.ShardRef
+	var all []rlds.ShardRef
 	for d := range m.Datasets {
 		all = append(all, m.ShardRefs(m.Train.DatasetShards(d))...)
 	}

@@ -3,7 +3,7 @@ package pairs
 import (
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 )
@@ -19,7 +19,7 @@ func TestBuildAllocs(t *testing.T) {
 	}
 	s := newStore(t)
 	ds := openFixture(t, s, "tiny_bridge")
-	ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 1})
+	ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: 1})
 	smp := mix.Sample{Episode: ep.Key(), Unit: 2, Key: 77}
 	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {

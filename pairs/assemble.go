@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
@@ -16,7 +16,7 @@ import (
 // and shared by every worker; each worker brings its own Worker.
 type Assembler struct {
 	// dependencies
-	ds *cache.Dataset
+	ds *rlds.Dataset
 
 	// constants
 	cfg      Config
@@ -37,8 +37,8 @@ type vector struct {
 
 // New checks cfg against the dataset's features and returns its
 // Assembler. Errors name the field, the dataset and the valid choices (an
-// unknown key is a *cache.UnknownFeatureError listing the keys that fit).
-func New(ds *cache.Dataset, cfg Config) (*Assembler, error) {
+// unknown key is a *rlds.UnknownFeatureError listing the keys that fit).
+func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 	if err := cfg.Frames.Validate(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 	}
@@ -117,7 +117,7 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 // and fills m when it is not nil. The frames come through the camera's
 // frames.Source, decoded with w's Decoder; ctx bounds what the source reads
 // (nothing, for images stored per step). Errors: a *ShortEpisodeError when
-// the episode is too short for the offset; a *cache.CorruptError (wrapping
+// the episode is too short for the offset; a *rlds.CorruptError (wrapping
 // a *frames.ImageError for a bad image) for bad data. After an error dst
 // holds partial data and must be rewritten.
 func (a *Assembler) Build(ctx context.Context, w *Worker, s mix.Sample, ep episode.Episode, dst []byte, m *Meta) error {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/keyed"
@@ -123,7 +123,7 @@ func TestBuildFixtures(t *testing.T) {
 									if raceEnabled && rec.Index >= 2 {
 										continue
 									}
-									ep := loadEpisode(t, ds, cache.Ref{Split: split, Shard: si, Record: rec.Index})
+									ep := loadEpisode(t, ds, rlds.Ref{Split: split, Shard: si, Record: rec.Index})
 									units := max(fc.f.SamplesPerEpisode, 1)
 									if fc.f.SamplesPerEpisode == 0 {
 										units = max(fc.f.Offset.ValidStarts(rec.NumSteps), 1)
@@ -177,7 +177,7 @@ func TestBuildFixtures(t *testing.T) {
 	}
 }
 
-func mustNew(t testing.TB, ds *cache.Dataset, cfg Config) *Assembler {
+func mustNew(t testing.TB, ds *rlds.Dataset, cfg Config) *Assembler {
 	t.Helper()
 	a, err := New(ds, cfg)
 	if err != nil {
@@ -188,7 +188,7 @@ func mustNew(t testing.TB, ds *cache.Dataset, cfg Config) *Assembler {
 
 // refFrame decodes one step's image by itself, through a one-frame slot
 // of the config's size, and returns that frame.
-func refFrame(t testing.TB, w *Worker, ep *cache.Episode, cfg Config, step int) []byte {
+func refFrame(t testing.TB, w *Worker, ep *rlds.Episode, cfg Config, step int) []byte {
 	t.Helper()
 	v, err := ep.Feature(cfg.ImageKey)
 	if err != nil {
@@ -202,7 +202,7 @@ func refFrame(t testing.TB, w *Worker, ep *cache.Episode, cfg Config, step int) 
 	return dst.Buf
 }
 
-func checkMeta(t *testing.T, dataset string, ep *cache.Episode, rec manifestRecord, f Frames, m *Meta) {
+func checkMeta(t *testing.T, dataset string, ep *rlds.Episode, rec manifestRecord, f Frames, m *Meta) {
 	t.Helper()
 	cfg := fixtureConfig(dataset)
 	where := ep.ID()
@@ -274,9 +274,9 @@ func TestBuildConcurrent(t *testing.T) {
 	cfg := fixtureConfig("tiny_kuka")
 	cfg.Frames = Frames{Mode: FramesFixedN, Offset: Offset{3, 6}, N: 3, SamplesPerEpisode: 4}
 	a := mustNew(t, ds, cfg)
-	var eps []*cache.Episode
+	var eps []*rlds.Episode
 	for rec := range 4 {
-		eps = append(eps, loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: rec}))
+		eps = append(eps, loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: rec}))
 	}
 	sample := func(i int) mix.Sample {
 		return mix.Sample{Episode: eps[i%len(eps)].Key(), Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}

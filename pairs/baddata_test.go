@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/example"
-	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/example"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 )
@@ -96,7 +96,7 @@ func rewriteShard(t *testing.T, shard []byte, edit func(rec int, b *example.Buil
 
 // replaceStep returns the values of a bytes feature of a record with one
 // step replaced.
-func replaceStep(t *testing.T, ep *cache.Episode, key string, step int, val []byte) [][]byte {
+func replaceStep(t *testing.T, ep *rlds.Episode, key string, step int, val []byte) [][]byte {
 	t.Helper()
 	v, err := ep.Feature(key)
 	if err != nil {
@@ -120,7 +120,7 @@ func pngOf(t *testing.T, w, h int) []byte {
 }
 
 // TestBadData: every kind of bad data gives its typed error — a
-// *cache.CorruptError naming dataset, shard and record (wrapping an
+// *rlds.CorruptError naming dataset, shard and record (wrapping an
 // *frames.ImageError naming the key and step for images) — and the decoder keeps
 // working after it.
 func TestBadData(t *testing.T) {
@@ -129,11 +129,11 @@ func TestBadData(t *testing.T) {
 	bridge := openFixture(t, s, "tiny_bridge")
 	const tableShard = "tiny_table-train.tfrecord-00000-of-00002"
 	const bridgeShard = "tiny_bridge-train.tfrecord-00000-of-00003"
-	tableEp := func(rec int) *cache.Episode {
-		return loadEpisode(t, table, cache.Ref{Split: "train", Shard: 0, Record: rec})
+	tableEp := func(rec int) *rlds.Episode {
+		return loadEpisode(t, table, rlds.Ref{Split: "train", Shard: 0, Record: rec})
 	}
-	bridgeEp := func(rec int) *cache.Episode {
-		return loadEpisode(t, bridge, cache.Ref{Split: "train", Shard: 0, Record: rec})
+	bridgeEp := func(rec int) *rlds.Episode {
+		return loadEpisode(t, bridge, rlds.Ref{Split: "train", Shard: 0, Record: rec})
 	}
 	const rgb, cam, wrist = "steps/observation/rgb", "steps/observation/image", "steps/observation/wrist_image"
 
@@ -228,11 +228,11 @@ func TestBadData(t *testing.T) {
 					a := mustNew(t, ds, cfg)
 					slot := make([]byte, a.SampleBytes())
 					var m Meta
-					ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: tc.record})
+					ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: tc.record})
 					err := a.Build(t.Context(), w, mix.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
-					var ce *cache.CorruptError
-					if !errors.Is(err, cache.ErrCorrupt) || !errors.As(err, &ce) {
-						t.Fatalf("got %v, want a *cache.CorruptError", err)
+					var ce *rlds.CorruptError
+					if !errors.Is(err, rlds.ErrCorrupt) || !errors.As(err, &ce) {
+						t.Fatalf("got %v, want a *rlds.CorruptError", err)
 					}
 					if ce.Dataset != tc.dataset || ce.Shard != tc.shard || ce.Record != tc.record {
 						t.Errorf("error names %s/%s/%d, want %s/%s/%d", ce.Dataset, ce.Shard, ce.Record, tc.dataset, tc.shard, tc.record)
@@ -248,7 +248,7 @@ func TestBadData(t *testing.T) {
 					}
 					t.Logf("%v", err)
 					// The decoder still works: an intact record of the next shard.
-					good := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 1, Record: 0})
+					good := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 1, Record: 0})
 					if err := a.Build(t.Context(), w, mix.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
 						t.Fatalf("good record after a bad one: %v", err)
 					}

@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/example"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/mix"
@@ -22,7 +22,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 	bomb := testkit.PNGBomb(t, 4096, 4096, 16, 6)
 	s := newStore(t)
 	table := openFixture(t, s, "tiny_table")
-	vals := replaceStep(t, loadEpisode(t, table, cache.Ref{Split: "train", Shard: 0, Record: 0}), rgb, 0, bomb)
+	vals := replaceStep(t, loadEpisode(t, table, rlds.Ref{Split: "train", Shard: 0, Record: 0}), rgb, 0, bomb)
 	dir := copyDataset(t, filepath.Join(fixtureDir, "datasets", "tiny_table", "1.0.0"), shard,
 		func(rec int, b *example.Builder) bool {
 			if rec == 0 {
@@ -43,11 +43,11 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 			a := mustNew(t, ds, cfg)
 			w := testWorkerWith(t, frames.DecoderOptions{JPEG: frames.JPEGGo, Memory: frames.NewDecodeMemory(32 << 20)})
 			slot := make([]byte, a.SampleBytes())
-			ep := loadEpisode(t, ds, cache.Ref{Split: "train", Shard: 0, Record: 0})
+			ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: 0})
 			var err error
 			n := testkit.Allocated(func() { err = a.Build(t.Context(), w, mix.Sample{Episode: ep.Key()}, ep, slot, nil) })
 			var ie *frames.ImageError
-			if !errors.Is(err, cache.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
+			if !errors.Is(err, rlds.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
 				t.Fatalf("got %v, want a corrupt-data error for step 0", err)
 			}
 			if n > 4<<20 {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 )
 
 func TestParseNames(t *testing.T) {
@@ -40,7 +40,7 @@ func TestNewErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		edit    func(*Config)
-		unknown bool   // a *cache.UnknownFeatureError
+		unknown bool   // a *rlds.UnknownFeatureError
 		msg     string // in the error text
 	}{
 		{"unknown image key", func(c *Config) { c.ImageKey = "steps/observation/rgb" }, true, `image_key: dataset tiny_bridge has no feature "steps/observation/rgb" (valid: steps/observation/image, steps/observation/wrist_image)`},
@@ -65,8 +65,8 @@ func TestNewErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.msg)
 			}
-			if errors.Is(err, cache.ErrUnknownFeature) != tc.unknown {
-				t.Errorf("errors.Is(err, cache.ErrUnknownFeature) = %v", !tc.unknown)
+			if errors.Is(err, rlds.ErrUnknownFeature) != tc.unknown {
+				t.Errorf("errors.Is(err, rlds.ErrUnknownFeature) = %v", !tc.unknown)
 			}
 		})
 	}

@@ -11,16 +11,16 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 )
 
 // The fixtures, written by tensorflow_datasets itself (testdata/generate.py).
 const fixtureDir = "../testdata"
 
-func newStore(t testing.TB) *cache.Store {
+func newStore(t testing.TB) *rlds.Store {
 	t.Helper()
-	s, err := cache.NewStore(cache.Options{
+	s, err := rlds.NewStore(rlds.Options{
 		CacheDir:   t.TempDir(),
 		DiskBudget: 1 << 30,
 		RAMBudget:  64 << 20,
@@ -34,7 +34,7 @@ func newStore(t testing.TB) *cache.Store {
 }
 
 // openDir opens a TFDS dataset directory; name "" keeps the dataset's own.
-func openDir(t testing.TB, s *cache.Store, name, dir string) *cache.Dataset {
+func openDir(t testing.TB, s *rlds.Store, name, dir string) *rlds.Dataset {
 	t.Helper()
 	ds, err := s.Open(context.Background(), name, local.New(dir))
 	if err != nil {
@@ -43,11 +43,11 @@ func openDir(t testing.TB, s *cache.Store, name, dir string) *cache.Dataset {
 	return ds
 }
 
-func openFixture(t testing.TB, s *cache.Store, dataset string) *cache.Dataset {
+func openFixture(t testing.TB, s *rlds.Store, dataset string) *rlds.Dataset {
 	return openDir(t, s, "", filepath.Join(fixtureDir, "datasets", dataset, "1.0.0"))
 }
 
-func loadEpisode(t testing.TB, ds *cache.Dataset, ref cache.Ref) *cache.Episode {
+func loadEpisode(t testing.TB, ds *rlds.Dataset, ref rlds.Ref) *rlds.Episode {
 	t.Helper()
 	ep, err := ds.Episode(context.Background(), ref)
 	if err != nil {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
 // Meta is one sample's metadata record, the drop-in for a trainer's batch
@@ -62,7 +62,7 @@ func numeric(f tfds.Feature) bool {
 
 // vectorDim is the number of values one step of a per-step numeric feature
 // holds.
-func vectorDim(ds *cache.Dataset, field, key string) (int, error) {
+func vectorDim(ds *rlds.Dataset, field, key string) (int, error) {
 	usable := func(f tfds.Feature) bool { return numeric(f) && f.PerStep && !f.Ragged() && knownShape(f.Shape) }
 	f, ok := ds.Features.Lookup(key)
 	if !ok || !usable(f) {
@@ -85,9 +85,9 @@ func knownShape(shape []int) bool {
 }
 
 // keyError says that a config field names a key that does not exist (a
-// *cache.UnknownFeatureError) or a feature of the wrong kind, listing the
+// *rlds.UnknownFeatureError) or a feature of the wrong kind, listing the
 // keys that would do.
-func keyError(ds *cache.Dataset, field, key, want string, usable func(tfds.Feature) bool) error {
+func keyError(ds *rlds.Dataset, field, key, want string, usable func(tfds.Feature) bool) error {
 	var valid []string
 	for _, f := range ds.Features.All() {
 		if usable(f) {
@@ -96,7 +96,7 @@ func keyError(ds *cache.Dataset, field, key, want string, usable func(tfds.Featu
 	}
 	f, ok := ds.Features.Lookup(key)
 	if !ok {
-		return fmt.Errorf("%s: %w", field, &cache.UnknownFeatureError{Dataset: ds.Name, Key: key, Valid: valid})
+		return fmt.Errorf("%s: %w", field, &rlds.UnknownFeatureError{Dataset: ds.Name, Key: key, Valid: valid})
 	}
 	scope := "episode-level"
 	if f.PerStep {
@@ -109,7 +109,7 @@ func keyError(ds *cache.Dataset, field, key, want string, usable func(tfds.Featu
 // Dims returns the action dimension (the per-step sizes of actionKeys
 // added up) and the state dimension of a dataset, for the mix to take the
 // largest of each. Keys must be per-step numeric features of known shape.
-func Dims(ds *cache.Dataset, actionKeys []string, stateKey string) (action, state int, err error) {
+func Dims(ds *rlds.Dataset, actionKeys []string, stateKey string) (action, state int, err error) {
 	for _, k := range actionKeys {
 		n, err := vectorDim(ds, "action_keys", k)
 		if err != nil {

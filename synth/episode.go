@@ -9,7 +9,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/oxefs/oxefs/cache/example"
+	"github.com/oxefs/oxefs/format/rlds/example"
 )
 
 // episodeKey identifies one episode, whose bytes are a pure function of

@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"io"
 
-	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 )
 
 // recordWriter frames episodes as TFRecords through a buffer and counts

@@ -18,8 +18,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/oxefs/oxefs/cache"
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/episode"
 )
 
@@ -41,7 +41,7 @@ func generate(t testing.TB, o Options) *Result {
 // language, JPEG and PNG.
 var small = Options{Datasets: 4, Episodes: 3, Steps: 20}
 
-func openDataset(t *testing.T, store *cache.Store, dir string) *cache.Dataset {
+func openDataset(t *testing.T, store *rlds.Store, dir string) *rlds.Dataset {
 	t.Helper()
 	src, err := storage.Open(context.Background(), dir, storage.Options{})
 	if err != nil {
@@ -59,7 +59,7 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 	if len(res.Datasets) != 4 {
 		t.Fatalf("%d datasets, want 4", len(res.Datasets))
 	}
-	store, err := cache.NewStore(cache.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 64 << 20})
+	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 					}
 					size += fi.Size()
 					for rec := range int(n) {
-						ep, err := ds.Episode(context.Background(), cache.Ref{Split: split, Shard: shard, Record: rec})
+						ep, err := ds.Episode(context.Background(), rlds.Ref{Split: split, Shard: shard, Record: rec})
 						if err != nil {
 							t.Fatalf("%s shard %d record %d: %v", split, shard, rec, err)
 						}
@@ -163,7 +163,7 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 	}
 }
 
-func checkEpisode(t *testing.T, d Dataset, ep *cache.Episode, steps int, id int64) {
+func checkEpisode(t *testing.T, d Dataset, ep *rlds.Episode, steps int, id int64) {
 	t.Helper()
 	where := ep.ID()
 	if ep.Steps() != steps {
@@ -385,7 +385,7 @@ func checkMixFiles(t *testing.T, res *Result) {
 // episodes in the written datasets, the halves disjoint and complete.
 func TestSplitsResolve(t *testing.T) {
 	res := generate(t, Options{Datasets: 1, Episodes: 5, Steps: 3})
-	store, err := cache.NewStore(cache.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 16 << 20})
+	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
 // TestMixVariety checks, from the features.json of all 29 datasets as the

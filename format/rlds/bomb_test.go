@@ -1,4 +1,4 @@
-package cache
+package rlds
 
 import (
 	"github.com/oxefs/oxefs/storage/local"
@@ -11,8 +11,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/oxefs/oxefs/cache/example"
-	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/format/rlds/example"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
-const repoTestdata = "../../testdata"
+const repoTestdata = "../../../testdata"
 
 func loadManifest(t *testing.T) testkit.Manifest { return testkit.LoadManifest(t) }
 

@@ -1,4 +1,4 @@
-package cache
+package rlds
 
 import (
 	"github.com/oxefs/oxefs/storage/gcs"
@@ -28,7 +28,7 @@ import (
 
 // The fixtures and their ground truth, written by tensorflow_datasets itself
 // (testdata/generate.py).
-const fixtureDir = "../testdata"
+const fixtureDir = "../../testdata"
 
 // The manifest's types, shared with other packages' tests.
 type (

@@ -1,4 +1,4 @@
-package cache
+package rlds
 
 import (
 	"github.com/oxefs/oxefs/storage"
@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 

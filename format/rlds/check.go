@@ -1,4 +1,4 @@
-package cache
+package rlds
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/storage"
 )
 

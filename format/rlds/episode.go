@@ -1,4 +1,4 @@
-package cache
+package rlds
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/oxefs/oxefs/cache/example"
-	"github.com/oxefs/oxefs/cache/tfds"
+	"github.com/oxefs/oxefs/format/rlds/example"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/episode"
 )
 

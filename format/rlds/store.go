@@ -1,4 +1,4 @@
-package cache
+package rlds
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/oxefs/oxefs/cache/example"
-	"github.com/oxefs/oxefs/cache/tfds"
-	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/format/rlds/example"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
