@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )

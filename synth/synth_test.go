@@ -18,9 +18,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
-	"github.com/oxefs/oxefs/episode"
 )
 
 // generate runs Generate into a fresh directory and fails the test on error.

@@ -10,9 +10,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
-	"github.com/oxefs/oxefs/episode"
 )
 
 // Ref names one episode: the record-th record of shard Shard of Split.

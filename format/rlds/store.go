@@ -18,10 +18,10 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
-	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/ratelimit"
