@@ -9,13 +9,13 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/config"
 )
 
 func openTestPipeline(t *testing.T, readahead int) *Pipeline {
 	t.Helper()
 	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
-	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
+	cfg, err := config.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    val_split: val\n    action_keys: [steps/action/world_vector]\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestPipelineInfoAndStats(t *testing.T) {
 // the decode pool, store and plan without FUSE.
 func BenchmarkBuild(b *testing.B) {
 	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
-	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nnum_batches: 1000000\ndatasets:\n  - source: " + src +
+	cfg, err := config.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nnum_batches: 1000000\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
 	if err != nil {
 		b.Fatal(err)

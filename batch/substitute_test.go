@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/config"
 )
 
 // tiny_bridge's train split: 24 episodes in 3 shards, of these lengths.
@@ -21,7 +21,7 @@ var bridgeLengths = [][]int{{8, 13, 4, 12, 13, 7, 13, 5}, {10, 7, 9, 6, 6, 10, 1
 func sparsePipeline(t *testing.T, offset string, readahead int) *Pipeline {
 	t.Helper()
 	src, _ := filepath.Abs("../testdata/datasets/tiny_bridge/1.0.0")
-	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [16, 16]\nwindow_shards: 1\ndatasets:\n  - source: " + src +
+	cfg, err := config.Parse([]byte("batch_size: 8\nimage_size: [16, 16]\nwindow_shards: 1\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    offset: " + offset + "\n"))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/config"
 )
 
 // planDataset is one dataset of a plan. Everything but the order cache is
@@ -14,7 +15,7 @@ import (
 type planDataset struct {
 	// constants
 	name, source, split string
-	given               Weight
+	given               config.Weight
 	spe                 int64
 	units               int64 // U: sample units in one epoch
 	episodes            int64

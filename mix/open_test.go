@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/cache"
+	"github.com/oxefs/oxefs/config"
 )
 
 const fixtures = "../testdata/datasets/"
@@ -28,7 +29,7 @@ func newStore(t *testing.T, dir string) *cache.Store {
 
 func openYAML(t *testing.T, store *cache.Store, y string, opts OpenOptions) (*Mix, error) {
 	t.Helper()
-	cfg, err := Parse([]byte(y))
+	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestOpenErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("opened")
 			}
-			var ce *ConfigError
+			var ce *config.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("%T is not a *ConfigError: %v", err, err)
 			}

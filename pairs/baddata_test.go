@@ -15,6 +15,7 @@ import (
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/example"
 	"github.com/oxefs/oxefs/cache/tfrecord"
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -223,7 +224,7 @@ func TestBadData(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					ds := openDir(t, newStore(t), "", tc.dir)
 					cfg := fixtureConfig(tc.dataset)
-					cfg.Frames = Frames{Mode: FramesEndpoints, Offset: FixedOffset(1)} // steps 0 and 1 of unit 0
+					cfg.Frames = config.Frames{Mode: config.FramesEndpoints, Offset: config.FixedOffset(1)} // steps 0 and 1 of unit 0
 					a := mustNew(t, ds, cfg)
 					slot := make([]byte, a.SampleBytes())
 					var m Meta

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oxefs/oxefs/cache"
 	"github.com/oxefs/oxefs/cache/example"
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/mix"
 )
 
@@ -140,7 +141,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := openDir(t, newStore(t), "", tc.dir)
 			cfg := fixtureConfig("tiny_table")
-			cfg.Frames = Frames{Mode: FramesEndpoints, Offset: FixedOffset(1)} // steps 0 and 1
+			cfg.Frames = config.Frames{Mode: config.FramesEndpoints, Offset: config.FixedOffset(1)} // steps 0 and 1
 			a := mustNew(t, ds, cfg)
 			d := testDecoder(t, JPEGGo)
 			d.mem = NewDecodeMemory(32 << 20)

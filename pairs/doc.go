@@ -4,22 +4,24 @@
 // batch buffer, and it builds the sample's metadata record (dataset name,
 // episode id, frame indices, language, summed action, initial state,
 // robot). It reads episodes through package cache, draws its random choices
-// with mix.Draw, and knows nothing of FUSE or of the batch file format.
+// with mix.Draw, takes its enums, frame selection and rules from package
+// config, and knows nothing of FUSE or of the batch file format.
 //
 // # Pieces
 //
 // An Assembler is built once per dataset of a mix from a Config (image key,
 // frame selection, action/state/language keys, target size, resize mode,
-// layout) and checked against the dataset's features.json; it is immutable
-// and shared by every worker. A Decoder belongs to one worker goroutine and
+// layout) whose keys package config's rules accepted when the mix was
+// opened, which New does not check again; it is immutable and shared by
+// every worker. A Decoder belongs to one worker goroutine and
 // holds everything that is reused from frame to frame: the libjpeg-turbo
 // handle, the full-size decode buffer, the resize tables, metadata scratch.
 // Assembler.Build(decoder, sample, episode, slot, meta) does the work.
 //
 // # Frames
 //
-// Frames are chosen in [t, t+offset] (see Frames and Offset for the exact
-// rules): t is drawn with mix.Draw(key, mix.StreamT, ·) when
+// Frames are chosen in [t, t+offset] (see Select and config.FrameMode for
+// the exact rules): t is drawn with mix.Draw(key, mix.StreamT, ·) when
 // samples_per_episode ≥ 1 and is the sample's Unit when it is 0; a [min,
 // max] offset is drawn after t with mix.Draw(key, mix.StreamOffset, ·) over
 // the offsets that fit the episode.
@@ -51,7 +53,7 @@
 // together; the result is truncated to uint8 as tf.cast does. Go may fuse
 // a*b+c into one rounding; every product here is converted to float32
 // explicitly so that it never does. Frames already at the target size are
-// copied. See ResizeMode for crop and pad.
+// copied. See config.ResizeMode for crop and pad.
 //
 // # Errors
 //
