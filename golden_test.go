@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/batch"
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/config"
 )
 
 // goldenView is one view of a pipeline opened by openGolden: get returns
@@ -40,7 +40,7 @@ type goldenPipe struct {
 // move, only this function changes.
 func openGolden(t *testing.T, yaml string) (*goldenPipe, error) {
 	t.Helper()
-	cfg, err := mix.Parse([]byte(yaml))
+	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/batch"
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/fs"
-	"github.com/oxefs/oxefs/mix"
 )
 
 // pipelineFlags are the flags that shape what is built, shared by mount,
@@ -37,9 +37,9 @@ type pipelineFlags struct {
 }
 
 // loadConfig reads --config, or writes out the demo mix.
-func (f *pipelineFlags) loadConfig(log *slog.Logger) (*mix.Config, error) {
+func (f *pipelineFlags) loadConfig(log *slog.Logger) (*config.Config, error) {
 	var (
-		cfg *mix.Config
+		cfg *config.Config
 		err error
 	)
 	if f.Config == "" {
@@ -48,9 +48,9 @@ func (f *pipelineFlags) loadConfig(log *slog.Logger) (*mix.Config, error) {
 			return nil, derr
 		}
 		log.Info("no --config: serving the built-in demo mix", "datasets", filepath.Join(f.CacheDir, "demo"))
-		cfg, err = mix.Parse(text)
+		cfg, err = config.Parse(text)
 	} else {
-		cfg, err = mix.Load(f.Config)
+		cfg, err = config.Load(f.Config)
 	}
 	if err != nil {
 		return nil, err

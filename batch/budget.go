@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
-	"github.com/oxefs/oxefs/mix"
-	"github.com/oxefs/oxefs/pairs"
 )
 
 // checkMem refuses a --mem that cannot hold one batch of each view, as
 // Open shares the budget out (see batchShare), before anything is opened.
 // The message names the unit, the batch and the smallest --mem that works.
-func checkMem(cfg *mix.Config, mem int64) error {
+func checkMem(cfg *config.Config, mem int64) error {
 	shape := batchShape(cfg)
 	size := int64(1)
 	for _, d := range shape {
@@ -58,9 +57,9 @@ func fits(mem, size int64, hasVal bool) bool {
 }
 
 // batchShape is the shape Builder.Shape gives the config's batches.
-func batchShape(cfg *mix.Config) []int {
+func batchShape(cfg *config.Config) []int {
 	f, h, w := cfg.Frames(), cfg.ImageSize[0], cfg.ImageSize[1]
-	if l, _ := pairs.ParseLayout(cfg.Layout); l == pairs.BCFHW {
+	if cfg.Layout == config.BCFHW {
 		return []int{cfg.BatchSize, 3, f, h, w}
 	}
 	return []int{cfg.BatchSize, f, h, w, 3}

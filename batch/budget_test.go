@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/config"
 )
 
 // TestMemFloor: a --mem that cannot hold one batch is refused with the
@@ -27,7 +27,7 @@ func TestMemFloor(t *testing.T) {
 		{"BCFHW, all frames", "layout: BCFHW\npair_frames: all\n", "\n    offset: 2", []int{8, 3, 3, 32, 48}, "216.0 KiB"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\n" + tc.extra +
+			cfg, err := config.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\n" + tc.extra +
 				"datasets:\n  - source: " + src + "\n    image_key: steps/observation/image" + tc.valSplit +
 				"\n    action_keys: [steps/action/world_vector]\n"))
 			if err != nil {

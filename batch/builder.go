@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
@@ -197,7 +198,7 @@ type Builder struct {
 	subs     *substitutions // what substitution has learnt, shared by the workers
 
 	// constants
-	meta        pairs.MetaMode
+	meta        config.MetaMode
 	strict      bool
 	sampleBytes int
 	batchSize   int
@@ -205,7 +206,7 @@ type Builder struct {
 
 // BuilderOptions configures NewBuilder.
 type BuilderOptions struct {
-	Meta   pairs.MetaMode
+	Meta   config.MetaMode
 	Strict bool
 	Stats  *BuildStats
 	Log    *slog.Logger
@@ -237,7 +238,7 @@ func NewBuilder(plan *mix.Plan, datasets []*mix.Dataset, asm []*pairs.Assembler,
 func (b *Builder) Shape() []int {
 	cfg := b.firstAssembler().Config()
 	f := b.firstAssembler().FramesPerSample()
-	if cfg.Layout == pairs.BCFHW {
+	if cfg.Layout == config.BCFHW {
 		return []int{b.batchSize, 3, f, cfg.Height, cfg.Width}
 	}
 	return []int{b.batchSize, f, cfg.Height, cfg.Width, 3}
@@ -270,7 +271,7 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 				return
 			}
 			var m *pairs.Meta
-			if b.meta != pairs.MetaNone {
+			if b.meta != config.MetaNone {
 				m = &metas[i]
 			}
 			errs[i] = b.sample(ctx, w, s, buf[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
@@ -383,14 +384,14 @@ func (f floats) MarshalJSON() ([]byte, error) {
 }
 
 func (b *Builder) metaJSON(metas []pairs.Meta) ([]byte, error) {
-	if b.meta == pairs.MetaNone {
+	if b.meta == config.MetaNone {
 		return nil, nil
 	}
 	var out batchMeta
 	for i := range metas {
 		m := &metas[i]
 		out.DatasetName = append(out.DatasetName, m.DatasetName)
-		if b.meta != pairs.MetaFull {
+		if b.meta != config.MetaFull {
 			continue
 		}
 		out.EpisodeID = append(out.EpisodeID, m.EpisodeID)

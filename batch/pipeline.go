@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
@@ -25,7 +26,7 @@ import (
 
 // Options configures a Pipeline: the mount's flags.
 type Options struct {
-	Config   *mix.Config
+	Config   *config.Config
 	CacheDir string
 	// Mem bounds everything the pipeline holds (see Pipeline); Disk the
 	// disk cache.
@@ -127,7 +128,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	}
 	opts.Log.Info("decoder", "jpeg", p.Pool.Decoder(), "workers", opts.Workers)
 
-	meta, _ := pairs.ParseMetaMode(cfg.Meta)
+	meta := cfg.Meta
 	budget := int64(float64(opts.Mem) * batchShare)
 	trainBudget, valBudget := budget, int64(0)
 	if p.Mix.Val != nil {
@@ -157,38 +158,20 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 // assemblers makes one pairs.Assembler per dataset of the mix.
 func assemblers(m *mix.Mix) ([]*pairs.Assembler, error) {
 	cfg := m.Config
-	layout, err := pairs.ParseLayout(cfg.Layout)
-	if err != nil {
-		return nil, err
-	}
-	resize, err := pairs.ParseResizeMode(cfg.Resize)
-	if err != nil {
-		return nil, err
-	}
-	mode, err := pairs.ParseFrameMode(cfg.PairFrames)
-	if err != nil {
-		return nil, err
-	}
 	out := make([]*pairs.Assembler, len(m.Datasets))
 	for i, d := range m.Datasets {
 		dc := d.Config
 		a, err := pairs.New(d.Data, pairs.Config{
-			ImageKey: d.Image.Key,
-			Frames: pairs.Frames{
-				Mode:              mode,
-				Offset:            pairs.Offset{Min: dc.Offset.Min, Max: dc.Offset.Max},
-				Stride:            cfg.Stride,
-				N:                 cfg.NumFrames,
-				SamplesPerEpisode: cfg.SamplesPerEpisode,
-			},
+			ImageKey:     d.Image.Key,
+			Frames:       cfg.FramesOf(&dc),
 			ActionKeys:   dc.ActionKeys,
 			StateKey:     dc.StateKey,
 			LanguageKey:  dc.LanguageKey,
 			Robot:        dc.Robot,
 			Height:       cfg.ImageSize[0],
 			Width:        cfg.ImageSize[1],
-			Resize:       resize,
-			Layout:       layout,
+			Resize:       cfg.Resize,
+			Layout:       cfg.Layout,
 			MaxActionDim: m.MaxActionDim,
 			MaxStateDim:  m.MaxStateDim,
 		})
@@ -200,7 +183,7 @@ func assemblers(m *mix.Mix) ([]*pairs.Assembler, error) {
 	return out, nil
 }
 
-func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaMode, budget int64, stats *BuildStats) (*Scheduler, error) {
+func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *BuildStats) (*Scheduler, error) {
 	b, err := NewBuilder(plan, p.Mix.Datasets, asm, p.Pool, BuilderOptions{
 		Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log,
 	})
@@ -233,7 +216,7 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta pairs.MetaM
 		Len:       plan.NumBatches(),
 		Limit:     limit,
 		Shape:     b.Shape(),
-		Meta:      meta != pairs.MetaNone,
+		Meta:      meta != config.MetaNone,
 		Build:     build,
 		Budget:    budget,
 		Readahead: p.opts.Readahead,

@@ -9,8 +9,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/internal/testkit"
-	"github.com/oxefs/oxefs/mix"
 )
 
 // bridgeSource is the tiny_bridge fixture's directory.
@@ -28,7 +28,7 @@ func openTestPipeline(t *testing.T, readahead int) *Pipeline {
 // and two workers.
 func openYAMLPipeline(t *testing.T, yaml string, readahead int) *Pipeline {
 	t.Helper()
-	cfg, err := mix.Parse([]byte(yaml))
+	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestPipelineInfoAndStats(t *testing.T) {
 // the decode pool, store and plan without FUSE.
 func BenchmarkBuild(b *testing.B) {
 	src := bridgeSource(b)
-	cfg, err := mix.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nnum_batches: 1000000\ndatasets:\n  - source: " + src +
+	cfg, err := config.Parse([]byte("batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nnum_batches: 1000000\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
 	if err != nil {
 		b.Fatal(err)

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
-	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
 )
 
@@ -250,7 +250,7 @@ func TestPoolSubmitRacesClose(t *testing.T) {
 // not decoded, so shutdown waits for at most the sample being decoded.
 func TestCloseSkipsQueuedDecodes(t *testing.T) {
 	src := bridgeSource(t)
-	cfg, err := mix.Parse([]byte("batch_size: 2048\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
+	cfg, err := config.Parse([]byte("batch_size: 2048\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
 		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
 	if err != nil {
 		t.Fatal(err)

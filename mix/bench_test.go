@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/config"
 )
 
 // oxeMix is a 29-dataset mix shaped like Open X-Embodiment: datasets of
@@ -19,7 +21,7 @@ func oxeMix(episodes int, spe int, lengths bool) []DatasetShape {
 	for i := range 29 {
 		shards := 64 << (i % 5) // 64 … 1024
 		eps := max(per/shards, 1)
-		s := shapeOfShards(fmt.Sprintf("oxe%02d", i), NewWeight(int64(1+i%7), 1), repeat(shards, eps))
+		s := shapeOfShards(fmt.Sprintf("oxe%02d", i), config.NewWeight(int64(1+i%7), 1), repeat(shards, eps))
 		if lengths {
 			s.MinOffset = 5
 			s.Lengths = make([]int32, shards*eps)
@@ -112,8 +114,8 @@ func BenchmarkPlanMemory(b *testing.B) {
 //     of the same episode. An ideal shuffle gives 1 − (1 − 3/U)^(64·64).
 func BenchmarkShuffleQuality(b *testing.B) {
 	shapes := []DatasetShape{
-		shapeOfShards("watched", NewWeight(1, 4), repeat(1024, 50)),
-		shapeOfShards("rest", NewWeight(3, 4), repeat(256, 50)),
+		shapeOfShards("watched", config.NewWeight(1, 4), repeat(1024, 50)),
+		shapeOfShards("rest", config.NewWeight(3, 4), repeat(256, 50)),
 	}
 	p := mustPlan(b, PlanOptions{Seed: 9, BatchSize: 256, SamplesPerEpisode: 4, WindowShards: 4}, shapes)
 	U := float64(1024 * 50 * 4)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/keyed"
 )
@@ -15,7 +16,7 @@ import (
 type planDataset struct {
 	// constants
 	name, source, split string
-	given               Weight
+	given               config.Weight
 	spe                 int64
 	units               int64 // U: sample units in one epoch
 	episodes            int64

@@ -1,10 +1,11 @@
 // Package mix owns the batch plan: a pure, random-access function from
 // (config, seed, batch index) to the samples of that batch, with exact
 // dataset proportions, epoch coverage and shard-window locality. It also
-// owns the mix config (Parse: strict YAML, no I/O; Open: validation against
-// the datasets' metadata through package cache). It never touches FUSE or
-// decodes a frame: a Sample names an episode, a unit and a Key, and package
-// pairs draws t and the offset from the Key with Draw.
+// opens a mix (Open: the datasets through package cache, their features
+// checked with the rules of package config, which owns the config schema
+// and every rule). It never touches FUSE or decodes a frame: a Sample
+// names an episode, a unit and a Key, and package pairs draws t and the
+// offset from the Key with Draw.
 //
 // # Proportions
 //

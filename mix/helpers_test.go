@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/big"
 	"testing"
+
+	"github.com/oxefs/oxefs/config"
 )
 
 // shapeOfShards builds a dataset whose split "train" has shards of the given
 // numbers of episodes, all selected.
-func shapeOfShards(name string, w Weight, perShard []int) DatasetShape {
+func shapeOfShards(name string, w config.Weight, perShard []int) DatasetShape {
 	s := DatasetShape{Name: name, Split: "train", Weight: w}
 	for i, n := range perShard {
 		s.Segments = append(s.Segments, Segment{Split: "train", Shard: i, Count: n})

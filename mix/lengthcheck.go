@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
@@ -98,7 +99,7 @@ func probeLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, minOffse
 // source, by reading episodes until one is long enough. A remote source
 // without an index is left to the first read. It returns nil when the
 // selection is fine or the answer is not known.
-func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []tfds.Range, lengths []int32, log *slog.Logger) *ConfigError {
+func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []tfds.Range, lengths []int32, log *slog.Logger) *config.ConfigError {
 	dc := &d.Config
 	minOffset := dc.Offset.Min
 	var c lengthCheck
@@ -113,18 +114,18 @@ func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []
 		}
 		if !c.known {
 			log.Info("episode lengths not checked against the offset: the first episodes are too short and there are too many to read at mount",
-				"dataset", dc.Name, "split", split, "episodes_read", c.seen, "longest_steps", c.longest, "offset", offsetText(dc.Offset))
+				"dataset", dc.Name, "split", split, "episodes_read", c.seen, "longest_steps", c.longest, "offset", dc.Offset.String())
 		}
 	}
 	if !c.known || c.ok {
 		return nil
 	}
 	msg := fmt.Sprintf("no episode of %s %q is long enough for offset %s: a sample needs at least %d steps, and the longest of its %d episodes has %d",
-		field, split, offsetText(dc.Offset), minOffset+1, c.seen, c.longest)
+		field, split, dc.Offset.String(), minOffset+1, c.seen, c.longest)
 	if c.longest == 0 {
 		msg = fmt.Sprintf("no episode of %s %q can be read (%d episodes, all corrupt)", field, split, c.seen)
 	} else {
 		msg += fmt.Sprintf("; lower the offset to at most %d, or leave the dataset out", c.longest-1)
 	}
-	return &ConfigError{Line: dc.Line("offset"), Dataset: dc.Name, Field: "offset", Msg: msg}
+	return &config.ConfigError{Line: dc.Line("offset"), Dataset: dc.Name, Field: "offset", Msg: msg}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/config"
 )
 
 // tiny_table's train split: 10 episodes of 11, 7, 4, 12, 14 | 10, 5, 7, 6,
@@ -30,9 +32,9 @@ func TestOffsetNoEpisodeSatisfies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := openYAML(t, newStore(t, t.TempDir()), tc.yaml, OpenOptions{})
-			var ce ConfigErrors
+			var ce config.ConfigErrors
 			if !errors.As(err, &ce) {
-				t.Fatalf("got %v, want ConfigErrors", err)
+				t.Fatalf("got %v, want config.ConfigErrors", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

@@ -11,11 +11,11 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
@@ -28,7 +28,7 @@ const openParallel = 8
 type Mix struct {
 	// Config is the config as loaded, with each dataset's image_key
 	// resolved when the config left it out.
-	Config *Config
+	Config *config.Config
 	// Datasets are the datasets with a weight, in config order;
 	// Sample.Dataset indexes this slice, in both views.
 	Datasets []*Dataset
@@ -42,7 +42,7 @@ type Mix struct {
 
 // Dataset is one opened dataset of a mix.
 type Dataset struct {
-	Config DatasetConfig
+	Config config.DatasetConfig
 	Data   *rlds.Dataset
 	// Image is the image_key feature (shape, encoding).
 	Image tfds.Feature
@@ -77,7 +77,7 @@ type IndexProgress struct {
 // missing, and builds the plans. Datasets with weight ≤ 0 are dropped
 // first, without being opened. Config problems come back together as
 // ConfigErrors naming the line, dataset, field and the valid choices.
-func Open(ctx context.Context, cfg *Config, store *rlds.Store, opts OpenOptions) (*Mix, error) {
+func Open(ctx context.Context, cfg *config.Config, store *rlds.Store, opts OpenOptions) (*Mix, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func Open(ctx context.Context, cfg *Config, store *rlds.Store, opts OpenOptions)
 	resolved := *cfg
 	resolved.Datasets = slices.Clone(cfg.Datasets)
 	m := &Mix{Config: &resolved}
-	var active []*DatasetConfig
+	var active []*config.DatasetConfig
 	for i := range resolved.Datasets {
 		d := &resolved.Datasets[i]
 		if !d.Sampled() {
@@ -136,9 +136,9 @@ type opened struct {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*DatasetConfig, store *rlds.Store) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store) ([]opened, error) {
 	out := make([]opened, len(dcs))
-	errs := make([]ConfigErrors, len(dcs))
+	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
 	for j, dc := range dcs {
@@ -150,7 +150,7 @@ func openAll(ctx context.Context, dcs []*DatasetConfig, store *rlds.Store) ([]op
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var all ConfigErrors
+	var all config.ConfigErrors
 	for _, e := range errs {
 		all = append(all, e...)
 	}
@@ -212,7 +212,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var errs ConfigErrors
+	var errs config.ConfigErrors
 	for j, o := range opened {
 		dc := &o.ds.Config
 		if e := checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log); e != nil {
@@ -253,10 +253,10 @@ func (m *Mix) ShardRefs(keys []ShardKey) []rlds.ShardRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *DatasetConfig, store *rlds.Store) (*Dataset, []tfds.Range, []tfds.Range, ConfigErrors) {
-	var errs ConfigErrors
+func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store) (*Dataset, []tfds.Range, []tfds.Range, config.ConfigErrors) {
+	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
-		errs = append(errs, &ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
+		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	src, err := storage.Open(ctx, dc.Source, storage.Options{Anonymous: dc.Anonymous})
 	if err != nil {
@@ -280,84 +280,13 @@ func openDataset(ctx context.Context, dc *DatasetConfig, store *rlds.Store) (*Da
 		}
 	}
 	checkShards(data, train, val, add)
-	feats := data.Features
-	inspect := fmt.Sprintf("`oxefs inspect %s` lists every feature", dc.Source)
-
-	// image_key
-	var images []string
-	for _, f := range feats.Images() {
-		if f.PerStep && !f.Ragged() {
-			images = append(images, f.Key)
-		}
-	}
-	switch {
-	case dc.ImageKey == "" && len(images) == 1:
-		d.Config.ImageKey = images[0]
-	case dc.ImageKey == "" && len(images) == 0:
-		add("image_key", "the dataset has no per-step image feature; %s", inspect)
-	case dc.ImageKey == "":
-		add("image_key", "required: the dataset has %d image features (valid: %s)", len(images), strings.Join(images, ", "))
-	case !slices.Contains(images, dc.ImageKey):
-		if f, ok := feats.Lookup(dc.ImageKey); ok {
-			add("image_key", "%q is a %s feature, not a per-step image (valid: %s)", dc.ImageKey, f.Kind, strings.Join(images, ", "))
-		} else {
-			add("image_key", "no image feature %q (valid: %s)", dc.ImageKey, strings.Join(images, ", "))
-		}
-	}
-	if f, ok := feats.Lookup(d.Config.ImageKey); ok {
+	use, ferrs := dc.CheckFeatures(neutralFeatures(data.Features.All()))
+	errs = append(errs, ferrs...)
+	d.Config.ImageKey = use.ImageKey
+	if f, ok := data.Features.Lookup(use.ImageKey); ok {
 		d.Image = f
 	}
-
-	// language_key, action_keys, state_key
-	isLanguage := func(f tfds.Feature) bool {
-		if f.Ragged() {
-			return false
-		}
-		return f.Kind == tfds.KindText || (f.Kind == tfds.KindTensor && (f.DType == "string" || strings.HasPrefix(f.DType, "int") || strings.HasPrefix(f.DType, "uint")))
-	}
-	isNumeric := func(f tfds.Feature) bool {
-		return f.Kind == tfds.KindTensor && f.PerStep && !f.Ragged() && f.DType != "string"
-	}
-	check := func(field, key string, ok func(tfds.Feature) bool, want string) (tfds.Feature, bool) {
-		f, found := feats.Lookup(key)
-		var valid []string
-		for _, x := range feats.All() {
-			if ok(x) {
-				valid = append(valid, x.Key)
-			}
-		}
-		closeOnes := strings.Join(nearest(key, valid, 5), ", ")
-		switch {
-		case !found:
-			add(field, "no feature %q (closest %s: %s; %s)", key, want, closeOnes, inspect)
-		case !ok(f):
-			add(field, "%q is %s %s %v feature, not %s (closest: %s)", key, scope(f), f.DType, f.Shape, want, closeOnes)
-		default:
-			return f, true
-		}
-		return f, false
-	}
-	if dc.LanguageKey != "" {
-		check("language_key", dc.LanguageKey, isLanguage, "text or code-point features")
-	}
-	for _, k := range dc.ActionKeys {
-		if f, ok := check("action_keys", k, isNumeric, "numeric per-step tensors"); ok {
-			n, err := size(f)
-			if err != nil {
-				add("action_keys", "%q: %v", k, err)
-			}
-			d.ActionDim += n
-		}
-	}
-	if dc.StateKey != "" {
-		if f, ok := check("state_key", dc.StateKey, isNumeric, "numeric per-step tensors"); ok {
-			n, err := size(f)
-			if err != nil {
-				add("state_key", "%q: %v", dc.StateKey, err)
-			}
-			d.StateDim = n
-		}
-	}
+	d.ActionDim, d.StateDim = use.ActionDim, use.StateDim
 	return d, train, val, errs
 }
 
@@ -381,23 +310,29 @@ func checkShards(data *rlds.Dataset, train, val []tfds.Range, add func(key, form
 	}
 }
 
-func scope(f tfds.Feature) string {
-	if f.PerStep {
-		return "a per-step"
+// neutralFeatures describes TFDS features to the config rules.
+func neutralFeatures(fs []tfds.Feature) []config.Feature {
+	out := make([]config.Feature, len(fs))
+	for i, f := range fs {
+		out[i] = config.Feature{Key: f.Key, Kind: featureKind(f.Kind), DType: f.DType, Shape: f.Shape, PerStep: f.PerStep, Ragged: f.Ragged()}
 	}
-	return "an episode-level"
+	return out
 }
 
-// size is the number of values per step of a tensor feature.
-func size(f tfds.Feature) (int, error) {
-	n := 1
-	for _, s := range f.Shape {
-		if s < 0 {
-			return 0, fmt.Errorf("shape %v has an unknown dimension; oxefs needs a fixed size to pad actions and states", f.Shape)
-		}
-		n *= s
+func featureKind(k tfds.Kind) config.FeatureKind {
+	switch k {
+	case tfds.KindTensor:
+		return config.KindTensor
+	case tfds.KindImage:
+		return config.KindImage
+	case tfds.KindText:
+		return config.KindText
+	case tfds.KindClassLabel:
+		return config.KindClassLabel
+	case tfds.KindVideo:
+		return config.KindVideo
 	}
-	return n, nil
+	return config.KindUnsupported
 }
 
 // indexLengths returns the length index holding every split the ranges

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
@@ -28,7 +29,7 @@ func newStore(t *testing.T, dir string) *rlds.Store {
 
 func openYAML(t *testing.T, store *rlds.Store, y string, opts OpenOptions) (*Mix, error) {
 	t.Helper()
-	cfg, err := Parse([]byte(y))
+	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestOpenErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("opened")
 			}
-			var ce *ConfigError
+			var ce *config.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("%T is not a *ConfigError: %v", err, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/keyed"
 )
 
@@ -51,7 +52,7 @@ type DatasetShape struct {
 	// Source and Split are reported, not used.
 	Source string
 	Split  string
-	Weight Weight
+	Weight config.Weight
 	// Segments are the selected episodes in split order: shard by shard,
 	// record by record. Consecutive segments of the same shard form one
 	// shard of the selection.
@@ -103,7 +104,7 @@ func NewPlan(opts PlanOptions, shapes []DatasetShape) (*Plan, error) {
 		world: 1,
 	}
 	names := make([]string, len(shapes))
-	weights := make([]Weight, len(shapes))
+	weights := make([]config.Weight, len(shapes))
 	units := make([]int64, len(shapes))
 	seen := make(map[string]bool)
 	var total int64

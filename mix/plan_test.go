@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/oxefs/oxefs/config"
 )
 
 type planCase struct {
@@ -18,10 +20,10 @@ type planCase struct {
 func proportionCases() []planCase {
 	var uniform []DatasetShape
 	for i := range 29 {
-		uniform = append(uniform, shapeOfShards(fmt.Sprintf("oxe%02d", i), NewWeight(1, 1), repeat(8+i%5, 20+i)))
+		uniform = append(uniform, shapeOfShards(fmt.Sprintf("oxe%02d", i), config.NewWeight(1, 1), repeat(8+i%5, 20+i)))
 	}
-	w := func(s string) Weight {
-		x, err := parseWeight(s)
+	w := func(s string) config.Weight {
+		x, err := config.ParseWeight(s)
 		if err != nil {
 			panic(err)
 		}
@@ -29,7 +31,7 @@ func proportionCases() []planCase {
 	}
 	var prop []DatasetShape
 	for i, n := range []int{1000, 37, 5, 12000, 333} {
-		prop = append(prop, shapeOfShards(fmt.Sprintf("p%d", i), Proportionate, repeat(max(n/50, 1), max(n/max(n/50, 1), 1))))
+		prop = append(prop, shapeOfShards(fmt.Sprintf("p%d", i), config.Proportionate, repeat(max(n/50, 1), max(n/max(n/50, 1), 1))))
 	}
 	return []planCase{
 		{"29 uniform, B=64", PlanOptions{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, uniform},
@@ -45,8 +47,8 @@ func proportionCases() []planCase {
 		{"proportionate", PlanOptions{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, prop},
 		{"numeric and proportionate", PlanOptions{BatchSize: 48, SamplesPerEpisode: 3, WindowShards: 2}, []DatasetShape{
 			shapeOfShards("fixed", w("0.3"), repeat(10, 10)),
-			shapeOfShards("pa", Proportionate, repeat(7, 13)),
-			shapeOfShards("pb", Proportionate, repeat(3, 5)),
+			shapeOfShards("pa", config.Proportionate, repeat(7, 13)),
+			shapeOfShards("pb", config.Proportionate, repeat(3, 5)),
 		}},
 		{"weights needing quantisation, B=256", PlanOptions{BatchSize: 256, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
 			shapeOfShards("a", w("0.123457"), repeat(20, 20)),
@@ -300,7 +302,7 @@ func TestScheduleHeavyTasks(t *testing.T) {
 		// Through the public path: B=4, shares m/34 each.
 		ws := []DatasetShape{}
 		for i, x := range []int64{28, 32, 10, 33, 33} {
-			ws = append(ws, shapeOfShards(fmt.Sprint("h", i), NewWeight(x, 136), []int{10}))
+			ws = append(ws, shapeOfShards(fmt.Sprint("h", i), config.NewWeight(x, 136), []int{10}))
 		}
 		mustPlan(t, PlanOptions{BatchSize: 4, SamplesPerEpisode: 1, WindowShards: 1}, ws)
 	})

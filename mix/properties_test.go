@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/keyed"
 )
 
@@ -26,11 +27,11 @@ func coverageCases() []coverageCase {
 	var cs []coverageCase
 
 	// samples_per_episode 3, uneven shards.
-	a := shapeOfShards("uneven", NewWeight(1, 1), []int{7, 3, 12, 5, 9, 1, 8})
+	a := shapeOfShards("uneven", config.NewWeight(1, 1), []int{7, 3, 12, 5, 9, 1, 8})
 	c := coverageCase{
 		name:   "samples_per_episode 3",
 		opts:   PlanOptions{Seed: 11, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2},
-		shapes: []DatasetShape{a, shapeOfShards("other", NewWeight(2, 1), repeat(10, 10))},
+		shapes: []DatasetShape{a, shapeOfShards("other", config.NewWeight(2, 1), repeat(10, 10))},
 	}
 	for _, sg := range a.Segments {
 		for r := range sg.Count {
@@ -45,12 +46,12 @@ func coverageCases() []coverageCase {
 	// episodes have none. A selection that starts mid-shard and spans two
 	// splits.
 	rng := rand.New(rand.NewPCG(5, 6))
-	b := DatasetShape{Name: "pairs", Split: "train[5:]+val", Weight: NewWeight(1, 1), MinOffset: 3,
+	b := DatasetShape{Name: "pairs", Split: "train[5:]+val", Weight: config.NewWeight(1, 1), MinOffset: 3,
 		Segments: []Segment{{"train", 0, 5, 15}, {"train", 1, 0, 20}, {"train", 2, 0, 7}, {"val", 0, 0, 6}, {"val", 1, 0, 4}}}
 	c = coverageCase{
 		name:   "samples_per_episode 0",
 		opts:   PlanOptions{Seed: 12, BatchSize: 24, SamplesPerEpisode: 0, WindowShards: 2},
-		shapes: []DatasetShape{b, {Name: "other", Weight: NewWeight(1, 1), MinOffset: 1, Segments: []Segment{{"train", 0, 0, 10}}, Lengths: repeat32(10, 30)}},
+		shapes: []DatasetShape{b, {Name: "other", Weight: config.NewWeight(1, 1), MinOffset: 1, Segments: []Segment{{"train", 0, 0, 10}}, Lengths: repeat32(10, 30)}},
 	}
 	for _, sg := range b.Segments {
 		for r := range sg.Count {
@@ -65,11 +66,11 @@ func coverageCases() []coverageCase {
 	cs = append(cs, c)
 
 	// A tiny dataset with a large weight: many epochs per batch.
-	tiny := shapeOfShards("tiny", NewWeight(5, 1), []int{3})
+	tiny := shapeOfShards("tiny", config.NewWeight(5, 1), []int{3})
 	cs = append(cs, coverageCase{
 		name:   "tiny dataset, many epochs per batch",
 		opts:   PlanOptions{Seed: 13, BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4},
-		shapes: []DatasetShape{tiny, shapeOfShards("big", NewWeight(1, 1), repeat(40, 25))},
+		shapes: []DatasetShape{tiny, shapeOfShards("big", config.NewWeight(1, 1), repeat(40, 25))},
 		units:  []unitID{{"train", 0, 0, 0}, {"train", 0, 1, 0}, {"train", 0, 2, 0}},
 	})
 	return cs
@@ -150,7 +151,7 @@ func TestCoverage(t *testing.T) {
 // TestTooShortEpisodes checks that samples_per_episode 0 counts short and
 // unreadable episodes and never plans a t without a valid pair.
 func TestTooShortEpisodes(t *testing.T) {
-	s := DatasetShape{Name: "d", Weight: NewWeight(1, 1), MinOffset: 5,
+	s := DatasetShape{Name: "d", Weight: config.NewWeight(1, 1), MinOffset: 5,
 		Segments: []Segment{{"train", 0, 0, 6}},
 		Lengths:  []int32{6, 5, -1, 0, 10, 1}}
 	p := mustPlan(t, PlanOptions{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
@@ -206,9 +207,9 @@ func TestLocality(t *testing.T) {
 	for _, n := range sizes {
 		total += n
 	}
-	pairs := shapeOfShards("pairs", NewWeight(1, 1), sizes)
+	pairs := shapeOfShards("pairs", config.NewWeight(1, 1), sizes)
 	pairs.Lengths, pairs.MinOffset = lengths(total), 2
-	other := shapeOfShards("other", NewWeight(1, 1), repeat(10, 20))
+	other := shapeOfShards("other", config.NewWeight(1, 1), repeat(10, 20))
 	other.Lengths, other.MinOffset = lengths(200), 2
 	for _, c := range []struct {
 		name   string
@@ -216,9 +217,9 @@ func TestLocality(t *testing.T) {
 		shapes []DatasetShape
 	}{
 		{"samples_per_episode 1", PlanOptions{Seed: 1, BatchSize: 32, SamplesPerEpisode: 1, WindowShards: 4},
-			[]DatasetShape{shapeOfShards("loc", NewWeight(1, 1), sizes), shapeOfShards("other", NewWeight(1, 1), repeat(10, 20))}},
+			[]DatasetShape{shapeOfShards("loc", config.NewWeight(1, 1), sizes), shapeOfShards("other", config.NewWeight(1, 1), repeat(10, 20))}},
 		{"samples_per_episode 4", PlanOptions{Seed: 2, BatchSize: 32, SamplesPerEpisode: 4, WindowShards: 3},
-			[]DatasetShape{shapeOfShards("loc", NewWeight(3, 1), sizes), shapeOfShards("other", NewWeight(1, 1), repeat(10, 20))}},
+			[]DatasetShape{shapeOfShards("loc", config.NewWeight(3, 1), sizes), shapeOfShards("other", config.NewWeight(1, 1), repeat(10, 20))}},
 		{"samples_per_episode 0", PlanOptions{Seed: 3, BatchSize: 32, SamplesPerEpisode: 0, WindowShards: 4},
 			[]DatasetShape{pairs, other}},
 	} {
@@ -285,7 +286,7 @@ func TestLocality(t *testing.T) {
 func randomAccessPlan(t testing.TB) *Plan {
 	var shapes []DatasetShape
 	for i := range 6 {
-		shapes = append(shapes, shapeOfShards(fmt.Sprint("ds", i), NewWeight(int64(i+1), 3), repeat(5+i, 7+3*i)))
+		shapes = append(shapes, shapeOfShards(fmt.Sprint("ds", i), config.NewWeight(int64(i+1), 3), repeat(5+i, 7+3*i)))
 	}
 	return mustPlan(t, PlanOptions{Seed: 42, BatchSize: 32, SamplesPerEpisode: 2, WindowShards: 2}, shapes)
 }
@@ -429,9 +430,9 @@ func TestSharding(t *testing.T) {
 // at positions that do not depend on the dataset.
 func TestInterleave(t *testing.T) {
 	p := mustPlan(t, PlanOptions{Seed: 5, BatchSize: 60, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
-		shapeOfShards("a", NewWeight(1, 1), repeat(20, 20)),
-		shapeOfShards("b", NewWeight(1, 1), repeat(20, 20)),
-		shapeOfShards("c", NewWeight(1, 1), repeat(20, 20)),
+		shapeOfShards("a", config.NewWeight(1, 1), repeat(20, 20)),
+		shapeOfShards("b", config.NewWeight(1, 1), repeat(20, 20)),
+		shapeOfShards("c", config.NewWeight(1, 1), repeat(20, 20)),
 	})
 	const batches = 2000
 	grouped := 0
@@ -483,8 +484,8 @@ func TestSampleKey(t *testing.T) {
 func TestSubstitute(t *testing.T) {
 	shapes := func() []DatasetShape {
 		return []DatasetShape{
-			shapeOfShards("a", NewWeight(1, 1), repeat(8, 6)),
-			shapeOfShards("one", NewWeight(1, 1), []int{1}),
+			shapeOfShards("a", config.NewWeight(1, 1), repeat(8, 6)),
+			shapeOfShards("one", config.NewWeight(1, 1), []int{1}),
 		}
 	}
 	opts := PlanOptions{Seed: 3, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2}
@@ -538,7 +539,7 @@ func TestSubstitute(t *testing.T) {
 // TestSubstituteSkipsEpisodesWithoutUnits: with samples_per_episode 0 the
 // walk offers only episodes with units, and units that exist.
 func TestSubstituteSkipsEpisodesWithoutUnits(t *testing.T) {
-	sh := shapeOfShards("a", NewWeight(1, 1), []int{4, 4, 4})
+	sh := shapeOfShards("a", config.NewWeight(1, 1), []int{4, 4, 4})
 	sh.MinOffset = 5
 	sh.Lengths = []int32{3, 3, 9, 3, 3, 3, 3, 3, 3, 7, 3, -1}
 	p := mustPlan(t, PlanOptions{Seed: 1, BatchSize: 4, WindowShards: 1}, []DatasetShape{sh})

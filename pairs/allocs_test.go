@@ -3,6 +3,7 @@ package pairs
 import (
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
@@ -37,7 +38,7 @@ func TestBuildAllocs(t *testing.T) {
 				{"native size BCFHW", 96, 128, BCFHW, Squash},
 			} {
 				cfg := fixtureConfig("tiny_bridge")
-				cfg.Frames = Frames{Mode: FramesAll, Offset: FixedOffset(3), SamplesPerEpisode: 1}
+				cfg.Frames = config.Frames{Mode: config.FramesAll, Offset: config.FixedOffset(3), SamplesPerEpisode: 1}
 				cfg.Height, cfg.Width, cfg.Layout, cfg.Resize = tc.h, tc.w, tc.layout, tc.resize
 				a := mustNew(t, ds, cfg)
 				slot := make([]byte, a.SampleBytes())

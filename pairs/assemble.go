@@ -26,6 +26,7 @@ type Assembler struct {
 	state    vector
 	langKey  string
 	lang     languageKind
+	langPer  int  // languageCodes: the code points of one instruction
 	langStep bool // the language is per step (else per episode)
 }
 
@@ -35,28 +36,32 @@ type vector struct {
 	dim int
 }
 
-// New checks cfg against the dataset's features and returns its
-// Assembler. Errors name the field, the dataset and the valid choices (an
-// unknown key is a *rlds.UnknownFeatureError listing the keys that fit).
+// New returns the Assembler of cfg over the dataset's features. The mix
+// config and the keys passed package config's rules when the mix was
+// opened (config.Parse, config.DatasetConfig.CheckFeatures), and New does
+// not apply them again: it only refuses, as a caller's mistake, what would
+// make Build misbehave — frames config.Frames.Validate refuses, a size,
+// layout or resize mode out of range, a key the dataset lacks (a
+// *rlds.UnknownFeatureError), dimensions wider than the mix's.
 func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 	if err := cfg.Frames.Validate(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 	}
-	if cfg.Height < 1 || cfg.Width < 1 {
-		return nil, fmt.Errorf("image_size [%d, %d]: both must be at least 1", cfg.Height, cfg.Width)
-	}
-	if int(cfg.Layout) >= len(layoutNames) {
-		return nil, fmt.Errorf("layout %v is not valid (valid: BFHWC, BCFHW)", cfg.Layout)
-	}
-	if int(cfg.Resize) >= len(resizeNames) {
-		return nil, fmt.Errorf("resize %v is not valid (valid: squash, crop, pad)", cfg.Resize)
+	if cfg.Height < 1 || cfg.Width < 1 || !cfg.Layout.Valid() || !cfg.Resize.Valid() {
+		return nil, fmt.Errorf("dataset %s: %dx%d frames, layout %v, resize %v: out of range", ds.Name, cfg.Height, cfg.Width, cfg.Layout, cfg.Resize)
 	}
 	a := &Assembler{ds: ds, cfg: cfg, frames: cfg.Frames.Count()}
+	feature := func(field, key string) (tfds.Feature, error) {
+		f, ok := ds.Features.Lookup(key)
+		if !ok {
+			return f, fmt.Errorf("%s: %w", field, &rlds.UnknownFeatureError{Dataset: ds.Name, Key: key})
+		}
+		return f, nil
+	}
 
-	isCamera := func(f tfds.Feature) bool { return f.Kind == tfds.KindImage && f.PerStep && !f.Ragged() }
-	img, ok := ds.Features.Lookup(cfg.ImageKey)
-	if !ok || !isCamera(img) {
-		return nil, keyError(ds, "image_key", cfg.ImageKey, "a per-step image", isCamera)
+	img, err := feature("image_key", cfg.ImageKey)
+	if err != nil {
+		return nil, err
 	}
 	if len(img.Shape) == 3 {
 		a.declared = frames.Size{W: max(img.Shape[1], 0), H: max(img.Shape[0], 0)}
@@ -64,12 +69,12 @@ func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 
 	var own int
 	for _, k := range cfg.ActionKeys {
-		n, err := vectorDim(ds, "action_keys", k)
+		f, err := feature("action_keys", k)
 		if err != nil {
 			return nil, err
 		}
-		a.actions = append(a.actions, vector{k, n})
-		own += n
+		a.actions = append(a.actions, vector{k, values(f.Shape)})
+		own += values(f.Shape)
 	}
 	if a.cfg.MaxActionDim == 0 {
 		a.cfg.MaxActionDim = own
@@ -78,11 +83,11 @@ func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 		return nil, fmt.Errorf("action_keys: dataset %s: %v have %d values per step, more than the mix's action dimension %d", ds.Name, cfg.ActionKeys, own, a.cfg.MaxActionDim)
 	}
 	if cfg.StateKey != "" {
-		n, err := vectorDim(ds, "state_key", cfg.StateKey)
+		f, err := feature("state_key", cfg.StateKey)
 		if err != nil {
 			return nil, err
 		}
-		a.state = vector{cfg.StateKey, n}
+		a.state = vector{cfg.StateKey, values(f.Shape)}
 	}
 	if a.cfg.MaxStateDim == 0 {
 		a.cfg.MaxStateDim = a.state.dim
@@ -92,14 +97,30 @@ func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 	}
 
 	if cfg.LanguageKey != "" {
-		isText := func(f tfds.Feature) bool { return languageOf(f) != languageNone }
-		f, ok := ds.Features.Lookup(cfg.LanguageKey)
-		if !ok || !isText(f) {
-			return nil, keyError(ds, "language_key", cfg.LanguageKey, "a text, string or code-point feature", isText)
+		f, err := feature("language_key", cfg.LanguageKey)
+		if err != nil {
+			return nil, err
 		}
-		a.langKey, a.lang, a.langStep = f.Key, languageOf(f), f.PerStep
+		// config.LanguageOf accepted text (Text, string tensor) or an
+		// integer tensor of code points of shape [n].
+		a.langKey, a.lang, a.langStep = f.Key, languageText, f.PerStep
+		if f.Kind != tfds.KindText && f.DType != "string" {
+			if len(f.Shape) != 1 {
+				return nil, fmt.Errorf("language_key: dataset %s: %q has shape %v, not the [n] of code points", ds.Name, f.Key, f.Shape)
+			}
+			a.lang, a.langPer = languageCodes, f.Shape[0]
+		}
 	}
 	return a, nil
+}
+
+// values is the number of values one step of a vector feature holds.
+func values(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }
 
 // Config returns the configuration, with MaxActionDim and MaxStateDim
@@ -127,7 +148,7 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s mix.Sample, ep episo
 	if ep.Dataset() != a.ds.Name || ep.Key() != s.Episode {
 		return fmt.Errorf("dataset %s: asked to build sample of %s/%v from episode %s", a.ds.Name, a.ds.Name, s.Episode, ep.ID())
 	}
-	sel, err := a.cfg.Frames.Select(s.Key, s.Unit, ep.Steps(), w.idx)
+	sel, err := Select(a.cfg.Frames, s.Key, s.Unit, ep.Steps(), w.idx)
 	if err != nil {
 		var se *ShortEpisodeError
 		if errors.As(err, &se) {
@@ -283,7 +304,7 @@ func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) erro
 			return err
 		}
 		w.floats = vals
-		per := v.Spec().Shape[0]
+		per := a.langPer
 		if len(vals) < (step+1)*per {
 			return ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
@@ -90,14 +91,14 @@ func TestBuildFixtures(t *testing.T) {
 	s := newStore(t)
 	frameCases := []struct {
 		name string
-		f    Frames
+		f    config.Frames
 	}{
-		{"endpoints fixed", Frames{Mode: FramesEndpoints, Offset: FixedOffset(2), SamplesPerEpisode: 2}},
-		{"endpoints range", Frames{Mode: FramesEndpoints, Offset: Offset{1, 6}, SamplesPerEpisode: 3}},
-		{"endpoints range, every pair", Frames{Mode: FramesEndpoints, Offset: Offset{4, 6}}},
-		{"all", Frames{Mode: FramesAll, Offset: FixedOffset(3), SamplesPerEpisode: 1}},
-		{"stride", Frames{Mode: FramesStride, Offset: FixedOffset(5), Stride: 2, SamplesPerEpisode: 1}},
-		{"fixed_n", Frames{Mode: FramesFixedN, Offset: Offset{3, 8}, N: 3, SamplesPerEpisode: 2}},
+		{"endpoints fixed", config.Frames{Mode: config.FramesEndpoints, Offset: config.FixedOffset(2), SamplesPerEpisode: 2}},
+		{"endpoints range", config.Frames{Mode: config.FramesEndpoints, Offset: config.Offset{Min: 1, Max: 6}, SamplesPerEpisode: 3}},
+		{"endpoints range, every pair", config.Frames{Mode: config.FramesEndpoints, Offset: config.Offset{Min: 4, Max: 6}}},
+		{"all", config.Frames{Mode: config.FramesAll, Offset: config.FixedOffset(3), SamplesPerEpisode: 1}},
+		{"stride", config.Frames{Mode: config.FramesStride, Offset: config.FixedOffset(6), Stride: 2, SamplesPerEpisode: 1}},
+		{"fixed_n", config.Frames{Mode: config.FramesFixedN, Offset: config.Offset{Min: 3, Max: 8}, N: 3, SamplesPerEpisode: 2}},
 	}
 	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
@@ -202,7 +203,7 @@ func refFrame(t testing.TB, w *Worker, ep *rlds.Episode, cfg Config, step int) [
 	return dst.Buf
 }
 
-func checkMeta(t *testing.T, dataset string, ep *rlds.Episode, rec manifestRecord, f Frames, m *Meta) {
+func checkMeta(t *testing.T, dataset string, ep *rlds.Episode, rec manifestRecord, f config.Frames, m *Meta) {
 	t.Helper()
 	cfg := fixtureConfig(dataset)
 	where := ep.ID()
@@ -220,7 +221,7 @@ func checkMeta(t *testing.T, dataset string, ep *rlds.Episode, rec manifestRecor
 		m.FrameIndices[len(m.FrameIndices)-1] > tt+off {
 		t.Errorf("%s: frame indices %v for t %d offset %d", where, m.FrameIndices, tt, off)
 	}
-	if f.Mode != FramesStride && m.FrameIndices[len(m.FrameIndices)-1] != tt+off {
+	if f.Mode != config.FramesStride && m.FrameIndices[len(m.FrameIndices)-1] != tt+off {
 		t.Errorf("%s: last frame %v is not t+offset %d", where, m.FrameIndices, tt+off)
 	}
 	// Action: per-key sums over [t, t+offset), concatenated in config order.
@@ -272,7 +273,7 @@ func TestBuildConcurrent(t *testing.T) {
 	s := newStore(t)
 	ds := openFixture(t, s, "tiny_kuka")
 	cfg := fixtureConfig("tiny_kuka")
-	cfg.Frames = Frames{Mode: FramesFixedN, Offset: Offset{3, 6}, N: 3, SamplesPerEpisode: 4}
+	cfg.Frames = config.Frames{Mode: config.FramesFixedN, Offset: config.Offset{Min: 3, Max: 6}, N: 3, SamplesPerEpisode: 4}
 	a := mustNew(t, ds, cfg)
 	var eps []*rlds.Episode
 	for rec := range 4 {

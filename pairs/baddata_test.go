@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
@@ -224,7 +225,7 @@ func TestBadData(t *testing.T) {
 				t.Run(tc.name, func(t *testing.T) {
 					ds := openDir(t, newStore(t), "", tc.dir)
 					cfg := fixtureConfig(tc.dataset)
-					cfg.Frames = Frames{Mode: FramesEndpoints, Offset: FixedOffset(1)} // steps 0 and 1 of unit 0
+					cfg.Frames = config.Frames{Mode: config.FramesEndpoints, Offset: config.FixedOffset(1)} // steps 0 and 1 of unit 0
 					a := mustNew(t, ds, cfg)
 					slot := make([]byte, a.SampleBytes())
 					var m Meta

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/frames"
@@ -39,7 +40,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ds := openDir(t, newStore(t), "", tc.dir)
 			cfg := fixtureConfig("tiny_table")
-			cfg.Frames = Frames{Mode: FramesEndpoints, Offset: FixedOffset(1)} // steps 0 and 1
+			cfg.Frames = config.Frames{Mode: config.FramesEndpoints, Offset: config.FixedOffset(1)} // steps 0 and 1
 			a := mustNew(t, ds, cfg)
 			w := testWorkerWith(t, frames.DecoderOptions{JPEG: frames.JPEGGo, Memory: frames.NewDecodeMemory(32 << 20)})
 			slot := make([]byte, a.SampleBytes())

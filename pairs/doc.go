@@ -3,22 +3,25 @@
 // straight into the sample's slot of a batch buffer, and builds the
 // sample's metadata record (dataset name, episode id, frame indices,
 // language, summed action, initial state, robot). It reads episodes through
-// the format-neutral model (package episode), draws its random choices with keyed.Draw, and knows nothing
-// of FUSE, of the batch file format, or of how a frame is decoded.
+// the format-neutral model (package episode), draws its random choices
+// with keyed.Draw, takes its enums, frame selection and rules from package
+// config, and knows nothing of FUSE, of the batch file format, of storage
+// or formats, or of how a frame is decoded.
 //
 // # Pieces
 //
 // An Assembler is built once per dataset of a mix from a Config (image key,
 // frame selection, action/state/language keys, target size, resize mode,
-// layout) and checked against the dataset's features.json; it is immutable
-// and shared by every worker. A Worker belongs to one worker goroutine: its
+// layout) whose keys package config's rules accepted when the mix was
+// opened, which New does not check again; it is immutable and shared by
+// every worker. A Worker belongs to one worker goroutine: its
 // frames.Decoder and the scratch reused from sample to sample.
 // Assembler.Build(ctx, worker, sample, episode, slot, meta) does the work.
 //
 // # Frames
 //
-// Frames are chosen in [t, t+offset] (see Frames and Offset for the exact
-// rules): t is drawn with keyed.Draw(key, keyed.StreamT, ·) when
+// Frames are chosen in [t, t+offset] (see Select and config.FrameMode for
+// the exact rules): t is drawn with keyed.Draw(key, keyed.StreamT, ·) when
 // samples_per_episode ≥ 1 and is the sample's Unit when it is 0; a [min,
 // max] offset is drawn after t with keyed.Draw(key, keyed.StreamOffset, ·) over
 // the offsets that fit the episode.

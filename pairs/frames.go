@@ -3,6 +3,7 @@ package pairs
 import (
 	"fmt"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/keyed"
 )
 
@@ -15,11 +16,25 @@ type Selection struct {
 }
 
 // Select chooses t, the offset and the frame indices of a sample with the
-// given key and unit in an episode of steps steps (see Frames for the
-// rules), appending the indices to dst[:0]. An episode too short for the
-// offset is a *ShortEpisodeError without Dataset and Episode (Build fills
-// them in). The Frames must be valid.
-func (f Frames) Select(key uint64, unit, steps int, dst []int) (Selection, error) {
+// given key and unit in an episode of steps steps, appending the indices
+// to dst[:0]. The Frames must be valid (config.Frames.Validate).
+//
+// t and the offset are chosen in this order:
+//
+//  1. t. With SamplesPerEpisode ≥ 1, t = mix.Draw(key, mix.StreamT, n) with
+//     n = Offset.ValidStarts(steps): uniform over every t for which the
+//     smallest offset fits. With SamplesPerEpisode = 0, t is the sample's
+//     Unit, which the plan enumerates over the same n starts.
+//  2. The offset. A fixed offset is used as is. A range is drawn after t,
+//     over the offsets that fit: offset = Min + mix.Draw(key,
+//     mix.StreamOffset, hi−Min+1) with hi = min(Max, steps−1−t). Near the
+//     end of an episode the range is thus narrowed, never clamped to its
+//     edge, and every t keeps the same chance whatever the range.
+//
+// Then the mode picks the frames in [t, t+offset] (config.FrameMode). An
+// episode with fewer than Min+1 steps has no valid t: a
+// *ShortEpisodeError without Dataset and Episode (Build fills them in).
+func Select(f config.Frames, key uint64, unit, steps int, dst []int) (Selection, error) {
 	starts := f.Offset.ValidStarts(steps)
 	if starts <= 0 {
 		return Selection{}, &ShortEpisodeError{Steps: steps, Need: f.Offset.Min + 1}
@@ -41,17 +56,17 @@ func (f Frames) Select(key uint64, unit, steps int, dst []int) (Selection, error
 	}
 	idx := dst[:0]
 	switch f.Mode {
-	case FramesEndpoints:
+	case config.FramesEndpoints:
 		idx = append(idx, t, t+off)
-	case FramesAll:
+	case config.FramesAll:
 		for i := 0; i <= off; i++ {
 			idx = append(idx, t+i)
 		}
-	case FramesStride:
+	case config.FramesStride:
 		for i := 0; i <= off; i += f.Stride {
 			idx = append(idx, t+i)
 		}
-	case FramesFixedN:
+	case config.FramesFixedN:
 		// t + round_half_up(i·off/(n−1)) = t + ⌊(2·i·off + n−1) / (2·(n−1))⌋.
 		d := f.N - 1
 		for i := range f.N {

@@ -3,82 +3,40 @@ package pairs
 import (
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/keyed"
 )
-
-func TestFramesValidate(t *testing.T) {
-	cases := []struct {
-		name    string
-		f       Frames
-		count   int
-		wantErr string
-	}{
-		{"endpoints fixed", Frames{Mode: FramesEndpoints, Offset: FixedOffset(5)}, 2, ""},
-		{"endpoints range", Frames{Mode: FramesEndpoints, Offset: Offset{3, 7}}, 2, ""},
-		{"all", Frames{Mode: FramesAll, Offset: FixedOffset(4)}, 5, ""},
-		{"stride divides", Frames{Mode: FramesStride, Offset: FixedOffset(6), Stride: 2}, 4, ""},
-		{"stride does not divide", Frames{Mode: FramesStride, Offset: FixedOffset(7), Stride: 3}, 3, ""},
-		{"fixed_n", Frames{Mode: FramesFixedN, Offset: Offset{4, 9}, N: 5}, 5, ""},
-		{"offset 0", Frames{Mode: FramesEndpoints, Offset: FixedOffset(0)}, 0, "at least 1"},
-		{"range reversed", Frames{Mode: FramesEndpoints, Offset: Offset{5, 3}}, 0, "max is below min"},
-		{"all with range", Frames{Mode: FramesAll, Offset: Offset{3, 5}}, 0, "fixed offset"},
-		{"stride with range", Frames{Mode: FramesStride, Offset: Offset{3, 5}, Stride: 2}, 0, "fixed offset"},
-		{"stride 0", Frames{Mode: FramesStride, Offset: FixedOffset(4)}, 0, "stride 0"},
-		{"fixed_n 1", Frames{Mode: FramesFixedN, Offset: FixedOffset(4), N: 1}, 0, "at least 2"},
-		{"fixed_n too close", Frames{Mode: FramesFixedN, Offset: Offset{3, 9}, N: 5}, 0, "offset of at least 4"},
-		{"negative samples", Frames{Offset: FixedOffset(1), SamplesPerEpisode: -1}, 0, "samples_per_episode"},
-		{"bad mode", Frames{Mode: 9, Offset: FixedOffset(1)}, 0, "valid: endpoints, all, stride, fixed_n"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.f.Validate()
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if got := tc.f.Count(); got != tc.count {
-					t.Errorf("Count() = %d, want %d", got, tc.count)
-				}
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
-			}
-		})
-	}
-}
 
 // TestSelectIndices: the frames of each mode for a known t and offset
 // (samples_per_episode 0, so t is the unit).
 func TestSelectIndices(t *testing.T) {
 	cases := []struct {
 		name string
-		f    Frames
+		f    config.Frames
 		unit int
 		want []int
 	}{
-		{"endpoints", Frames{Mode: FramesEndpoints, Offset: FixedOffset(5)}, 2, []int{2, 7}},
-		{"all", Frames{Mode: FramesAll, Offset: FixedOffset(3)}, 4, []int{4, 5, 6, 7}},
-		{"stride 2 of 6", Frames{Mode: FramesStride, Offset: FixedOffset(6), Stride: 2}, 1, []int{1, 3, 5, 7}},
-		{"stride 3 of 7", Frames{Mode: FramesStride, Offset: FixedOffset(7), Stride: 3}, 0, []int{0, 3, 6}},
-		{"stride 1", Frames{Mode: FramesStride, Offset: FixedOffset(2), Stride: 1}, 0, []int{0, 1, 2}},
+		{"endpoints", config.Frames{Mode: config.FramesEndpoints, Offset: config.FixedOffset(5)}, 2, []int{2, 7}},
+		{"all", config.Frames{Mode: config.FramesAll, Offset: config.FixedOffset(3)}, 4, []int{4, 5, 6, 7}},
+		{"stride 2 of 6", config.Frames{Mode: config.FramesStride, Offset: config.FixedOffset(6), Stride: 2}, 1, []int{1, 3, 5, 7}},
+		{"stride 3 of 9", config.Frames{Mode: config.FramesStride, Offset: config.FixedOffset(9), Stride: 3}, 0, []int{0, 3, 6, 9}},
+		{"stride 1", config.Frames{Mode: config.FramesStride, Offset: config.FixedOffset(2), Stride: 1}, 0, []int{0, 1, 2}},
 		// i·5/2 = 0, 2.5, 5: the half rounds up.
-		{"fixed_n 3 of 5", Frames{Mode: FramesFixedN, Offset: FixedOffset(5), N: 3}, 10, []int{10, 13, 15}},
+		{"fixed_n 3 of 5", config.Frames{Mode: config.FramesFixedN, Offset: config.FixedOffset(5), N: 3}, 10, []int{10, 13, 15}},
 		// i·5/3 = 0, 1.67, 3.33, 5.
-		{"fixed_n 4 of 5", Frames{Mode: FramesFixedN, Offset: FixedOffset(5), N: 4}, 0, []int{0, 2, 3, 5}},
+		{"fixed_n 4 of 5", config.Frames{Mode: config.FramesFixedN, Offset: config.FixedOffset(5), N: 4}, 0, []int{0, 2, 3, 5}},
 		// i·7/3 = 0, 2.33, 4.67, 7.
-		{"fixed_n 4 of 7", Frames{Mode: FramesFixedN, Offset: FixedOffset(7), N: 4}, 1, []int{1, 3, 6, 8}},
-		{"fixed_n n = offset+1", Frames{Mode: FramesFixedN, Offset: FixedOffset(3), N: 4}, 0, []int{0, 1, 2, 3}},
+		{"fixed_n 4 of 7", config.Frames{Mode: config.FramesFixedN, Offset: config.FixedOffset(7), N: 4}, 1, []int{1, 3, 6, 8}},
+		{"fixed_n n = offset+1", config.Frames{Mode: config.FramesFixedN, Offset: config.FixedOffset(3), N: 4}, 0, []int{0, 1, 2, 3}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.f.Validate(); err != nil {
 				t.Fatal(err)
 			}
-			sel, err := tc.f.Select(12345, tc.unit, 20, nil)
+			sel, err := Select(tc.f, 12345, tc.unit, 20, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,21 +58,21 @@ func TestSelectDraws(t *testing.T) {
 	const steps, keys = 12, 20000
 	cases := []struct {
 		name string
-		off  Offset
+		off  config.Offset
 	}{
-		{"fixed", FixedOffset(4)},
-		{"range", Offset{3, 7}},
-		{"range wider than some episodes' tails", Offset{1, 11}},
+		{"fixed", config.FixedOffset(4)},
+		{"range", config.Offset{Min: 3, Max: 7}},
+		{"range wider than some episodes' tails", config.Offset{Min: 1, Max: 11}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := Frames{Mode: FramesEndpoints, Offset: tc.off, SamplesPerEpisode: 1}
+			f := config.Frames{Mode: config.FramesEndpoints, Offset: tc.off, SamplesPerEpisode: 1}
 			starts := steps - tc.off.Min
 			tCount := make([]int, starts)
 			seen := map[[2]int]bool{}
 			for k := range uint64(keys) {
 				key := keyed.Hash(7, k)
-				sel, err := f.Select(key, 0, steps, nil)
+				sel, err := Select(f, key, 0, steps, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -154,10 +112,10 @@ func TestSelectDraws(t *testing.T) {
 }
 
 func TestSelectUnitsAndShortEpisodes(t *testing.T) {
-	f := Frames{Mode: FramesEndpoints, Offset: Offset{3, 5}}
+	f := config.Frames{Mode: config.FramesEndpoints, Offset: config.Offset{Min: 3, Max: 5}}
 	// samples_per_episode 0: t is the unit, over [0, steps−1−min].
 	for unit := range 7 {
-		sel, err := f.Select(99, unit, 10, nil)
+		sel, err := Select(f, 99, unit, 10, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,23 +123,23 @@ func TestSelectUnitsAndShortEpisodes(t *testing.T) {
 			t.Errorf("unit %d: t %d offset %d", unit, sel.T, sel.Offset)
 		}
 	}
-	if _, err := f.Select(99, 7, 10, nil); err == nil || errors.Is(err, ErrShortEpisode) {
+	if _, err := Select(f, 99, 7, 10, nil); err == nil || errors.Is(err, ErrShortEpisode) {
 		t.Errorf("unit past the last valid start: %v, want a plain error", err)
 	}
-	if _, err := f.Select(99, -1, 10, nil); err == nil {
+	if _, err := Select(f, 99, -1, 10, nil); err == nil {
 		t.Error("negative unit accepted")
 	}
 	for _, spe := range []int{0, 1} {
 		f.SamplesPerEpisode = spe
 		for _, steps := range []int{0, 1, 3} {
-			_, err := f.Select(99, 0, steps, nil)
+			_, err := Select(f, 99, 0, steps, nil)
 			var se *ShortEpisodeError
 			if !errors.Is(err, ErrShortEpisode) || !errors.As(err, &se) || se.Steps != steps || se.Need != 4 {
 				t.Errorf("spe %d, %d steps: %v, want a *ShortEpisodeError needing 4", spe, steps, err)
 			}
 		}
 		// Exactly min+1 steps: one valid start, offset min.
-		sel, err := f.Select(99, 0, 4, nil)
+		sel, err := Select(f, 99, 0, 4, nil)
 		if err != nil || sel.T != 0 || sel.Offset != 3 {
 			t.Errorf("spe %d, 4 steps: %+v, %v", spe, sel, err)
 		}
@@ -190,9 +148,9 @@ func TestSelectUnitsAndShortEpisodes(t *testing.T) {
 
 // TestSelectReusesDst: the indices are appended to dst[:0].
 func TestSelectReusesDst(t *testing.T) {
-	f := Frames{Mode: FramesAll, Offset: FixedOffset(3)}
+	f := config.Frames{Mode: config.FramesAll, Offset: config.FixedOffset(3)}
 	dst := make([]int, 0, 8)
-	sel, err := f.Select(1, 2, 10, dst)
+	sel, err := Select(f, 1, 2, 10, dst)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mix
+package config
 
 import (
 	"bytes"
@@ -10,9 +10,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 )
-
-// maxProblems bounds the problems one Parse reports.
-const maxProblems = 20
 
 // Keys of a config and of a dataset entry, in the order the docs list them.
 var (
@@ -41,25 +38,9 @@ func Parse(b []byte) (*Config, error) {
 	return c, nil
 }
 
-// Validate checks a config again, for one built or changed in code (a
-// --seed flag, a built-in demo mix): the checks Parse does after decoding.
-func (c *Config) Validate() error {
-	p := &parser{}
-	c.validate(p.add)
-	if len(p.errs) > 0 {
-		return p.errs
-	}
-	return nil
-}
-
+// parser decodes one document, collecting its problems.
 type parser struct {
-	errs ConfigErrors
-}
-
-func (p *parser) add(line int, dataset, field, format string, args ...any) {
-	if len(p.errs) < maxProblems {
-		p.errs = append(p.errs, &ConfigError{Line: line, Dataset: dataset, Field: field, Msg: fmt.Sprintf(format, args...)})
-	}
+	problems
 }
 
 // parse decodes the YAML into a Config with defaults; ok reports that the
@@ -68,13 +49,11 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 	c = &Config{
 		BatchSize:         DefaultBatchSize,
 		ImageSize:         [2]int{DefaultImageSize, DefaultImageSize},
-		Layout:            Layouts[0],
-		Meta:              MetaModes[0],
 		SamplesPerEpisode: DefaultSamplesPerEpisode,
-		PairFrames:        PairModes[0],
-		Resize:            ResizeMode[0],
 		WindowShards:      DefaultWindowShards,
 		lines:             make(map[string]int),
+		// layout, meta, pair_frames and resize: each enumeration's zero
+		// value is its default.
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc yaml.Node
@@ -100,7 +79,7 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		return c, false
 	}
 	p.mapping(root, "", configKeys, c.lines, func(key string, v *yaml.Node) {
-		f := field{p: p, key: key, v: v}
+		f := field{p: p, key: key, v: v, line: c.lines[key]}
 		switch key {
 		case "seed":
 			f.uint64(&c.Seed)
@@ -109,19 +88,19 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		case "image_size":
 			f.pair(&c.ImageSize, false)
 		case "layout":
-			f.str(&c.Layout)
+			enum(f, &c.Layout, ParseLayout)
 		case "meta":
-			f.str(&c.Meta)
+			enum(f, &c.Meta, ParseMetaMode)
 		case "samples_per_episode":
 			f.int(&c.SamplesPerEpisode)
 		case "pair_frames":
-			f.str(&c.PairFrames)
+			enum(f, &c.PairFrames, ParseFrameMode)
 		case "stride":
 			f.int(&c.Stride)
 		case "num_frames":
 			f.int(&c.NumFrames)
 		case "resize":
-			f.str(&c.Resize)
+			enum(f, &c.Resize, ParseResizeMode)
 		case "window_shards":
 			f.int(&c.WindowShards)
 		case "num_batches":
@@ -165,7 +144,7 @@ func (p *parser) datasets(c *Config, v *yaml.Node) {
 			}
 		}
 		p.mapping(n, id, datasetKeys, d.lines, func(key string, v *yaml.Node) {
-			f := field{p: p, key: key, v: v, dataset: id}
+			f := field{p: p, key: key, v: v, dataset: id, line: d.lines[key]}
 			switch key {
 			case "name":
 				f.str(&d.Name)
@@ -263,6 +242,7 @@ type field struct {
 	p       *parser
 	key     string
 	dataset string
+	line    int // the key's
 	v       *yaml.Node
 }
 
@@ -329,6 +309,22 @@ func (f field) str(dst *string) bool {
 	return true
 }
 
+// enum reads one of an enumeration's names; an unknown name is reported
+// on the key's line with the valid choices.
+func enum[T ~uint8](f field, dst *T, parse func(string) (T, error)) bool {
+	var s string
+	if !f.str(&s) {
+		return false
+	}
+	v, err := parse(s)
+	if err != nil {
+		f.p.add(f.line, f.dataset, f.key, "%s", err.(*ConfigError).Msg)
+		return false
+	}
+	*dst = v
+	return true
+}
+
 func (f field) strs(dst *[]string) bool {
 	if f.scalar() && f.v.Tag != "!!bool" {
 		*dst = []string{f.v.Value}
@@ -353,7 +349,7 @@ func (f field) weight(dst *Weight) bool {
 	if !f.scalar() || (f.v.Tag != "!!int" && f.v.Tag != "!!float" && f.v.Tag != "!!str") {
 		return f.bad(`must be a number (1.0, 0.25, 3/4) or "proportionate"`)
 	}
-	w, err := parseWeight(f.v.Value)
+	w, err := ParseWeight(f.v.Value)
 	if err != nil {
 		return f.bad("%s", err.Error())
 	}

@@ -1,4 +1,4 @@
-package mix
+package config
 
 import (
 	"encoding/json"
@@ -7,12 +7,39 @@ import (
 	"testing"
 )
 
+// threeDatasets is a mix of three datasets, one of them dropped.
+const threeDatasets = `
+datasets:
+  - name: bridge
+    source: testdata/datasets/tiny_bridge/1.0.0
+    val_split: val
+    weight: 0.5
+    image_key: steps/observation/wrist_image
+    language_key: steps/language_instruction
+    action_keys: [steps/action/world_vector, steps/action/rotation_delta]
+    state_key: steps/observation/state
+  - name: kuka
+    source: testdata/datasets/tiny_kuka/1.0.0
+    weight: 0.25
+    action_keys: [steps/action]
+    language_key: episode_metadata/language_instruction
+  - name: off
+    source: /nonexistent/dataset/1.0.0
+    weight: 0
+  - name: table
+    source: testdata/datasets/tiny_table/1.0.0
+    weight: 0.25
+    language_key: steps/observation/instruction
+    action_keys: steps/action
+`
+
 // FuzzParse: Parse never panics, answers the same way twice, returns only
 // ConfigErrors, and a config it accepts survives the JSON round trip that
 // info.json takes (JSON is YAML).
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		threeDatasets,
+		"layout: BCFHW\nmeta: dataset\npair_frames: all\nresize: pad\ndatasets:\n  - {name: a, source: /x, offset: 3}\n",
 		"datasets:\n  - {name: a, source: /x}\n",
 		"seed: 3\nbatch_size: 32\nimage_size: [128, 160]\nlayout: BCFHW\nmeta: none\nsamples_per_episode: 0\n" +
 			"pair_frames: fixed_n\nnum_frames: 3\nresize: crop\nwindow_shards: 2\nnum_batches: 10\n" +

@@ -1,4 +1,4 @@
-package mix
+package config
 
 import (
 	"encoding/json"
@@ -23,8 +23,8 @@ datasets:
 		t.Fatal(err)
 	}
 	want := &Config{
-		BatchSize: 64, ImageSize: [2]int{256, 256}, Layout: "BFHWC", Meta: "full",
-		SamplesPerEpisode: 1, PairFrames: "endpoints", Resize: "squash", WindowShards: 4,
+		BatchSize: 64, ImageSize: [2]int{256, 256}, Layout: BFHWC, Meta: MetaFull,
+		SamplesPerEpisode: 1, PairFrames: FramesEndpoints, Resize: Squash, WindowShards: 4,
 		Datasets: []DatasetConfig{
 			{Name: "bridge", Source: "gs://gresearch/robotics/bridge/0.1.0", Anonymous: true, Split: "train",
 				Weight: NewWeight(1, 1), Offset: Offset{1, 1}},
@@ -75,8 +75,8 @@ datasets:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Seed != 1<<64-1 || c.BatchSize != 128 || c.ImageSize != [2]int{224, 320} || c.Layout != "BCFHW" ||
-		c.Meta != "dataset" || c.SamplesPerEpisode != 0 || c.Stride != 2 || c.Resize != "pad" ||
+	if c.Seed != 1<<64-1 || c.BatchSize != 128 || c.ImageSize != [2]int{224, 320} || c.Layout != BCFHW ||
+		c.Meta != MetaDataset || c.SamplesPerEpisode != 0 || c.PairFrames != FramesStride || c.Stride != 2 || c.Resize != Pad ||
 		c.WindowShards != 8 || c.NumBatches != 100000 || c.Frames() != 4 {
 		t.Fatalf("%+v", c)
 	}
@@ -190,9 +190,9 @@ func TestWeights(t *testing.T) {
 		{"proportionate", "proportionate", true}, {"abc", "", false}, {"1/0", "", false}, {"0x10", "", false},
 		{"1e100", "", false}, {"nan", "", false}, {"", "", false},
 	} {
-		w, err := parseWeight(c.text)
+		w, err := ParseWeight(c.text)
 		if (err == nil) != c.ok || (c.ok && w.String() != c.want) {
-			t.Errorf("parseWeight(%q) = %v, %v; want %s", c.text, w, err, c.want)
+			t.Errorf("ParseWeight(%q) = %v, %v; want %s", c.text, w, err, c.want)
 		}
 	}
 }

@@ -1,0 +1,170 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Config is a mix config: what to serve and how. Parse fills every default,
+// so a Config from Parse is complete; JSON-encoding it gives the config as
+// loaded (info.json), which Parse reads back to the same Config.
+type Config struct {
+	Seed              uint64          `json:"seed"`
+	BatchSize         int             `json:"batch_size"`
+	ImageSize         [2]int          `json:"image_size"` // [height, width]
+	Layout            Layout          `json:"layout"`
+	Meta              MetaMode        `json:"meta"`
+	SamplesPerEpisode int             `json:"samples_per_episode"`
+	PairFrames        FrameMode       `json:"pair_frames"`
+	Stride            int             `json:"stride,omitempty"`     // pair_frames: stride
+	NumFrames         int             `json:"num_frames,omitempty"` // pair_frames: fixed_n
+	Resize            ResizeMode      `json:"resize"`
+	WindowShards      int             `json:"window_shards"`
+	NumBatches        int64           `json:"num_batches,omitempty"` // 0: one pass over the sample units
+	Datasets          []DatasetConfig `json:"datasets"`
+
+	lines map[string]int // line of each top-level key
+}
+
+// DatasetConfig is one entry of `datasets`.
+type DatasetConfig struct {
+	Name        string   `json:"name"`
+	Source      string   `json:"source"`
+	Anonymous   bool     `json:"anonymous,omitempty"`
+	Split       string   `json:"split"`
+	ValSplit    string   `json:"val_split,omitempty"`
+	Weight      Weight   `json:"weight"`
+	ImageKey    string   `json:"image_key,omitempty"` // "": the dataset's only image feature
+	Offset      Offset   `json:"offset"`
+	LanguageKey string   `json:"language_key,omitempty"`
+	ActionKeys  []string `json:"action_keys,omitempty"`
+	StateKey    string   `json:"state_key,omitempty"`
+	Robot       string   `json:"robot,omitempty"`
+
+	line  int            // line of the entry
+	lines map[string]int // line of each key
+}
+
+// Offset is a dataset's frame offset, the distance from a sample's first
+// frame to its last: a fixed value (Min == Max) or a range [Min, Max]
+// drawn per sample.
+type Offset struct{ Min, Max int }
+
+// FixedOffset is an offset of exactly n steps.
+func FixedOffset(n int) Offset { return Offset{n, n} }
+
+// Fixed reports whether the offset is one value.
+func (o Offset) Fixed() bool { return o.Min == o.Max }
+
+// ValidStarts is the number of frames t of an episode of steps steps that
+// can start a sample: t ∈ [0, steps−1−Min]. Zero or less means the episode
+// is too short for the offset and has no sample units.
+func (o Offset) ValidStarts(steps int) int { return steps - o.Min }
+
+// String writes the offset as the config does: n or [min, max].
+func (o Offset) String() string {
+	if o.Fixed() {
+		return fmt.Sprint(o.Min)
+	}
+	return fmt.Sprintf("[%d, %d]", o.Min, o.Max)
+}
+
+// MarshalJSON writes an int or [min, max].
+func (o Offset) MarshalJSON() ([]byte, error) {
+	if o.Fixed() {
+		return json.Marshal(o.Min)
+	}
+	return json.Marshal([2]int{o.Min, o.Max})
+}
+
+// Defaults and bounds.
+const (
+	DefaultBatchSize         = 64
+	DefaultImageSize         = 256
+	DefaultSamplesPerEpisode = 1
+	DefaultWindowShards      = 4
+	DefaultSplit             = "train"
+	DefaultOffset            = 1
+
+	maxBatchSize = 1 << 16
+	maxImageSide = 8192
+	maxSmall     = 1 << 20 // samples_per_episode, window_shards, offset, stride
+	maxNumFrames = 1024
+	maxBatches   = 1 << 50
+)
+
+// Line returns the line of a top-level key in the YAML, 0 if unknown.
+func (c *Config) Line(key string) int { return c.lines[key] }
+
+// Line returns the line of one of the dataset's keys, or of the entry when
+// key is "" or absent.
+func (d *DatasetConfig) Line(key string) int {
+	if l, ok := d.lines[key]; ok {
+		return l
+	}
+	return d.line
+}
+
+// Sampled reports whether the dataset takes part in the mix: a weight
+// ≤ 0 drops it before anything is opened.
+func (d *DatasetConfig) Sampled() bool { return d.Weight.Sampled() }
+
+// FramesOf is the frame selection of dataset d's samples: the mix's
+// pair_frames, stride, num_frames and samples_per_episode with d's offset.
+func (c *Config) FramesOf(d *DatasetConfig) Frames {
+	return Frames{
+		Mode:              c.PairFrames,
+		Offset:            d.Offset,
+		Stride:            c.Stride,
+		N:                 c.NumFrames,
+		SamplesPerEpisode: c.SamplesPerEpisode,
+	}
+}
+
+// Frames is F, the frames of each sample. A valid config gives the same F
+// for every dataset it samples.
+func (c *Config) Frames() int {
+	for i := range c.Datasets {
+		if d := &c.Datasets[i]; d.Sampled() {
+			return c.FramesOf(d).Count()
+		}
+	}
+	if c.PairFrames == FramesFixedN {
+		return c.NumFrames
+	}
+	return 2
+}
+
+// Load reads and parses a config file; errors name the file.
+func Load(file string) (*Config, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return c, nil
+}
+
+// versionDir matches a TFDS version directory: 0.1.0, 1.0.0.
+var versionDir = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
+
+// nameFromSource derives a dataset name from its source:
+// gs://gresearch/robotics/bridge/0.1.0 → bridge.
+func nameFromSource(src string) string {
+	p := strings.TrimRight(strings.TrimPrefix(src, "gs://"), "/")
+	base := path.Base(p)
+	if versionDir.MatchString(base) {
+		base = path.Base(path.Dir(p))
+	}
+	if base == "." || base == "/" || base == "" {
+		return ""
+	}
+	return base
+}

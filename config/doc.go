@@ -1,0 +1,29 @@
+// Package config owns the mix config: its YAML schema (Config,
+// DatasetConfig, Offset, Weight), the strict parser (Parse, Load: an
+// unknown or repeated key is an error, and every value keeps the line it
+// was written on), the defaults, the enumerated values as typed values with
+// one name table each (FrameMode, Layout, ResizeMode, MetaMode), and every
+// rule a config must satisfy:
+//
+//   - the rules that need nothing but the config itself (ranges, choices,
+//     names, weights, the frame-mode rules of Frames), checked by Parse and
+//     Validate;
+//   - the rules that need a dataset's feature list, one predicate per rule
+//     (IsCamera for image_key, IsVector for action_keys and state_key,
+//     LanguageOf for language_key), checked by DatasetConfig.CheckFeatures
+//     against a small neutral Feature description.
+//
+// Every problem is a *ConfigError carrying the YAML line of the offending
+// key (the dataset entry's line when the key is absent), the dataset and
+// the field, and saying what is valid; the problems of one config come back
+// together as ConfigErrors. The package does no I/O but reading the file
+// Load is given.
+//
+// Both the plan (package mix) and the sample assembler (package pairs) take
+// their types and rules from here, so a rule exists once: what a config
+// passes here, the assembler can build.
+//
+// config is a leaf: it imports nothing else of oxefs. Callers describe a
+// dataset's features with Feature; whatever reads a dataset format
+// translates its own feature model into it.
+package config
