@@ -43,7 +43,7 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	if c.Index {
 		var total int64
-		for _, s := range ds.Info.Splits {
+		for _, s := range ds.Meta.Splits {
 			total += s.NumExamples()
 		}
 		bar := newBar(total, "indexing episode lengths", "episodes")

@@ -161,7 +161,7 @@ func assemblers(m *mix.Mix) ([]*pairs.Assembler, error) {
 	out := make([]*pairs.Assembler, len(m.Datasets))
 	for i, d := range m.Datasets {
 		dc := d.Config
-		a, err := pairs.New(d.Data, pairs.Config{
+		a, err := pairs.New(d.Data.Info(), pairs.Config{
 			ImageKey:     d.Image.Key,
 			Frames:       cfg.FramesOf(&dc),
 			ActionKeys:   dc.ActionKeys,

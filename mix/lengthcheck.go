@@ -64,7 +64,7 @@ func probeLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, minOffse
 	var c lengthCheck
 	var read int64
 	for _, r := range ranges {
-		si, ok := d.Data.Info.Split(r.Split)
+		si, ok := d.Data.Meta.Split(r.Split)
 		if !ok {
 			return c, fmt.Errorf("no split %q", r.Split)
 		}

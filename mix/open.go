@@ -269,13 +269,13 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 		return nil, nil, nil, errs
 	}
 	d := &Dataset{Config: *dc, Data: data}
-	train, err := tfds.Resolve(dc.Split, data.Info)
+	train, err := tfds.Resolve(dc.Split, data.Meta)
 	if err != nil {
 		add("split", "%v", err)
 	}
 	var val []tfds.Range
 	if dc.ValSplit != "" {
-		if val, err = tfds.Resolve(dc.ValSplit, data.Info); err != nil {
+		if val, err = tfds.Resolve(dc.ValSplit, data.Meta); err != nil {
 			add("val_split", "%v", err)
 		}
 	}
@@ -353,7 +353,7 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts Ope
 				continue
 			}
 		}
-		if si, ok := d.Data.Info.Split(s); ok {
+		if si, ok := d.Data.Meta.Split(s); ok {
 			total += si.NumExamples()
 		}
 	}
@@ -391,7 +391,7 @@ func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Length
 		Weight:    d.Config.Weight,
 		MinOffset: d.Config.Offset.Min,
 	}
-	segs, err := SegmentsOf(d.Data.Info, ranges)
+	segs, err := SegmentsOf(d.Data.Meta, ranges)
 	if err != nil {
 		return s, fmt.Errorf("dataset %s: %w", d.Config.Name, err)
 	}

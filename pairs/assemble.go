@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/rlds"
-	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/mix"
 )
@@ -16,7 +14,7 @@ import (
 // and shared by every worker; each worker brings its own Worker.
 type Assembler struct {
 	// dependencies
-	ds *rlds.Dataset
+	ds *episode.Info
 
 	// constants
 	cfg      Config
@@ -42,8 +40,8 @@ type vector struct {
 // not apply them again: it only refuses, as a caller's mistake, what would
 // make Build misbehave — frames config.Frames.Validate refuses, a size,
 // layout or resize mode out of range, a key the dataset lacks (a
-// *rlds.UnknownFeatureError), dimensions wider than the mix's.
-func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
+// *episode.UnknownFeatureError), dimensions wider than the mix's.
+func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 	if err := cfg.Frames.Validate(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 	}
@@ -51,10 +49,10 @@ func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 		return nil, fmt.Errorf("dataset %s: %dx%d frames, layout %v, resize %v: out of range", ds.Name, cfg.Height, cfg.Width, cfg.Layout, cfg.Resize)
 	}
 	a := &Assembler{ds: ds, cfg: cfg, frames: cfg.Frames.Count()}
-	feature := func(field, key string) (tfds.Feature, error) {
+	feature := func(field, key string) (episode.Feature, error) {
 		f, ok := ds.Features.Lookup(key)
 		if !ok {
-			return f, fmt.Errorf("%s: %w", field, &rlds.UnknownFeatureError{Dataset: ds.Name, Key: key})
+			return f, fmt.Errorf("%s: %w", field, &episode.UnknownFeatureError{Dataset: ds.Name, Key: key})
 		}
 		return f, nil
 	}
@@ -104,7 +102,7 @@ func New(ds *rlds.Dataset, cfg Config) (*Assembler, error) {
 		// config.LanguageOf accepted text (Text, string tensor) or an
 		// integer tensor of code points of shape [n].
 		a.langKey, a.lang, a.langStep = f.Key, languageText, f.PerStep
-		if f.Kind != tfds.KindText && f.DType != "string" {
+		if f.Kind != episode.KindText && f.DType != "string" {
 			if len(f.Shape) != 1 {
 				return nil, fmt.Errorf("language_key: dataset %s: %q has shape %v, not the [n] of code points", ds.Name, f.Key, f.Shape)
 			}
@@ -138,7 +136,7 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 // and fills m when it is not nil. The frames come through the camera's
 // frames.Source, decoded with w's Decoder; ctx bounds what the source reads
 // (nothing, for images stored per step). Errors: a *ShortEpisodeError when
-// the episode is too short for the offset; a *rlds.CorruptError (wrapping
+// the episode is too short for the offset; a *episode.CorruptError (wrapping
 // a *frames.ImageError for a bad image) for bad data. After an error dst
 // holds partial data and must be rewritten.
 func (a *Assembler) Build(ctx context.Context, w *Worker, s mix.Sample, ep episode.Episode, dst []byte, m *Meta) error {

@@ -180,7 +180,7 @@ func TestBuildFixtures(t *testing.T) {
 
 func mustNew(t testing.TB, ds *rlds.Dataset, cfg Config) *Assembler {
 	t.Helper()
-	a, err := New(ds, cfg)
+	a, err := New(ds.Info(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestNewErrors(t *testing.T) {
 			cfg := fixtureConfig("tiny_bridge")
 			cfg.Frames = config.Frames{Offset: config.FixedOffset(1)}
 			tc.edit(&cfg)
-			_, err := New(bridge, cfg)
+			_, err := New(bridge.Info(), cfg)
 			if err == nil || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.msg)
 			}

@@ -38,7 +38,7 @@
 // An episode too short for the offset is a *ShortEpisodeError (the plan
 // substitutes another unit). Bad data — an image that is empty, undecodable
 // or of the wrong size, a missing feature, a malformed tensor — is a
-// *rlds.CorruptError naming the dataset, shard and record, wrapping a
+// *episode.CorruptError naming the dataset, shard and record, wrapping a
 // *frames.ImageError that names the key and step where an image is at
 // fault. Nothing is ever silently replaced.
 package pairs

@@ -68,12 +68,12 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 	for _, d := range res.Datasets {
 		t.Run(d.Name, func(t *testing.T) {
 			ds := openDataset(t, store, d.Dir)
-			if ds.Info.Name != d.Name || ds.Info.Version != version {
-				t.Errorf("dataset_info names %s %s, want %s %s", ds.Info.Name, ds.Info.Version, d.Name, version)
+			if ds.Meta.Name != d.Name || ds.Meta.Version != version {
+				t.Errorf("dataset_info names %s %s, want %s %s", ds.Meta.Name, ds.Meta.Version, d.Name, version)
 			}
 			checkFeatures(t, d.Dataset, ds.Features)
 			for _, split := range []string{"train", "val"} {
-				info, ok := ds.Info.Split(split)
+				info, ok := ds.Meta.Split(split)
 				if !ok {
 					t.Fatalf("no split %s", split)
 				}

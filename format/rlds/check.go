@@ -26,7 +26,7 @@ const minRecordBytes = 16
 // a missing object, like a shard that holds fewer records than listed, is
 // found when it is read and is then unreadable data (a *CorruptError).
 func (d *Dataset) CheckSplit(split string) error {
-	si, ok := d.Info.Split(split)
+	si, ok := d.Meta.Split(split)
 	if !ok {
 		return fmt.Errorf("dataset %s: no split %q", d.Name, split)
 	}
@@ -44,7 +44,7 @@ func (d *Dataset) CheckSplit(split string) error {
 
 // checkLocalShards stats every shard of a local split.
 func (d *Dataset) checkLocalShards(split string, si *tfds.SplitInfo) error {
-	names, err := d.Info.ShardNames(split)
+	names, err := d.Meta.ShardNames(split)
 	if err != nil {
 		return fmt.Errorf("dataset %s: %w", d.Name, err)
 	}

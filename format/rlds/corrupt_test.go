@@ -58,7 +58,7 @@ func TestCorruptVariants(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				info, _ := ds.Info.Split("train")
+				info, _ := ds.Meta.Split("train")
 				failures := 0
 				for shard, n := range info.ShardLengths {
 					for rec := range int(n) {

@@ -47,9 +47,9 @@ type ImageDescription struct {
 // Describe summarises the dataset. The length index is included when it
 // exists; Describe never builds it.
 func (d *Dataset) Describe() Description {
-	desc := Description{Name: d.Info.Name, Version: d.Info.Version, Source: d.Source.Location()}
+	desc := Description{Name: d.Meta.Name, Version: d.Meta.Version, Source: d.Source.Location()}
 	lengths, _ := d.LoadLengths()
-	for _, s := range d.Info.Splits {
+	for _, s := range d.Meta.Splits {
 		sd := SplitDescription{Name: s.Name, Episodes: s.NumExamples(), Shards: len(s.ShardLengths), Bytes: s.NumBytes}
 		if lengths != nil {
 			if st, ok := lengths.Stats(s.Name); ok {

@@ -85,8 +85,8 @@ type dataIdentity struct {
 // (a missing shard matches fs.ErrNotExist; a dead source storage.ErrUnavailable).
 func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 	var names []string
-	for _, s := range d.Info.Splits {
-		ns, err := d.Info.ShardNames(s.Name)
+	for _, s := range d.Meta.Splits {
+		ns, err := d.Meta.ShardNames(s.Name)
 		if err != nil {
 			return dataIdentity{}, fmt.Errorf("dataset %s: %w", d.Name, err)
 		}
@@ -211,7 +211,7 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 	}
 	var jobs []job
 	for _, name := range todo {
-		s, ok := d.Info.Split(name)
+		s, ok := d.Meta.Split(name)
 		if !ok {
 			return nil, fmt.Errorf("dataset %s: no split %q (valid: %v)", d.Name, name, d.Splits())
 		}

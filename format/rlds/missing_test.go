@@ -187,7 +187,7 @@ func TestShardShorterThanListed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info, _ := ds.Info.Split("train")
+		info, _ := ds.Meta.Split("train")
 		if info.ShardLengths[0] != 7 {
 			t.Fatalf("edited shard length reads %d", info.ShardLengths[0])
 		}

@@ -19,7 +19,7 @@ type ShardRef struct {
 
 // estimatedSize is the mean shard size of the split, from dataset_info.json.
 func (r ShardRef) estimatedSize() int64 {
-	s, ok := r.Dataset.Info.Split(r.Split)
+	s, ok := r.Dataset.Meta.Split(r.Split)
 	if !ok || len(s.ShardLengths) == 0 {
 		return 0
 	}

@@ -24,7 +24,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 		}
 		refs = refs[:0]
 		for _, split := range []string{"val", "train"} {
-			info, _ := ds.Info.Split(split)
+			info, _ := ds.Meta.Split(split)
 			for i := range info.ShardLengths {
 				refs = append(refs, ShardRef{Dataset: ds, Split: split, Shard: i})
 			}

@@ -142,10 +142,14 @@ func (s *Store) Disk() *diskcache.Cache { return s.disk }
 // Dataset is one opened TFDS dataset.
 type Dataset struct {
 	// Name is the name used in episode ids and messages.
-	Name     string
-	Source   storage.Backend
-	Info     *tfds.DatasetInfo
+	Name   string
+	Source storage.Backend
+	// Meta and Features are the dataset's dataset_info.json and
+	// features.json; only this format reads them. Everything above the
+	// format sees Info.
+	Meta     *tfds.DatasetInfo
 	Features *tfds.Features
+	info     *episode.Info
 
 	neutral []episode.Feature // Features in the neutral model, same order
 
@@ -208,7 +212,7 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 	d := &Dataset{
 		Name:     name,
 		Source:   src,
-		Info:     info,
+		Meta:     info,
 		Features: feats,
 		neutral:  neutralFeatures(feats),
 		store:    s,
@@ -221,7 +225,27 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 	if _, inPlace := src.(storage.Filer); !inPlace {
 		d.cached = s.disk.Wrap(remote, d.slug, s.ctx)
 	}
+	if d.info, err = d.describe(); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	}
 	return d, nil
+}
+
+// Info describes the dataset in the format-neutral model.
+func (d *Dataset) Info() *episode.Info { return d.info }
+
+// describe converts dataset_info.json and features.json to the neutral model.
+func (d *Dataset) describe() (*episode.Info, error) {
+	feats, err := episode.NewFeatures(d.neutral)
+	if err != nil {
+		return nil, err
+	}
+	in := &episode.Info{Name: d.Name, Builder: d.Meta.Name, Version: d.Meta.Version, Format: "rlds",
+		Location: d.Source.Location(), Features: feats}
+	for _, s := range d.Meta.Splits {
+		in.Splits = append(in.Splits, episode.Split{Name: s.Name, Bytes: s.NumBytes, ShardEpisodes: s.ShardLengths})
+	}
+	return in, nil
 }
 
 // sourceSlug is a readable, collision-free directory name for a source.
@@ -243,7 +267,7 @@ func sourceSlug(uri string) string {
 
 // Select resolves a TFDS split string.
 func (d *Dataset) Select(spec string) ([]tfds.Range, error) {
-	r, err := tfds.Resolve(spec, d.Info)
+	r, err := tfds.Resolve(spec, d.Meta)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
@@ -252,7 +276,7 @@ func (d *Dataset) Select(spec string) ([]tfds.Range, error) {
 
 // ShardName returns the file name of a shard.
 func (d *Dataset) ShardName(split string, shard int) (string, error) {
-	names, err := d.Info.ShardNames(split)
+	names, err := d.Meta.ShardNames(split)
 	if err != nil {
 		return "", fmt.Errorf("dataset %s: %w", d.Name, err)
 	}
@@ -351,7 +375,7 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		}
 		// Cut at a record boundary, or dataset_info.json lists more.
 		listed := int64(-1)
-		if si, ok := d.Info.Split(ref.Split); ok && ref.Shard < len(si.ShardLengths) {
+		if si, ok := d.Meta.Split(ref.Split); ok && ref.Shard < len(si.ShardLengths) {
 			listed = si.ShardLengths[ref.Shard]
 		}
 		return nil, corrupt(fmt.Errorf("unreadable: the shard holds %d records (%d bytes), dataset_info.json lists %d",
@@ -439,8 +463,8 @@ func (d *Dataset) shardIndex(name string, f io.ReaderAt, size int64) (*shardSpan
 
 // Splits returns the names of the dataset's splits.
 func (d *Dataset) Splits() []string {
-	names := make([]string, len(d.Info.Splits))
-	for i, s := range d.Info.Splits {
+	names := make([]string, len(d.Meta.Splits))
+	for i, s := range d.Meta.Splits {
 		names[i] = s.Name
 	}
 	return names

@@ -78,7 +78,7 @@ func checkDataset(t *testing.T, ds *Dataset, md manifestDataset) {
 	t.Helper()
 	ctx := context.Background()
 	for split, ms := range md.Splits {
-		info, ok := ds.Info.Split(split)
+		info, ok := ds.Meta.Split(split)
 		if !ok {
 			t.Fatalf("%s: split %s missing", md.Name, split)
 		}
@@ -263,7 +263,7 @@ func TestSplitStringsMatchTFDS(t *testing.T) {
 				}
 				var ids []int64
 				for _, r := range ranges {
-					info, _ := ds.Info.Split(r.Split)
+					info, _ := ds.Meta.Split(r.Split)
 					for i := r.From; i < r.To; i++ {
 						shard, rec := info.Locate(i)
 						ep, err := ds.Episode(ctx, Ref{Split: r.Split, Shard: shard, Record: int(rec)})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
 // Errors of Resolve match one of these with errors.Is; all are *SplitError.
@@ -37,14 +39,9 @@ func splitErr(spec string, kind error, format string, args ...any) error {
 }
 
 // Range is a run of examples of one split: [From, To), absolute indices in
-// the split's example order (shard by shard).
-type Range struct {
-	Split    string
-	From, To int64
-}
-
-// Len is the number of examples in the range.
-func (r Range) Len() int64 { return r.To - r.From }
+// the split's example order (shard by shard). It is the neutral model's
+// range, so that a resolved selection leaves the format as it is.
+type Range = episode.Range
 
 // Resolve turns a split string into the ordered episode ranges it selects,
 // exactly as tfds.load(split=...) does (core/splits.py in TFDS 4.9):

@@ -51,7 +51,7 @@ func infoWith(t testing.TB, splits ...any) *DatasetInfo {
 func TestResolve(t *testing.T) {
 	two := infoWith(t, "train", []int64{12, 12}, "val", []int64{3})
 	five := infoWith(t, "train", []int64{5})
-	r := func(split string, from, to int64) Range { return Range{split, from, to} }
+	r := func(split string, from, to int64) Range { return Range{Split: split, From: from, To: to} }
 	for _, tc := range []struct {
 		spec string
 		info *DatasetInfo
@@ -140,7 +140,7 @@ func TestResolvePercentRounding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []Range{{"train", tc.from, tc.to}}
+			want := []Range{{Split: "train", From: tc.from, To: tc.to}}
 			if !equalRanges(got, want) {
 				t.Errorf("Resolve(%q) = %v, want %v", tc.spec, got, want)
 			}
