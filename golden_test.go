@@ -17,6 +17,7 @@ import (
 
 	"github.com/oxefs/oxefs/batch"
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/loader"
 )
 
 // goldenView is one view of a pipeline opened by openGolden: get returns
@@ -44,7 +45,7 @@ func openGolden(t *testing.T, yaml string) (*goldenPipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := batch.Open(context.Background(), batch.Options{
+	p, err := loader.Open(context.Background(), loader.Options{
 		Config: cfg, CacheDir: t.TempDir(), Mem: 256 << 20, Disk: 1 << 30,
 		Workers: 2, Decoder: "go", Version: "golden", Log: slog.New(slog.DiscardHandler),
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/loader"
 	"github.com/oxefs/oxefs/storage/retry"
 
 	"context"
@@ -65,7 +66,7 @@ func (f *pipelineFlags) loadConfig(log *slog.Logger) (*config.Config, error) {
 }
 
 // open builds the pipeline, validating the whole config against the data.
-func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*batch.Pipeline, error) {
+func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*loader.Pipeline, error) {
 	if err := f.check(hostMemory()); err != nil {
 		return nil, err
 	}
@@ -76,7 +77,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*batch.Pipe
 	if err != nil {
 		return nil, err
 	}
-	return batch.Open(ctx, batch.Options{
+	return loader.Open(ctx, loader.Options{
 		Config:       cfg,
 		CacheDir:     f.CacheDir,
 		Mem:          int64(f.Mem),
@@ -151,7 +152,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 // already open (a numpy memmap among them) until the last is closed, --grace
 // passes or a second signal arrives. Only then is the connection aborted:
 // a mapped file's reader would get SIGBUS.
-func (c *mountCmd) drain(log *slog.Logger, p *batch.Pipeline, srv *fs.Server, gone <-chan struct{}) error {
+func (c *mountCmd) drain(log *slog.Logger, p *loader.Pipeline, srv *fs.Server, gone <-chan struct{}) error {
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(again)

@@ -7,9 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oxefs/oxefs/loader"
 	"github.com/schollz/progressbar/v3"
-
-	"github.com/oxefs/oxefs/mix"
 )
 
 // progress reports work done towards a total.
@@ -105,12 +104,12 @@ func (p *lineProgress) line() error {
 }
 
 // indexProgress shows episode-length indexing, one bar per dataset.
-func indexProgress() func(mix.IndexProgress) {
+func indexProgress() func(loader.IndexProgress) {
 	var (
 		mu   sync.Mutex
 		bars = map[string]progress{}
 	)
-	return func(p mix.IndexProgress) {
+	return func(p loader.IndexProgress) {
 		mu.Lock()
 		defer mu.Unlock()
 		bar := bars[p.Dataset]

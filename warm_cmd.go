@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
 
 	"context"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 
 	"github.com/oxefs/oxefs/format/rlds"
-	"github.com/oxefs/oxefs/mix"
 )
 
 type warmCmd struct {
@@ -26,14 +26,14 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
-	plan := p.Mix.Train
-	var keys []mix.ShardKey
+	train := p.Mix.Train
+	var keys []plan.ShardKey
 	if c.All {
 		for d := range p.Mix.Datasets {
-			keys = append(keys, plan.DatasetShards(d)...)
+			keys = append(keys, train.DatasetShards(d)...)
 		}
 	} else {
-		keys = plan.ShardsAhead(0, int(min(c.Batches, plan.NumBatches())), nil)
+		keys = train.ShardsAhead(0, int(min(c.Batches, train.NumBatches())), nil)
 	}
 	var remote []rlds.ShardRef
 	for _, r := range p.Mix.ShardRefs(keys) {

@@ -443,3 +443,6 @@ func (s *Scheduler) removeLocked(e *entry) {
 		e.frames = nil
 	}
 }
+
+// Shape is the shape of a batch's frames array.
+func (s *Scheduler) Shape() []int { return s.cfg.Shape }

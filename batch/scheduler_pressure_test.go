@@ -5,16 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
-	"github.com/oxefs/oxefs/pairs"
 )
 
 // The default test shape's array bytes (see newTest).
@@ -207,75 +203,5 @@ func TestGetRacesClose(t *testing.T) {
 		if n := builtAfter.Load(); n != 0 {
 			t.Fatalf("trial %d: %d builds ran after Close returned", trial, n)
 		}
-	}
-}
-
-// TestPoolSubmitRacesClose submits decode jobs from many goroutines while
-// the pool closes: a submission after Close is an error, never a send on a
-// closed channel.
-func TestPoolSubmitRacesClose(t *testing.T) {
-	for range 20 {
-		p, err := NewPool(2, frames.DecoderOptions{JPEG: frames.JPEGGo})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				for range 100 {
-					done := make(chan struct{})
-					if err := p.submit(context.Background(), func(*pairs.Worker) { close(done) }); err != nil {
-						if !errors.Is(err, errPoolClosed) {
-							t.Errorf("submit: %v, want errPoolClosed", err)
-						}
-						return
-					}
-					<-done // a queued job always runs
-				}
-			}()
-		}
-		close(start)
-		p.Close()
-		wg.Wait()
-		p.Close() // idempotent
-	}
-}
-
-// TestCloseSkipsQueuedDecodes closes a pipeline while a large build has
-// decode jobs queued on its one worker: the queued samples are skipped,
-// not decoded, so shutdown waits for at most the sample being decoded.
-func TestCloseSkipsQueuedDecodes(t *testing.T) {
-	src := bridgeSource(t)
-	cfg, err := config.Parse([]byte("batch_size: 2048\nimage_size: [32, 48]\nsamples_per_episode: 3\ndatasets:\n  - source: " + src +
-		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Open(context.Background(), Options{
-		Config: cfg, CacheDir: t.TempDir(), Mem: 2 << 30, Disk: 1 << 30,
-		Workers: 1, Version: "test", Log: slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan result, 1)
-	getAsync(context.Background(), p.Train, 0, out)
-	waitUntil(t, "the build decodes", func() bool { return p.Builds.Samples[0].Load() > 0 })
-	before := p.Builds.Samples[0].Load()
-	p.Close()
-	after := p.Builds.Samples[0].Load()
-	if r := <-out; !errors.Is(r.err, ErrClosed) {
-		t.Fatalf("Get during Close: %v, want ErrClosed", r.err)
-	}
-	if before >= 2048 {
-		t.Skip("the build finished before Close: nothing to check")
-	}
-	// One worker: at most the sample it was decoding when Close began.
-	if after-before > 1 {
-		t.Fatalf("%d samples were decoded after Close began, want at most 1 (the one in progress)", after-before)
 	}
 }

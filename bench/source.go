@@ -72,9 +72,18 @@ func mustRead(path string) []byte {
 // plan, builds and readahead as a mount, without FUSE. A read copies the
 // batch into the reader's buffer, as a file read does.
 type InProcess struct {
-	P    *batch.Pipeline
+	P    Pipeline
 	Val  bool
 	Desc string
+}
+
+// Pipeline is what InProcess reads from: the scheduler of each view (nil
+// for a view the mix does not have) and the info.json and stats.json
+// documents. The composition root's pipeline is one.
+type Pipeline interface {
+	View(val bool) *batch.Scheduler
+	Info() []byte
+	Stats() []byte
 }
 
 var _ Source = InProcess{}
@@ -82,12 +91,7 @@ var _ Source = InProcess{}
 // Name says what is read.
 func (s InProcess) Name() string { return "in-process " + s.Desc }
 
-func (s InProcess) sched() *batch.Scheduler {
-	if s.Val {
-		return s.P.Val
-	}
-	return s.P.Train
-}
+func (s InProcess) sched() *batch.Scheduler { return s.P.View(s.Val) }
 
 // Read gets batch n and copies its .npy bytes and metadata.
 func (s InProcess) Read(ctx context.Context, n int64, buf []byte) ([]byte, []byte, error) {

@@ -6,7 +6,7 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // TestBuildAllocs: in steady state the libjpeg-turbo path allocates
@@ -21,7 +21,7 @@ func TestBuildAllocs(t *testing.T) {
 	s := newStore(t)
 	ds := openFixture(t, s, "tiny_bridge")
 	ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: 1})
-	smp := mix.Sample{Episode: ep.Key(), Unit: 2, Key: 77}
+	smp := plan.Sample{Episode: ep.Key(), Unit: 2, Key: 77}
 	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
 			w := testWorker(t, choice)

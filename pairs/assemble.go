@@ -7,7 +7,7 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // Assembler builds the samples of one dataset. It is immutable after New
@@ -139,7 +139,7 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 // the episode is too short for the offset; a *episode.CorruptError (wrapping
 // a *frames.ImageError for a bad image) for bad data. After an error dst
 // holds partial data and must be rewritten.
-func (a *Assembler) Build(ctx context.Context, w *Worker, s mix.Sample, ep episode.Episode, dst []byte, m *Meta) error {
+func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
 	if len(dst) != a.SampleBytes() {
 		return fmt.Errorf("sample slot of %d bytes, want %d (%d frames of %dx%d)", len(dst), a.SampleBytes(), a.frames, a.cfg.Height, a.cfg.Width)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/keyed"
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/plan"
 )
 
 type manifest struct {
@@ -130,7 +130,7 @@ func TestBuildFixtures(t *testing.T) {
 										units = max(fc.f.Offset.ValidStarts(rec.NumSteps), 1)
 									}
 									for j := range units {
-										smp := mix.Sample{Dataset: di, Episode: ep.Key(), Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
+										smp := plan.Sample{Dataset: di, Episode: ep.Key(), Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
 										errA := hwc.Build(t.Context(), w, smp, ep, a, &ma)
 										errB := chw.Build(t.Context(), w, smp, ep, b, &mb)
 										if rec.NumSteps < fc.f.Offset.Min+1 {
@@ -279,8 +279,8 @@ func TestBuildConcurrent(t *testing.T) {
 	for rec := range 4 {
 		eps = append(eps, loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: rec}))
 	}
-	sample := func(i int) mix.Sample {
-		return mix.Sample{Episode: eps[i%len(eps)].Key(), Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}
+	sample := func(i int) plan.Sample {
+		return plan.Sample{Episode: eps[i%len(eps)].Key(), Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}
 	}
 	const n = 32
 	want := make([][]byte, n)

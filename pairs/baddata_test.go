@@ -17,7 +17,7 @@ import (
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // copyDataset copies a TFDS dataset directory into a temporary one,
@@ -230,7 +230,7 @@ func TestBadData(t *testing.T) {
 					slot := make([]byte, a.SampleBytes())
 					var m Meta
 					ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: tc.record})
-					err := a.Build(t.Context(), w, mix.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
+					err := a.Build(t.Context(), w, plan.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
 					var ce *rlds.CorruptError
 					if !errors.Is(err, rlds.ErrCorrupt) || !errors.As(err, &ce) {
 						t.Fatalf("got %v, want a *rlds.CorruptError", err)
@@ -250,7 +250,7 @@ func TestBadData(t *testing.T) {
 					t.Logf("%v", err)
 					// The decoder still works: an intact record of the next shard.
 					good := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 1, Record: 0})
-					if err := a.Build(t.Context(), w, mix.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
+					if err := a.Build(t.Context(), w, plan.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
 						t.Fatalf("good record after a bad one: %v", err)
 					}
 				})

@@ -11,7 +11,7 @@ import (
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
-	"github.com/oxefs/oxefs/mix"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // TestDecompressionBombInEpisode: a PNG bomb as one frame of an episode is
@@ -46,7 +46,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 			slot := make([]byte, a.SampleBytes())
 			ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: 0})
 			var err error
-			n := testkit.Allocated(func() { err = a.Build(t.Context(), w, mix.Sample{Episode: ep.Key()}, ep, slot, nil) })
+			n := testkit.Allocated(func() { err = a.Build(t.Context(), w, plan.Sample{Episode: ep.Key()}, ep, slot, nil) })
 			var ie *frames.ImageError
 			if !errors.Is(err, rlds.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
 				t.Fatalf("got %v, want a corrupt-data error for step 0", err)

@@ -21,13 +21,13 @@ type Selection struct {
 //
 // t and the offset are chosen in this order:
 //
-//  1. t. With SamplesPerEpisode ≥ 1, t = mix.Draw(key, mix.StreamT, n) with
+//  1. t. With SamplesPerEpisode ≥ 1, t = keyed.Draw(key, keyed.StreamT, n) with
 //     n = Offset.ValidStarts(steps): uniform over every t for which the
 //     smallest offset fits. With SamplesPerEpisode = 0, t is the sample's
 //     Unit, which the plan enumerates over the same n starts.
 //  2. The offset. A fixed offset is used as is. A range is drawn after t,
-//     over the offsets that fit: offset = Min + mix.Draw(key,
-//     mix.StreamOffset, hi−Min+1) with hi = min(Max, steps−1−t). Near the
+//     over the offsets that fit: offset = Min + keyed.Draw(key,
+//     keyed.StreamOffset, hi−Min+1) with hi = min(Max, steps−1−t). Near the
 //     end of an episode the range is thus narrowed, never clamped to its
 //     edge, and every t keeps the same chance whatever the range.
 //

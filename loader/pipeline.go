@@ -1,6 +1,7 @@
-package batch
+package loader
 
 import (
+	"github.com/oxefs/oxefs/batch"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/retry"
 
@@ -20,8 +21,8 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // Options configures a Pipeline: the mount's flags.
@@ -41,7 +42,7 @@ type Options struct {
 	// Decoder forces a JPEG decoder ("go", "turbo"); "" picks the best.
 	Decoder string
 	// Progress reports episode-length indexing (samples_per_episode 0).
-	Progress func(mix.IndexProgress)
+	Progress func(IndexProgress)
 	Version  string
 	Log      *slog.Logger
 }
@@ -67,14 +68,14 @@ const (
 // store, the mix, one worker pool, and a scheduler per view.
 type Pipeline struct {
 	Store *rlds.Store
-	Mix   *mix.Mix
+	Mix   *Mix
 	Pool  *Pool
 	// Train and Val schedule the two views; Val is nil without a val view.
-	Train, Val *Scheduler
+	Train, Val *batch.Scheduler
 	Builds     *BuildStats
 	// Read latencies, recorded by the mount (or the benchmark) per file
 	// read; Build latencies per batch build.
-	ReadLatency, BuildLatency Histogram
+	ReadLatency, BuildLatency batch.Histogram
 
 	opts     Options
 	started  time.Time
@@ -111,7 +112,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 			p.Close()
 		}
 	}()
-	p.Mix, err = mix.Open(ctx, cfg, store, mix.OpenOptions{
+	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
 		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Log: opts.Log,
 	})
 	if err != nil {
@@ -156,7 +157,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 }
 
 // assemblers makes one pairs.Assembler per dataset of the mix.
-func assemblers(m *mix.Mix) ([]*pairs.Assembler, error) {
+func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 	cfg := m.Config
 	out := make([]*pairs.Assembler, len(m.Datasets))
 	for i, d := range m.Datasets {
@@ -183,8 +184,8 @@ func assemblers(m *mix.Mix) ([]*pairs.Assembler, error) {
 	return out, nil
 }
 
-func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *BuildStats) (*Scheduler, error) {
-	b, err := NewBuilder(plan, p.Mix.Datasets, asm, p.Pool, BuilderOptions{
+func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *BuildStats) (*batch.Scheduler, error) {
+	b, err := NewBuilder(pl, p.Mix.Datasets, asm, p.Pool, BuilderOptions{
 		Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log,
 	})
 	if err != nil {
@@ -192,14 +193,14 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta config.Meta
 	}
 	build := func(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 		start := time.Now()
-		p.prefetch.advance(plan, n)
+		p.prefetch.advance(pl, n)
 		// Remote shards arrive before the samples are queued, all at once:
 		// decode workers then never wait on the network, so neither
 		// readahead nor another view's builds hold them while this batch's
 		// source is slow, and a dead source fails the batch within one
 		// retry budget.
 		if p.prefetch != nil {
-			if err := p.Store.FetchShards(ctx, p.Mix.ShardRefs(plan.Shards(n, nil))); err != nil {
+			if err := p.Store.FetchShards(ctx, p.Mix.ShardRefs(pl.Shards(n, nil))); err != nil {
 				p.BuildLatency.Observe(time.Since(start))
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}
@@ -208,12 +209,12 @@ func (p *Pipeline) view(plan *mix.Plan, asm []*pairs.Assembler, meta config.Meta
 		p.BuildLatency.Observe(time.Since(start))
 		return meta, err
 	}
-	limit := plan.NumBatches() // the val view is one pass
-	if plan == p.Mix.Train {
-		limit = plan.MaxBatch() + 1 // train serves later epochs by name
+	limit := pl.NumBatches() // the val view is one pass
+	if pl == p.Mix.Train {
+		limit = pl.MaxBatch() + 1 // train serves later epochs by name
 	}
-	return NewScheduler(Config{
-		Len:       plan.NumBatches(),
+	return batch.NewScheduler(batch.Config{
+		Len:       pl.NumBatches(),
 		Limit:     limit,
 		Shape:     b.Shape(),
 		Meta:      meta != config.MetaNone,
@@ -238,7 +239,7 @@ func (p *Pipeline) batchMemShare(val bool) float64 {
 // reader holds the batch of the file it has open (open files pin their
 // batch), so N concurrent readers need (N+1) times this, the extra batch
 // being built while they read. Rounded up to a MiB.
-func (p *Pipeline) memPerReader(s *Scheduler, val bool) int64 {
+func (p *Pipeline) memPerReader(s *batch.Scheduler, val bool) int64 {
 	const mib = 1 << 20
 	per := int64(math.Ceil(float64(s.BatchBytes()) / p.batchMemShare(val)))
 	return (per + mib - 1) / mib * mib
@@ -265,7 +266,7 @@ func (p *Pipeline) memoryInfo() map[string]any {
 // batches: readers then wait for each other's files to close.
 func (p *Pipeline) warnMemory() {
 	for _, v := range []struct {
-		s    *Scheduler
+		s    *batch.Scheduler
 		val  bool
 		name string
 	}{{p.Train, false, "train"}, {p.Val, true, "val"}} {
@@ -284,7 +285,7 @@ func (p *Pipeline) Close() {
 	if p.prefetch != nil {
 		p.prefetch.close()
 	}
-	for _, s := range []*Scheduler{p.Train, p.Val} {
+	for _, s := range []*batch.Scheduler{p.Train, p.Val} {
 		if s != nil {
 			s.Close()
 		}
@@ -298,11 +299,20 @@ func (p *Pipeline) Close() {
 // StopReadahead stops building batches ahead of demand: on shutdown, only
 // the readers already there are served.
 func (p *Pipeline) StopReadahead() {
-	for _, s := range []*Scheduler{p.Train, p.Val} {
+	for _, s := range []*batch.Scheduler{p.Train, p.Val} {
 		if s != nil {
 			s.StopReadahead()
 		}
 	}
+}
+
+// View returns the scheduler of the val view when val is set, else the
+// train view's; nil when the mix has no val view.
+func (p *Pipeline) View(val bool) *batch.Scheduler {
+	if val {
+		return p.Val
+	}
+	return p.Train
 }
 
 // Info returns info.json.
@@ -310,7 +320,7 @@ func (p *Pipeline) Info() []byte { return p.info }
 
 // infoJSON is the static description of the mount.
 func (p *Pipeline) infoJSON() ([]byte, error) {
-	view := func(s *Scheduler, plan *mix.Plan) map[string]any {
+	view := func(s *batch.Scheduler, pl *plan.Plan) map[string]any {
 		if s == nil {
 			return nil
 		}
@@ -318,12 +328,12 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 			"num_batches":                 s.Len(),
 			"max_batch":                   s.Limit() - 1,
 			"npy_bytes":                   s.NPYSize(),
-			"plan":                        plan.Info(),
+			"plan":                        pl.Info(),
 			"batch_budget_bytes":          s.Budget(),
 			"max_concurrent_open_batches": s.Budget() / s.BatchBytes(),
 		}
 	}
-	shape := p.Train.cfg.Shape
+	shape := p.Train.Shape()
 	info := map[string]any{
 		"oxefs_version": p.opts.Version,
 		"pid":           os.Getpid(),
@@ -364,7 +374,7 @@ func (p *Pipeline) Stats() []byte {
 		}
 		return out
 	}
-	sched := func(s *Scheduler) map[string]any {
+	sched := func(s *batch.Scheduler) map[string]any {
 		if s == nil {
 			return nil
 		}
@@ -379,7 +389,7 @@ func (p *Pipeline) Stats() []byte {
 			"memory_waits":   s.Stats.MemoryWaits.Load(),
 			"waiting":        s.Waiting(),
 			"held_bytes":     s.Held(),
-			"budget_bytes":   s.cfg.Budget,
+			"budget_bytes":   s.Budget(),
 		}
 	}
 	out := map[string]any{
@@ -476,7 +486,7 @@ func ReadRSS() (now, peak int64) {
 // when the mix has none.
 type prefetcher struct {
 	store *rlds.Store
-	mix   *mix.Mix
+	mix   *Mix
 	log   *slog.Logger
 
 	ctx    context.Context
@@ -485,15 +495,15 @@ type prefetcher struct {
 	done   chan struct{}
 
 	mu   sync.Mutex
-	plan *mix.Plan // guarded by mu: the view read last
-	at   int64     // guarded by mu: the batch to prefetch from
-	last int64     // guarded by mu: where the last prefetch started
+	plan *plan.Plan // guarded by mu: the view read last
+	at   int64      // guarded by mu: the batch to prefetch from
+	last int64      // guarded by mu: where the last prefetch started
 }
 
 // prefetchAhead is how many batches ahead the prefetcher looks.
 const prefetchAhead = 64
 
-func newPrefetcher(store *rlds.Store, m *mix.Mix, log *slog.Logger) *prefetcher {
+func newPrefetcher(store *rlds.Store, m *Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
 		if _, local := d.Data.Source.(storage.Filer); !local {
@@ -510,12 +520,12 @@ func newPrefetcher(store *rlds.Store, m *mix.Mix, log *slog.Logger) *prefetcher 
 }
 
 // advance says that batch n of plan is being built.
-func (pf *prefetcher) advance(plan *mix.Plan, n int64) {
+func (pf *prefetcher) advance(pl *plan.Plan, n int64) {
 	if pf == nil {
 		return
 	}
 	pf.mu.Lock()
-	pf.plan, pf.at = plan, n
+	pf.plan, pf.at = pl, n
 	pf.mu.Unlock()
 	select {
 	case pf.wake <- struct{}{}:
@@ -532,14 +542,14 @@ func (pf *prefetcher) run() {
 		case <-pf.wake:
 		}
 		pf.mu.Lock()
-		plan, at, last := pf.plan, pf.at, pf.last
+		pl, at, last := pf.plan, pf.at, pf.last
 		if at >= last && at < last+prefetchAhead/2 {
 			pf.mu.Unlock()
 			continue // the last prefetch still covers this stretch
 		}
 		pf.last = at
 		pf.mu.Unlock()
-		refs := pf.mix.ShardRefs(plan.ShardsAhead(at, prefetchAhead, nil))
+		refs := pf.mix.ShardRefs(pl.ShardsAhead(at, prefetchAhead, nil))
 		if _, err := pf.store.Prefetch(pf.ctx, refs, 4, nil); err != nil && pf.ctx.Err() == nil {
 			pf.log.Warn("prefetch", "err", err)
 		}

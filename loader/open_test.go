@@ -1,4 +1,4 @@
-package mix
+package loader
 
 import (
 	"bytes"
@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/plan"
 )
 
 const fixtures = "../testdata/datasets/"
@@ -27,13 +29,13 @@ func newStore(t *testing.T, dir string) *rlds.Store {
 	return s
 }
 
-func openYAML(t *testing.T, store *rlds.Store, y string, opts OpenOptions) (*Mix, error) {
+func openYAML(t *testing.T, store *rlds.Store, y string, opts MixOptions) (*Mix, error) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Open(context.Background(), cfg, store, opts)
+	return OpenMix(context.Background(), cfg, store, opts)
 }
 
 const threeDatasets = `
@@ -64,7 +66,7 @@ datasets:
 func TestOpen(t *testing.T) {
 	store := newStore(t, t.TempDir())
 	var logs bytes.Buffer
-	m, err := openYAML(t, store, threeDatasets, OpenOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	m, err := openYAML(t, store, threeDatasets, MixOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,11 +129,11 @@ func TestOpen(t *testing.T) {
 		t.Errorf("every shard: %v", all)
 	}
 	// Sharded through the options.
-	r1, err := openYAML(t, store, threeDatasets, OpenOptions{Rank: 1, World: 2})
+	r1, err := openYAML(t, store, threeDatasets, MixOptions{Rank: 1, World: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if batchHash(r1.Train, 5, 6) != batchHash(m.Train, 11, 12) {
+	if !reflect.DeepEqual(r1.Train.Batch(5, nil), m.Train.Batch(11, nil)) {
 		t.Error("rank 1 of 2, batch 5 is not global batch 11")
 	}
 }
@@ -153,7 +155,7 @@ func TestOpenAllPairs(t *testing.T) {
 		"    image_key: steps/observation/image\n    offset: [5, 8]\n    val_split: val\n"
 	var last IndexProgress
 	calls := 0
-	m, err := openYAML(t, newStore(t, dir), y, OpenOptions{Progress: func(p IndexProgress) { last = p; calls++ }})
+	m, err := openYAML(t, newStore(t, dir), y, MixOptions{Progress: func(p IndexProgress) { last = p; calls++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +164,7 @@ func TestOpenAllPairs(t *testing.T) {
 	}
 	steps := stepsOf(t, "tiny_bridge")
 	for _, c := range []struct {
-		p     *Plan
+		p     *plan.Plan
 		split string
 	}{{m.Train, "train"}, {m.Val, "val"}} {
 		var units, short int64
@@ -189,7 +191,7 @@ func TestOpenAllPairs(t *testing.T) {
 	}
 	// The index persists: a second Open reads no episode.
 	calls = 0
-	if _, err := openYAML(t, newStore(t, dir), y, OpenOptions{Progress: func(IndexProgress) { calls++ }}); err != nil {
+	if _, err := openYAML(t, newStore(t, dir), y, MixOptions{Progress: func(IndexProgress) { calls++ }}); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 0 {
@@ -231,7 +233,7 @@ func TestOpenErrors(t *testing.T) {
 			[]string{"3 problems", "split:", "image_key:", "source:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := openYAML(t, store, c.yaml, OpenOptions{})
+			_, err := openYAML(t, store, c.yaml, MixOptions{})
 			if err == nil {
 				t.Fatal("opened")
 			}

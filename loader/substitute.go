@@ -1,4 +1,4 @@
-package batch
+package loader
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // maxImageFailures bounds the candidates whose frames fail to decode that
@@ -69,13 +69,13 @@ func (u *substitutions) saw(dataset, steps int) {
 	}
 }
 
-func (u *substitutions) known(s mix.Sample) badKind {
+func (u *substitutions) known(s plan.Sample) badKind {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.bad[episodeKey{s.Dataset, s.Episode}]
 }
 
-func (u *substitutions) markBad(s mix.Sample, k badKind) {
+func (u *substitutions) markBad(s plan.Sample, k badKind) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.bad) < maxKnownBad {
@@ -101,7 +101,7 @@ func (u *substitutions) setUnusable(dataset int, err error) bool {
 }
 
 // try builds sample s from its own episode.
-func (b *Builder) try(ctx context.Context, w *pairs.Worker, s mix.Sample, dst []byte, m *pairs.Meta) error {
+func (b *Builder) try(ctx context.Context, w *pairs.Worker, s plan.Sample, dst []byte, m *pairs.Meta) error {
 	if err := ctx.Err(); err != nil {
 		return err // between substitutes: shutting down
 	}
@@ -122,7 +122,7 @@ func (b *Builder) try(ctx context.Context, w *pairs.Worker, s mix.Sample, dst []
 // and for corrupt data under --strict: those fail the read. Otherwise the
 // failure is counted and logged once per episode, and an episode that can
 // give no sample at all (whole is not 0) is remembered.
-func (b *Builder) failed(s mix.Sample, err error) (whole badKind, ok bool) {
+func (b *Builder) failed(s plan.Sample, err error) (whole badKind, ok bool) {
 	var kind string
 	switch {
 	case errors.Is(err, pairs.ErrShortEpisode):
@@ -170,7 +170,7 @@ func (t *walkTally) add(k badKind, err error) {
 
 // noUsableEpisode is the error of a sample for which the whole dataset
 // has no usable episode.
-func (b *Builder) noUsableEpisode(s mix.Sample, t walkTally) error {
+func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 	ds := b.datasets[s.Dataset]
 	info := b.plan.Info().Datasets[s.Dataset]
 	offset := b.asm[s.Dataset].Config().Frames.Offset

@@ -1,4 +1,4 @@
-package mix
+package plan
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 type planCase struct {
 	name   string
-	opts   PlanOptions
+	opts   Options
 	shapes []DatasetShape
 }
 
@@ -34,30 +34,30 @@ func proportionCases() []planCase {
 		prop = append(prop, shapeOfShards(fmt.Sprintf("p%d", i), config.Proportionate, repeat(max(n/50, 1), max(n/max(n/50, 1), 1))))
 	}
 	return []planCase{
-		{"29 uniform, B=64", PlanOptions{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, uniform},
-		{"weights 0.54/1.0/0.1, B=64", PlanOptions{Seed: 7, BatchSize: 64, SamplesPerEpisode: 2, WindowShards: 4}, []DatasetShape{
+		{"29 uniform, B=64", Options{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, uniform},
+		{"weights 0.54/1.0/0.1, B=64", Options{Seed: 7, BatchSize: 64, SamplesPerEpisode: 2, WindowShards: 4}, []DatasetShape{
 			shapeOfShards("bridge", w("0.54"), repeat(64, 50)),
 			shapeOfShards("fractal", w("1.0"), repeat(32, 100)),
 			shapeOfShards("kuka", w("0.1"), repeat(16, 30)),
 		}},
-		{"tiny dataset with a large weight", PlanOptions{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
+		{"tiny dataset with a large weight", Options{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
 			shapeOfShards("tiny", w("5"), []int{3}),
 			shapeOfShards("big", w("1"), repeat(40, 25)),
 		}},
-		{"proportionate", PlanOptions{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, prop},
-		{"numeric and proportionate", PlanOptions{BatchSize: 48, SamplesPerEpisode: 3, WindowShards: 2}, []DatasetShape{
+		{"proportionate", Options{BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4}, prop},
+		{"numeric and proportionate", Options{BatchSize: 48, SamplesPerEpisode: 3, WindowShards: 2}, []DatasetShape{
 			shapeOfShards("fixed", w("0.3"), repeat(10, 10)),
 			shapeOfShards("pa", config.Proportionate, repeat(7, 13)),
 			shapeOfShards("pb", config.Proportionate, repeat(3, 5)),
 		}},
-		{"weights needing quantisation, B=256", PlanOptions{BatchSize: 256, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
+		{"weights needing quantisation, B=256", Options{BatchSize: 256, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
 			shapeOfShards("a", w("0.123457"), repeat(20, 20)),
 			shapeOfShards("b", w("0.3333333"), repeat(20, 20)),
 			shapeOfShards("c", w("0.0000031"), repeat(20, 20)),
 			shapeOfShards("d", w("1/7"), repeat(20, 20)),
 			shapeOfShards("e", w("2.718281828"), repeat(20, 20)),
 		}},
-		{"batch size 1", PlanOptions{BatchSize: 1, SamplesPerEpisode: 1, WindowShards: 1}, []DatasetShape{
+		{"batch size 1", Options{BatchSize: 1, SamplesPerEpisode: 1, WindowShards: 1}, []DatasetShape{
 			shapeOfShards("a", w("1"), []int{5, 5}),
 			shapeOfShards("b", w("2"), []int{5}),
 			shapeOfShards("c", w("3"), []int{1, 1, 1}),
@@ -304,7 +304,7 @@ func TestScheduleHeavyTasks(t *testing.T) {
 		for i, x := range []int64{28, 32, 10, 33, 33} {
 			ws = append(ws, shapeOfShards(fmt.Sprint("h", i), config.NewWeight(x, 136), []int{10}))
 		}
-		mustPlan(t, PlanOptions{BatchSize: 4, SamplesPerEpisode: 1, WindowShards: 1}, ws)
+		mustPlan(t, Options{BatchSize: 4, SamplesPerEpisode: 1, WindowShards: 1}, ws)
 	})
 	t.Run("random heavy", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))

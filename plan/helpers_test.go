@@ -1,4 +1,4 @@
-package mix
+package plan
 
 import (
 	"crypto/sha256"
@@ -28,9 +28,9 @@ func repeat(n, v int) []int {
 	return out
 }
 
-func mustPlan(t testing.TB, opts PlanOptions, shapes []DatasetShape) *Plan {
+func mustPlan(t testing.TB, opts Options, shapes []DatasetShape) *Plan {
 	t.Helper()
-	p, err := NewPlan(opts, shapes)
+	p, err := New(opts, shapes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package mix
+package plan
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // coverageCase is a mix whose dataset 0 is checked for coverage.
 type coverageCase struct {
 	name   string
-	opts   PlanOptions
+	opts   Options
 	shapes []DatasetShape
 	// units lists dataset 0's units, computed from the shape alone.
 	units []unitID
@@ -30,7 +30,7 @@ func coverageCases() []coverageCase {
 	a := shapeOfShards("uneven", config.NewWeight(1, 1), []int{7, 3, 12, 5, 9, 1, 8})
 	c := coverageCase{
 		name:   "samples_per_episode 3",
-		opts:   PlanOptions{Seed: 11, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2},
+		opts:   Options{Seed: 11, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2},
 		shapes: []DatasetShape{a, shapeOfShards("other", config.NewWeight(2, 1), repeat(10, 10))},
 	}
 	for _, sg := range a.Segments {
@@ -50,7 +50,7 @@ func coverageCases() []coverageCase {
 		Segments: []Segment{{"train", 0, 5, 15}, {"train", 1, 0, 20}, {"train", 2, 0, 7}, {"val", 0, 0, 6}, {"val", 1, 0, 4}}}
 	c = coverageCase{
 		name:   "samples_per_episode 0",
-		opts:   PlanOptions{Seed: 12, BatchSize: 24, SamplesPerEpisode: 0, WindowShards: 2},
+		opts:   Options{Seed: 12, BatchSize: 24, SamplesPerEpisode: 0, WindowShards: 2},
 		shapes: []DatasetShape{b, {Name: "other", Weight: config.NewWeight(1, 1), MinOffset: 1, Segments: []Segment{{"train", 0, 0, 10}}, Lengths: repeat32(10, 30)}},
 	}
 	for _, sg := range b.Segments {
@@ -69,7 +69,7 @@ func coverageCases() []coverageCase {
 	tiny := shapeOfShards("tiny", config.NewWeight(5, 1), []int{3})
 	cs = append(cs, coverageCase{
 		name:   "tiny dataset, many epochs per batch",
-		opts:   PlanOptions{Seed: 13, BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4},
+		opts:   Options{Seed: 13, BatchSize: 64, SamplesPerEpisode: 1, WindowShards: 4},
 		shapes: []DatasetShape{tiny, shapeOfShards("big", config.NewWeight(1, 1), repeat(40, 25))},
 		units:  []unitID{{"train", 0, 0, 0}, {"train", 0, 1, 0}, {"train", 0, 2, 0}},
 	})
@@ -154,7 +154,7 @@ func TestTooShortEpisodes(t *testing.T) {
 	s := DatasetShape{Name: "d", Weight: config.NewWeight(1, 1), MinOffset: 5,
 		Segments: []Segment{{"train", 0, 0, 6}},
 		Lengths:  []int32{6, 5, -1, 0, 10, 1}}
-	p := mustPlan(t, PlanOptions{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
+	p := mustPlan(t, Options{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
 	d := p.Info().Datasets[0]
 	if d.TooShort == nil || *d.TooShort != 3 || d.Unreadable == nil || *d.Unreadable != 1 || d.Units != 1+5 || d.Episodes != 6 {
 		t.Fatalf("summary %+v: want 3 too short (5, 0, 1 steps), 1 unreadable, 6 units", d)
@@ -166,7 +166,7 @@ func TestTooShortEpisodes(t *testing.T) {
 		}
 	}
 	s.Lengths = []int32{1, 2, 3, 4, 5, -1}
-	if _, err := NewPlan(PlanOptions{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s}); err == nil ||
+	if _, err := New(Options{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s}); err == nil ||
 		!strings.Contains(err.Error(), "5 of 6 episodes are shorter than offset+1 = 6") {
 		t.Fatalf("a dataset without units: %v", err)
 	}
@@ -213,14 +213,14 @@ func TestLocality(t *testing.T) {
 	other.Lengths, other.MinOffset = lengths(200), 2
 	for _, c := range []struct {
 		name   string
-		opts   PlanOptions
+		opts   Options
 		shapes []DatasetShape
 	}{
-		{"samples_per_episode 1", PlanOptions{Seed: 1, BatchSize: 32, SamplesPerEpisode: 1, WindowShards: 4},
+		{"samples_per_episode 1", Options{Seed: 1, BatchSize: 32, SamplesPerEpisode: 1, WindowShards: 4},
 			[]DatasetShape{shapeOfShards("loc", config.NewWeight(1, 1), sizes), shapeOfShards("other", config.NewWeight(1, 1), repeat(10, 20))}},
-		{"samples_per_episode 4", PlanOptions{Seed: 2, BatchSize: 32, SamplesPerEpisode: 4, WindowShards: 3},
+		{"samples_per_episode 4", Options{Seed: 2, BatchSize: 32, SamplesPerEpisode: 4, WindowShards: 3},
 			[]DatasetShape{shapeOfShards("loc", config.NewWeight(3, 1), sizes), shapeOfShards("other", config.NewWeight(1, 1), repeat(10, 20))}},
-		{"samples_per_episode 0", PlanOptions{Seed: 3, BatchSize: 32, SamplesPerEpisode: 0, WindowShards: 4},
+		{"samples_per_episode 0", Options{Seed: 3, BatchSize: 32, SamplesPerEpisode: 0, WindowShards: 4},
 			[]DatasetShape{pairs, other}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -288,7 +288,7 @@ func randomAccessPlan(t testing.TB) *Plan {
 	for i := range 6 {
 		shapes = append(shapes, shapeOfShards(fmt.Sprint("ds", i), config.NewWeight(int64(i+1), 3), repeat(5+i, 7+3*i)))
 	}
-	return mustPlan(t, PlanOptions{Seed: 42, BatchSize: 32, SamplesPerEpisode: 2, WindowShards: 2}, shapes)
+	return mustPlan(t, Options{Seed: 42, BatchSize: 32, SamplesPerEpisode: 2, WindowShards: 2}, shapes)
 }
 
 // TestRandomAccess proves property 4: any batch plans, whatever was planned
@@ -429,7 +429,7 @@ func TestSharding(t *testing.T) {
 // TestInterleave proves property 6: datasets are mixed within each batch,
 // at positions that do not depend on the dataset.
 func TestInterleave(t *testing.T) {
-	p := mustPlan(t, PlanOptions{Seed: 5, BatchSize: 60, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
+	p := mustPlan(t, Options{Seed: 5, BatchSize: 60, SamplesPerEpisode: 1, WindowShards: 4}, []DatasetShape{
 		shapeOfShards("a", config.NewWeight(1, 1), repeat(20, 20)),
 		shapeOfShards("b", config.NewWeight(1, 1), repeat(20, 20)),
 		shapeOfShards("c", config.NewWeight(1, 1), repeat(20, 20)),
@@ -488,7 +488,7 @@ func TestSubstitute(t *testing.T) {
 			shapeOfShards("one", config.NewWeight(1, 1), []int{1}),
 		}
 	}
-	opts := PlanOptions{Seed: 3, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2}
+	opts := Options{Seed: 3, BatchSize: 16, SamplesPerEpisode: 3, WindowShards: 2}
 	p, q := mustPlan(t, opts, shapes()), mustPlan(t, opts, shapes())
 	win := windowsOf(shapes()[0], 2)
 	walk := func(p *Plan, s Sample) []Sample {
@@ -542,7 +542,7 @@ func TestSubstituteSkipsEpisodesWithoutUnits(t *testing.T) {
 	sh := shapeOfShards("a", config.NewWeight(1, 1), []int{4, 4, 4})
 	sh.MinOffset = 5
 	sh.Lengths = []int32{3, 3, 9, 3, 3, 3, 3, 3, 3, 7, 3, -1}
-	p := mustPlan(t, PlanOptions{Seed: 1, BatchSize: 4, WindowShards: 1}, []DatasetShape{sh})
+	p := mustPlan(t, Options{Seed: 1, BatchSize: 4, WindowShards: 1}, []DatasetShape{sh})
 	for n := range int64(3) {
 		for _, s := range p.Batch(n, nil) {
 			var got []string

@@ -1,4 +1,4 @@
-package mix
+package plan
 
 import (
 	"fmt"
@@ -61,7 +61,7 @@ type epochOrder struct {
 	start []int64 // len(perm)+1
 }
 
-func newPlanDataset(opts PlanOptions, sh DatasetShape) (*planDataset, error) {
+func newPlanDataset(opts Options, sh DatasetShape) (*planDataset, error) {
 	d := &planDataset{
 		name:   sh.Name,
 		source: sh.Source,

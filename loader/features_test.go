@@ -1,4 +1,4 @@
-package mix
+package loader
 
 import (
 	"encoding/json"
@@ -58,7 +58,7 @@ func TestOpenFeatureRules(t *testing.T) {
 			[]string{"line 4", `dataset "kuka"`, `language_key: "episode_metadata/episode_id" is an episode-level int64 [] tensor feature, not text or code-point features`, "shape [n]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := openYAML(t, store, tc.yaml, OpenOptions{})
+			_, err := openYAML(t, store, tc.yaml, MixOptions{})
 			var ce *config.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("%v is not a *ConfigError", err)

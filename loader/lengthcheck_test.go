@@ -1,4 +1,4 @@
-package mix
+package loader
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func TestOffsetNoEpisodeSatisfies(t *testing.T) {
 			[]string{`split "train"`, "offset 14", "has 14"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := openYAML(t, newStore(t, t.TempDir()), tc.yaml, OpenOptions{})
+			_, err := openYAML(t, newStore(t, t.TempDir()), tc.yaml, MixOptions{})
 			var ce config.ConfigErrors
 			if !errors.As(err, &ce) {
 				t.Fatalf("got %v, want config.ConfigErrors", err)
@@ -45,7 +45,7 @@ func TestOffsetNoEpisodeSatisfies(t *testing.T) {
 		})
 	}
 	// One long enough episode is enough.
-	if _, err := openYAML(t, newStore(t, t.TempDir()), "datasets:\n  - source: "+fixtures+"tiny_table/1.0.0\n    offset: 13\n", OpenOptions{}); err != nil {
+	if _, err := openYAML(t, newStore(t, t.TempDir()), "datasets:\n  - source: "+fixtures+"tiny_table/1.0.0\n    offset: 13\n", MixOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -55,7 +55,7 @@ func TestOffsetNoEpisodeSatisfies(t *testing.T) {
 func TestEpisodesTooShortKnown(t *testing.T) {
 	y := "datasets:\n  - source: " + fixtures + "tiny_table/1.0.0\n    offset: 10\n"
 	cacheDir := t.TempDir()
-	m, err := openYAML(t, newStore(t, cacheDir), y, OpenOptions{})
+	m, err := openYAML(t, newStore(t, cacheDir), y, MixOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestEpisodesTooShortKnown(t *testing.T) {
 	if _, err := ds.BuildLengths(context.Background(), []string{"train"}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
-	m, err = openYAML(t, s, y, OpenOptions{})
+	m, err = openYAML(t, s, y, MixOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
-package mix
+package loader
 
 import (
+	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
 	_ "github.com/oxefs/oxefs/storage/gcs"   // registers gs://
 	_ "github.com/oxefs/oxefs/storage/local" // registers local directories
@@ -30,11 +31,11 @@ type Mix struct {
 	// resolved when the config left it out.
 	Config *config.Config
 	// Datasets are the datasets with a weight, in config order;
-	// Sample.Dataset indexes this slice, in both views.
+	// plan.Sample.Dataset indexes this slice, in both views.
 	Datasets []*Dataset
 	// Train plans the batches; Val the validation view, nil when no
 	// dataset names a val_split.
-	Train, Val *Plan
+	Train, Val *plan.Plan
 	// MaxActionDim and MaxStateDim are the widest action and state over
 	// the mix: per-sample actions and states are zero-padded to them.
 	MaxActionDim, MaxStateDim int
@@ -51,8 +52,8 @@ type Dataset struct {
 	ActionDim, StateDim int
 }
 
-// OpenOptions configure Open.
-type OpenOptions struct {
+// MixOptions configure Open.
+type MixOptions struct {
 	// Rank and World shard both views: rank r of w sees global batches r,
 	// r+w, … renumbered from 0. World 0 means 1.
 	Rank, World int
@@ -71,13 +72,13 @@ type IndexProgress struct {
 	Done, Total int64
 }
 
-// Open opens the config's datasets through the store, validates the config
+// OpenMix opens the config's datasets through the store, validates the config
 // against their metadata (splits, feature keys and kinds), builds the
 // episode-length index where samples_per_episode 0 needs it and it is
 // missing, and builds the plans. Datasets with weight ≤ 0 are dropped
 // first, without being opened. Config problems come back together as
 // ConfigErrors naming the line, dataset, field and the valid choices.
-func Open(ctx context.Context, cfg *config.Config, store *rlds.Store, opts OpenOptions) (*Mix, error) {
+func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts MixOptions) (*Mix, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store
 
 // plan builds the train and val plans of the opened datasets, indexing
 // episode lengths first when samples_per_episode is 0.
-func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error {
+func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error {
 	cfg := m.Config
 	lengths := make([]*rlds.Lengths, len(opened))
 	if cfg.SamplesPerEpisode == 0 {
@@ -182,15 +183,15 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 			lengths[j] = knownLengths(o.ds, append(slices.Clone(o.train), o.val...))
 		}
 	}
-	popts := PlanOptions{
+	popts := plan.Options{
 		Seed:              cfg.Seed,
 		BatchSize:         cfg.BatchSize,
 		SamplesPerEpisode: cfg.SamplesPerEpisode,
 		WindowShards:      cfg.WindowShards,
 		NumBatches:        cfg.NumBatches,
 	}
-	train := make([]DatasetShape, len(opened))
-	val := make([]DatasetShape, len(opened))
+	train := make([]plan.DatasetShape, len(opened))
+	val := make([]plan.DatasetShape, len(opened))
 	hasVal := false
 	for j, o := range opened {
 		dc := &o.ds.Config
@@ -200,7 +201,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 		}
 		// A dataset without a val split is left out of the val view, but
 		// kept with no weight so that indices agree between the views.
-		val[j] = DatasetShape{Name: dc.Name, Source: dc.Source}
+		val[j] = plan.DatasetShape{Name: dc.Name, Source: dc.Source}
 		if dc.ValSplit != "" {
 			hasVal = true
 			if val[j], err = shapeOf(o.ds, dc.ValSplit, o.val, lengths[j]); err != nil {
@@ -228,22 +229,22 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts OpenOptions) error
 		return errs
 	}
 	var err error
-	if m.Train, err = NewPlan(popts, train); err != nil {
+	if m.Train, err = plan.New(popts, train); err != nil {
 		return err
 	}
 	if hasVal {
 		popts.NumBatches = 0 // the val view is one pass
-		if m.Val, err = NewPlan(popts, val); err != nil {
+		if m.Val, err = plan.New(popts, val); err != nil {
 			return fmt.Errorf("val view: %w", err)
 		}
 	}
 	return nil
 }
 
-// ShardRefs maps a plan's shard keys (Plan.Shards, Plan.ShardsAhead,
-// Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
+// ShardRefs maps a plan's shard keys (plan.Plan.Shards, plan.Plan.ShardsAhead,
+// plan.Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
 // for rlds.Store.Prefetch.
-func (m *Mix) ShardRefs(keys []ShardKey) []rlds.ShardRef {
+func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
 	out := make([]rlds.ShardRef, len(keys))
 	for i, k := range keys {
 		out[i] = rlds.ShardRef{Dataset: m.Datasets[k.Dataset].Data, Split: k.Split, Shard: k.Shard}
@@ -337,7 +338,7 @@ func featureKind(k tfds.Kind) config.FeatureKind {
 
 // indexLengths returns the length index holding every split the ranges
 // read, building what is missing.
-func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts OpenOptions, mu *sync.Mutex) (*rlds.Lengths, error) {
+func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts MixOptions, mu *sync.Mutex) (*rlds.Lengths, error) {
 	var splits []string
 	for _, r := range ranges {
 		if !slices.Contains(splits, r.Split) {
@@ -383,8 +384,8 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts Ope
 }
 
 // shapeOf describes a dataset's selection to the plan.
-func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Lengths) (DatasetShape, error) {
-	s := DatasetShape{
+func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Lengths) (plan.DatasetShape, error) {
+	s := plan.DatasetShape{
 		Name:      d.Config.Name,
 		Source:    d.Config.Source,
 		Split:     split,
@@ -410,8 +411,8 @@ func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Length
 
 // SegmentsOf maps resolved split ranges to the segments of a DatasetShape:
 // each range cut at shard boundaries.
-func SegmentsOf(info *tfds.DatasetInfo, ranges []tfds.Range) ([]Segment, error) {
-	var segs []Segment
+func SegmentsOf(info *tfds.DatasetInfo, ranges []tfds.Range) ([]plan.Segment, error) {
+	var segs []plan.Segment
 	for _, r := range ranges {
 		si, ok := info.Split(r.Split)
 		if !ok {
@@ -423,7 +424,7 @@ func SegmentsOf(info *tfds.DatasetInfo, ranges []tfds.Range) ([]Segment, error) 
 				return nil, fmt.Errorf("split %s: episode %d out of range", r.Split, i)
 			}
 			n := min(r.To-i, si.ShardLengths[shard]-rec)
-			segs = append(segs, Segment{Split: r.Split, Shard: shard, First: int(rec), Count: int(n)})
+			segs = append(segs, plan.Segment{Split: r.Split, Shard: shard, First: int(rec), Count: int(n)})
 			i += n
 		}
 	}

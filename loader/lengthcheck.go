@@ -1,4 +1,4 @@
-package mix
+package loader
 
 import (
 	"github.com/oxefs/oxefs/storage"

@@ -1,4 +1,4 @@
-package batch
+package loader
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/mix"
 	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // errPoolClosed is returned by a submission after Pool.Close.
@@ -106,7 +106,7 @@ func (p *Pool) Close() {
 
 // BuildStats counts what the builders did, for stats.json.
 type BuildStats struct {
-	// Samples counts samples built per dataset (index of mix.Mix.Datasets).
+	// Samples counts samples built per dataset (index of Mix.Datasets).
 	Samples []atomic.Int64
 
 	mu            sync.Mutex
@@ -189,8 +189,8 @@ type BadEpisode struct {
 // Builder builds the batches of one plan (the train or the val view).
 type Builder struct {
 	// dependencies
-	plan     *mix.Plan
-	datasets []*mix.Dataset
+	plan     *plan.Plan
+	datasets []*Dataset
 	asm      []*pairs.Assembler // by dataset index; nil where the plan never samples it
 	pool     *Pool
 	stats    *BuildStats
@@ -213,7 +213,7 @@ type BuilderOptions struct {
 }
 
 // NewBuilder builds plan's batches with one assembler per dataset.
-func NewBuilder(plan *mix.Plan, datasets []*mix.Dataset, asm []*pairs.Assembler, pool *Pool, opts BuilderOptions) (*Builder, error) {
+func NewBuilder(plan *plan.Plan, datasets []*Dataset, asm []*pairs.Assembler, pool *Pool, opts BuilderOptions) (*Builder, error) {
 	b := &Builder{
 		plan: plan, datasets: datasets, asm: asm, pool: pool, stats: opts.Stats, log: opts.Log,
 		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
@@ -254,9 +254,9 @@ func (b *Builder) firstAssembler() *pairs.Assembler {
 }
 
 // Build fills buf, the batch's frames, with batch n and returns its
-// metadata file (nil with meta: none). It is a BuildFunc.
+// metadata file (nil with meta: none). It is a batch.BuildFunc.
 func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error) {
-	samples := b.plan.Batch(n, make([]mix.Sample, 0, b.batchSize))
+	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
 	if len(buf) != len(samples)*b.sampleBytes {
 		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(buf), len(samples), b.sampleBytes)
 	}
@@ -293,14 +293,14 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 
 // sample builds one sample, substituting deterministically for a bad or
 // too-short episode: the replacement is the first candidate of
-// Plan.Substitutes that builds — every other episode of the window, then of
+// plan.Plan.Substitutes that builds — every other episode of the window, then of
 // the dataset, each tried once — so the same bad unit is always replaced by
 // the same good one, and batch bytes do not depend on which reader met the
 // damage first. Episodes known to give no sample are skipped without
 // loading them (they would fail again). The sample fails only when no
 // episode of the dataset can be used, with an error that says so, or after
 // maxImageFailures candidates whose frames do not decode.
-func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s mix.Sample, dst []byte, m *pairs.Meta) error {
+func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s plan.Sample, dst []byte, m *pairs.Meta) error {
 	err := b.try(ctx, w, s, dst, m)
 	if err == nil {
 		return nil

@@ -1,4 +1,4 @@
-package mix
+package plan
 
 import (
 	"fmt"
@@ -51,7 +51,7 @@ func BenchmarkBatch(b *testing.B) {
 		{"all-pairs-sequential", 0, true, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			p := mustPlan(b, PlanOptions{Seed: 1, BatchSize: 256, SamplesPerEpisode: c.spe, WindowShards: 4}, oxeMix(200_000, c.spe, c.lengths))
+			p := mustPlan(b, Options{Seed: 1, BatchSize: 256, SamplesPerEpisode: c.spe, WindowShards: 4}, oxeMix(200_000, c.spe, c.lengths))
 			rng := rand.New(rand.NewPCG(2, 2))
 			buf := make([]Sample, 0, 256)
 			n := int64(0)
@@ -85,7 +85,7 @@ func BenchmarkPlanMemory(b *testing.B) {
 				var ms0, ms1 runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&ms0)
-				p := mustPlan(b, PlanOptions{BatchSize: 256, SamplesPerEpisode: c.spe, WindowShards: 4}, shapes)
+				p := mustPlan(b, Options{BatchSize: 256, SamplesPerEpisode: c.spe, WindowShards: 4}, shapes)
 				for n := range int64(100) {
 					p.Batch(n*1000, nil)
 				}
@@ -117,7 +117,7 @@ func BenchmarkShuffleQuality(b *testing.B) {
 		shapeOfShards("watched", config.NewWeight(1, 4), repeat(1024, 50)),
 		shapeOfShards("rest", config.NewWeight(3, 4), repeat(256, 50)),
 	}
-	p := mustPlan(b, PlanOptions{Seed: 9, BatchSize: 256, SamplesPerEpisode: 4, WindowShards: 4}, shapes)
+	p := mustPlan(b, Options{Seed: 9, BatchSize: 256, SamplesPerEpisode: 4, WindowShards: 4}, shapes)
 	U := float64(1024 * 50 * 4)
 	idealShard := 1.0 / 1024
 	idealEpisode := 1 - math.Pow(1-3/(U-1), 64*64)

@@ -1,4 +1,4 @@
-package mix
+package plan
 
 import (
 	"errors"
@@ -23,8 +23,8 @@ const (
 // than its share of a batch, whose orders are tiny).
 const orderCache = 4
 
-// PlanOptions are the parts of a config that the plan depends on.
-type PlanOptions struct {
+// Options are the parts of a config that the plan depends on.
+type Options struct {
 	Seed      uint64
 	BatchSize int
 	// SamplesPerEpisode n ≥ 1 makes (episode, j < n) the sample units; 0
@@ -85,7 +85,7 @@ type Plan struct {
 
 // NewPlan builds a plan. It fails on an inconsistent shape, a dataset with
 // a weight but no sample units, or weights the plan cannot honour.
-func NewPlan(opts PlanOptions, shapes []DatasetShape) (*Plan, error) {
+func New(opts Options, shapes []DatasetShape) (*Plan, error) {
 	switch {
 	case opts.BatchSize <= 0:
 		return nil, fmt.Errorf("mix: batch size must be positive, got %d", opts.BatchSize)

@@ -1,4 +1,4 @@
-package mix
+package loader
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func TestOpenAllPairsAfterRewrite(t *testing.T) {
 	cacheDir := t.TempDir()
 	planned := func() int64 {
 		t.Helper()
-		m, err := openYAML(t, newStore(t, cacheDir), y, OpenOptions{})
+		m, err := openYAML(t, newStore(t, cacheDir), y, MixOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package batch
+package loader
 
 import (
 	"context"
@@ -62,7 +62,7 @@ func TestMemFloor(t *testing.T) {
 				t.Fatalf("Open with --mem %d (the floor): %v", need, err)
 			}
 			defer p.Close()
-			if got := p.Train.cfg.Shape; !slices.Equal(got, tc.shape) {
+			if got := p.Train.Shape(); !slices.Equal(got, tc.shape) {
 				t.Errorf("batches have shape %v, the check assumed %v", got, tc.shape)
 			}
 		})

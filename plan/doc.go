@@ -68,4 +68,4 @@
 // replaced by the first usable candidate of Substitutes: every other
 // episode of the same window, then of the rest of the dataset, each once,
 // in an order keyed by the sample — deterministic for a sample.
-package mix
+package plan
