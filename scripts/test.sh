@@ -31,6 +31,11 @@ rm -f /tmp/oxefs-go.mod.$$ /tmp/oxefs-go.sum.$$
 go build -o /tmp/oxefs-testsummary.$$ ./scripts/testsummary
 trap 'rm -f /tmp/oxefs-testsummary.$$' EXIT
 
+# The import graph points one way (see internal/layers): checked first, on
+# its own, so that a forbidden import is the first thing a run reports.
+echo "== import direction"
+go test -count=1 ./internal/layers
+
 echo "== go test -race"
 go test -race -count=1 -json ./... | /tmp/oxefs-testsummary.$$
 
