@@ -5,6 +5,9 @@
 // memory in the order they asked. It knows nothing of FUSE
 // (the mount and the in-process benchmark drive the same Scheduler) and
 // nothing of datasets (a BuildFunc fills a batch's frames).
+//
+// batch imports nothing else of oxefs: the composition root (package
+// loader) gives each view's Scheduler its BuildFunc.
 package batch
 
 import (

@@ -1,11 +1,17 @@
-// Package mix owns the batch plan: a pure, random-access function from
-// (config, seed, batch index) to the samples of that batch, with exact
-// dataset proportions, epoch coverage and shard-window locality. It also
-// opens a mix (Open: the datasets through package cache, their features
-// checked with the rules of package config, which owns the config schema
-// and every rule). It never touches FUSE or decodes a frame: a Sample
-// names an episode, a unit and a Key, and package pairs draws t and the
-// offset from the Key with Draw.
+// Package plan owns the batch plan: a pure, random-access function from
+// (seed, dataset shapes, batch index) to the samples of that batch, with
+// exact dataset proportions, epoch coverage and shard-window locality. A
+// dataset's shape is what the plan needs of it and nothing more: its
+// weight, its segments (runs of episodes of a shard) and, for
+// samples_per_episode 0, each episode's length. A Sample names its episode
+// by a format-neutral episode.Key, a unit and a Key from which package
+// pairs draws t and the offset (keyed.Draw).
+//
+// plan does no I/O. It imports the neutral model (episode), the keyed hash
+// (keyed) and the config's Weight (config), and must not import storage, a
+// format, frames, pairs or anything above them; internal/layers checks it.
+// Opening the datasets that give the shapes is the composition root's job
+// (package loader).
 //
 // # Proportions
 //

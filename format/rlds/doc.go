@@ -1,0 +1,20 @@
+// Package rlds is the first dataset format: RLDS episodes in TFDS TFRecord
+// shards, one tf.train.Example per episode. It reads a dataset directory
+// through a storage backend — dataset_info.json and features.json
+// (package format/rlds/tfds, which also resolves split strings), the
+// shards' record framing with both CRC32C checks (format/rlds/tfrecord) and
+// the Examples (format/rlds/example) — and yields the format-neutral model
+// of package episode: Dataset.Info describes the splits, shards and typed
+// features, Dataset.Episode loads an episode whose views read the Example
+// in place. It also owns what only this format needs: the record index of
+// each shard, the persistent episode-length index, the inspect report and
+// the checks of shard files against dataset_info.json.
+//
+// Nothing outside this package tree imports TFDS types. A new format (for
+// example LeRobot v3: parquet tables and MP4 videos) goes in its own
+// package under format/, implements episode.Dataset and episode.Episode,
+// and is chosen in the composition root (package loader).
+//
+// rlds imports storage and the neutral model; it must not import the plan,
+// pairs, frames, the scheduler or anything above them.
+package rlds

@@ -1,0 +1,28 @@
+// Package loader is oxefs's composition root: the one place that wires
+// storage → format → plan → frames → scheduler for the mount, the
+// benchmark and `oxefs warm`.
+//
+//   - Storage: each dataset's location becomes a storage backend
+//     (storage.Open picks it by URL scheme), wrapped in the retry and
+//     rate-limit decorators, and in the disk cache when its objects are not
+//     local files.
+//   - Format: the backend is read as an RLDS dataset (format/rlds), which
+//     the rest of the pipeline sees only through the neutral model (package
+//     episode). A second format plugs in here.
+//   - Config: the mix's datasets are checked against their features with
+//     package config's rules (OpenMix), every problem with its YAML line.
+//   - Plan: the datasets' shapes (segments, lengths) go to package plan,
+//     one plan per view.
+//   - Frames and pairs: one Assembler per dataset, one decoder Worker per
+//     worker goroutine (Pool).
+//   - Scheduler: one batch.Scheduler per view, whose BuildFunc is a
+//     Builder's: plan the batch, load its episodes, substitute the unusable
+//     ones (counted, deterministic), assemble every sample in parallel.
+//
+// Pipeline owns the --mem budget and its split (batches, parsed episodes,
+// decode, headroom), the readahead prefetch of remote shards, and the
+// documents info.json and stats.json that report all of it.
+//
+// loader may import every package below it; nothing but package main
+// imports it (internal/layers checks both).
+package loader
