@@ -26,7 +26,6 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 	store, err := rlds.NewStore(rlds.Options{
 		CacheDir:   c.CacheDir,
 		DiskBudget: int64(c.Disk),
-		RAMBudget:  64 << 20,
 		Log:        log,
 	})
 	if err != nil {

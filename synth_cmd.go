@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/oxefs/oxefs/synth"
+	"github.com/oxefs/oxefs/format/rlds/synth"
 )
 
 type synthCmd struct {

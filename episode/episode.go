@@ -40,6 +40,22 @@ func (s Split) Episodes() int64 {
 	return n
 }
 
+// Locate maps the split's i-th episode to its shard and its record within
+// the shard; shard is -1 when i is out of range. Empty shards are never
+// chosen.
+func (s Split) Locate(i int64) (shard int, record int64) {
+	if i < 0 {
+		return -1, -1
+	}
+	for k, n := range s.ShardEpisodes {
+		if i < n {
+			return k, i
+		}
+		i -= n
+	}
+	return -1, -1
+}
+
 // Info describes an opened dataset.
 type Info struct {
 	// Name is the name used in episode ids and messages.

@@ -151,3 +151,7 @@ func (d *Dataset) own(ep episode.Episode) episode.Episode {
 	}
 	return ep.Rename(d.name)
 }
+
+// Wait blocks until every episode stored so far can be found: the cache
+// admits new episodes asynchronously.
+func (c *Cache) Wait() { c.ram.Wait() }

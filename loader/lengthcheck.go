@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 
 	"context"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
-	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
 // probeBytes bounds the episode bytes checkLength reads from a local
@@ -32,7 +32,7 @@ type lengthCheck struct {
 
 // knownLengths uses the persistent length index when it covers every split
 // of ranges, and returns it; nil when there is none.
-func knownLengths(d *Dataset, ranges []tfds.Range) *rlds.Lengths {
+func knownLengths(d *Dataset, ranges []episode.Range) *rlds.Lengths {
 	l, err := d.Data.LoadLengths()
 	if err != nil {
 		return nil
@@ -60,20 +60,20 @@ func checkLengthsOf(lengths []int32, minOffset int) lengthCheck {
 // probeLengths reads a local selection's episodes in split order until one
 // is long enough for minOffset, within probeBytes. Corrupt episodes are
 // skipped (the builder substitutes them); other errors are returned.
-func probeLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, minOffset int) (lengthCheck, error) {
+func probeLengths(ctx context.Context, d *Dataset, ranges []episode.Range, minOffset int) (lengthCheck, error) {
 	var c lengthCheck
 	var read int64
 	for _, r := range ranges {
-		si, ok := d.Data.Meta.Split(r.Split)
+		si, ok := d.Data.Info().Split(r.Split)
 		if !ok {
 			return c, fmt.Errorf("no split %q", r.Split)
 		}
 		for i := r.From; i < r.To; i++ {
 			shard, rec := si.Locate(i)
-			ep, err := d.Data.Episode(ctx, rlds.Ref{Split: r.Split, Shard: shard, Record: int(rec)})
+			ep, err := d.Episodes.Episode(ctx, episode.Key{Split: r.Split, Shard: shard, Record: int(rec)})
 			c.seen++
 			switch {
-			case errors.Is(err, rlds.ErrCorrupt):
+			case errors.Is(err, episode.ErrCorrupt):
 				continue
 			case err != nil:
 				return c, err
@@ -99,7 +99,7 @@ func probeLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, minOffse
 // source, by reading episodes until one is long enough. A remote source
 // without an index is left to the first read. It returns nil when the
 // selection is fine or the answer is not known.
-func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []tfds.Range, lengths []int32, log *slog.Logger) *config.ConfigError {
+func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) *config.ConfigError {
 	dc := &d.Config
 	minOffset := dc.Offset.Min
 	var c lengthCheck

@@ -1,6 +1,8 @@
 package loader
 
 import (
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
 	_ "github.com/oxefs/oxefs/storage/gcs"   // registers gs://
@@ -18,7 +20,6 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
-	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
 // openParallel bounds the datasets whose metadata is fetched at once.
@@ -44,9 +45,13 @@ type Mix struct {
 // Dataset is one opened dataset of a mix.
 type Dataset struct {
 	Config config.DatasetConfig
-	Data   *rlds.Dataset
+	// Data is the dataset as its format opened it; Episodes reads its
+	// episodes through the RAM cache (MixOptions.Episodes), or straight
+	// from Data without one.
+	Data     *rlds.Dataset
+	Episodes episode.Dataset
 	// Image is the image_key feature (shape, encoding).
-	Image tfds.Feature
+	Image episode.Feature
 	// ActionDim is the sum of the action keys' per-step sizes; StateDim the
 	// state key's per-step size (0 when not configured).
 	ActionDim, StateDim int
@@ -63,6 +68,9 @@ type MixOptions struct {
 	// Progress, if set, is told how episode-length indexing advances
 	// (samples_per_episode 0 with no index yet). Calls are serialised.
 	Progress func(IndexProgress)
+	// Episodes, when not nil, keeps loaded episodes in RAM for every
+	// dataset of the mix.
+	Episodes *episodes.Cache
 	Log      *slog.Logger
 }
 
@@ -107,6 +115,10 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 		return nil, err
 	}
 	for j, o := range opened {
+		o.ds.Episodes = o.ds.Data
+		if opts.Episodes != nil {
+			o.ds.Episodes = opts.Episodes.Wrap(o.ds.Data)
+		}
 		*active[j] = o.ds.Config // with the image key resolved
 		m.Datasets = append(m.Datasets, o.ds)
 		m.MaxActionDim = max(m.MaxActionDim, o.ds.ActionDim)
@@ -132,7 +144,7 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 // train and val selections.
 type opened struct {
 	ds         *Dataset
-	train, val []tfds.Range
+	train, val []episode.Range
 }
 
 // openAll opens the datasets at most openParallel at a time and returns
@@ -254,7 +266,7 @@ func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store) (*Dataset, []tfds.Range, []tfds.Range, config.ConfigErrors) {
+func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
 	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
@@ -270,21 +282,21 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 		return nil, nil, nil, errs
 	}
 	d := &Dataset{Config: *dc, Data: data}
-	train, err := tfds.Resolve(dc.Split, data.Meta)
+	train, err := data.Resolve(dc.Split)
 	if err != nil {
 		add("split", "%v", err)
 	}
-	var val []tfds.Range
+	var val []episode.Range
 	if dc.ValSplit != "" {
-		if val, err = tfds.Resolve(dc.ValSplit, data.Meta); err != nil {
+		if val, err = data.Resolve(dc.ValSplit); err != nil {
 			add("val_split", "%v", err)
 		}
 	}
 	checkShards(data, train, val, add)
-	use, ferrs := dc.CheckFeatures(neutralFeatures(data.Features.All()))
+	use, ferrs := dc.CheckFeatures(configFeatures(data.Info().Features.All()))
 	errs = append(errs, ferrs...)
 	d.Config.ImageKey = use.ImageKey
-	if f, ok := data.Features.Lookup(use.ImageKey); ok {
+	if f, ok := data.Info().Features.Lookup(use.ImageKey); ok {
 		d.Image = f
 	}
 	d.ActionDim, d.StateDim = use.ActionDim, use.StateDim
@@ -293,11 +305,11 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 
 // checkShards checks the shards of every split the selections read
 // against dataset_info.json (see rlds.Dataset.CheckSplit), once per split.
-func checkShards(data *rlds.Dataset, train, val []tfds.Range, add func(key, format string, args ...any)) {
+func checkShards(data *rlds.Dataset, train, val []episode.Range, add func(key, format string, args ...any)) {
 	checked := map[string]bool{}
 	for _, sel := range []struct {
 		field  string
-		ranges []tfds.Range
+		ranges []episode.Range
 	}{{"split", train}, {"val_split", val}} {
 		for _, r := range sel.ranges {
 			if checked[r.Split] {
@@ -311,26 +323,26 @@ func checkShards(data *rlds.Dataset, train, val []tfds.Range, add func(key, form
 	}
 }
 
-// neutralFeatures describes TFDS features to the config rules.
-func neutralFeatures(fs []tfds.Feature) []config.Feature {
+// configFeatures describes a dataset's features to the config rules.
+func configFeatures(fs []episode.Feature) []config.Feature {
 	out := make([]config.Feature, len(fs))
 	for i, f := range fs {
-		out[i] = config.Feature{Key: f.Key, Kind: featureKind(f.Kind), DType: f.DType, Shape: f.Shape, PerStep: f.PerStep, Ragged: f.Ragged()}
+		out[i] = config.Feature{Key: f.Key, Kind: featureKind(f.Kind), DType: f.DType, Shape: f.Shape, PerStep: f.PerStep, Ragged: f.Ragged}
 	}
 	return out
 }
 
-func featureKind(k tfds.Kind) config.FeatureKind {
+func featureKind(k episode.Kind) config.FeatureKind {
 	switch k {
-	case tfds.KindTensor:
+	case episode.KindTensor:
 		return config.KindTensor
-	case tfds.KindImage:
+	case episode.KindImage:
 		return config.KindImage
-	case tfds.KindText:
+	case episode.KindText:
 		return config.KindText
-	case tfds.KindClassLabel:
+	case episode.KindClassLabel:
 		return config.KindClassLabel
-	case tfds.KindVideo:
+	case episode.KindVideo:
 		return config.KindVideo
 	}
 	return config.KindUnsupported
@@ -338,7 +350,7 @@ func featureKind(k tfds.Kind) config.FeatureKind {
 
 // indexLengths returns the length index holding every split the ranges
 // read, building what is missing.
-func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts MixOptions, mu *sync.Mutex) (*rlds.Lengths, error) {
+func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts MixOptions, mu *sync.Mutex) (*rlds.Lengths, error) {
 	var splits []string
 	for _, r := range ranges {
 		if !slices.Contains(splits, r.Split) {
@@ -354,8 +366,8 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts Mix
 				continue
 			}
 		}
-		if si, ok := d.Data.Meta.Split(s); ok {
-			total += si.NumExamples()
+		if si, ok := d.Data.Info().Split(s); ok {
+			total += si.Episodes()
 		}
 	}
 	if total == 0 && err == nil {
@@ -384,7 +396,7 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []tfds.Range, opts Mix
 }
 
 // shapeOf describes a dataset's selection to the plan.
-func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Lengths) (plan.DatasetShape, error) {
+func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths *rlds.Lengths) (plan.DatasetShape, error) {
 	s := plan.DatasetShape{
 		Name:      d.Config.Name,
 		Source:    d.Config.Source,
@@ -392,7 +404,7 @@ func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Length
 		Weight:    d.Config.Weight,
 		MinOffset: d.Config.Offset.Min,
 	}
-	segs, err := SegmentsOf(d.Data.Meta, ranges)
+	segs, err := SegmentsOf(d.Data.Info(), ranges)
 	if err != nil {
 		return s, fmt.Errorf("dataset %s: %w", d.Config.Name, err)
 	}
@@ -411,7 +423,7 @@ func shapeOf(d *Dataset, split string, ranges []tfds.Range, lengths *rlds.Length
 
 // SegmentsOf maps resolved split ranges to the segments of a DatasetShape:
 // each range cut at shard boundaries.
-func SegmentsOf(info *tfds.DatasetInfo, ranges []tfds.Range) ([]plan.Segment, error) {
+func SegmentsOf(info *episode.Info, ranges []episode.Range) ([]plan.Segment, error) {
 	var segs []plan.Segment
 	for _, r := range ranges {
 		si, ok := info.Split(r.Split)
@@ -423,7 +435,7 @@ func SegmentsOf(info *tfds.DatasetInfo, ranges []tfds.Range) ([]plan.Segment, er
 			if shard < 0 {
 				return nil, fmt.Errorf("split %s: episode %d out of range", r.Split, i)
 			}
-			n := min(r.To-i, si.ShardLengths[shard]-rec)
+			n := min(r.To-i, si.ShardEpisodes[shard]-rec)
 			segs = append(segs, plan.Segment{Split: r.Split, Shard: shard, First: int(rec), Count: int(n)})
 			i += n
 		}

@@ -2,6 +2,7 @@ package loader
 
 import (
 	"github.com/oxefs/oxefs/batch"
+	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/retry"
 
@@ -68,8 +69,10 @@ const (
 // store, the mix, one worker pool, and a scheduler per view.
 type Pipeline struct {
 	Store *rlds.Store
-	Mix   *Mix
-	Pool  *Pool
+	// Episodes keeps parsed episodes of every dataset in RAM.
+	Episodes *episodes.Cache
+	Mix      *Mix
+	Pool     *Pool
 	// Train and Val schedule the two views; Val is nil without a val view.
 	Train, Val *batch.Scheduler
 	Builds     *BuildStats
@@ -97,7 +100,6 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	store, err := rlds.NewStore(rlds.Options{
 		CacheDir:     opts.CacheDir,
 		DiskBudget:   opts.Disk,
-		RAMBudget:    int64(float64(opts.Mem) * ramShare),
 		MaxFetchRate: opts.MaxFetchRate,
 		Retry:        opts.Retry,
 		Log:          opts.Log,
@@ -106,6 +108,10 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	p := &Pipeline{Store: store, opts: opts, started: time.Now()}
+	if p.Episodes, err = episodes.New(int64(float64(opts.Mem) * ramShare)); err != nil {
+		store.Close()
+		return nil, err
+	}
 	ok := false
 	defer func() {
 		if !ok {
@@ -113,7 +119,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}()
 	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
-		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Log: opts.Log,
+		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes, Log: opts.Log,
 	})
 	if err != nil {
 		return nil, err
@@ -293,6 +299,9 @@ func (p *Pipeline) Close() {
 	if p.Pool != nil {
 		p.Pool.Close()
 	}
+	if p.Episodes != nil {
+		p.Episodes.Close()
+	}
 	p.Store.Close()
 }
 
@@ -399,8 +408,8 @@ func (p *Pipeline) Stats() []byte {
 		"build_latency": p.BuildLatency.Summary(),
 		"read_latency":  p.ReadLatency.Summary(),
 		"ram_cache": map[string]any{
-			"hits": ram.RAMHits.Load(), "misses": ram.RAMMisses.Load(),
-			"hit_rate":        rate(ram.RAMHits.Load(), ram.RAMMisses.Load()),
+			"hits": p.Episodes.Stats.Hits.Load(), "misses": p.Episodes.Stats.Misses.Load(),
+			"hit_rate":        rate(p.Episodes.Stats.Hits.Load(), p.Episodes.Stats.Misses.Load()),
 			"episodes_loaded": ram.EpisodesLoaded.Load(), "bytes_read": ram.BytesRead.Load(),
 		},
 		"disk_cache": map[string]any{

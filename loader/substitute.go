@@ -105,7 +105,7 @@ func (b *Builder) try(ctx context.Context, w *pairs.Worker, s plan.Sample, dst [
 	if err := ctx.Err(); err != nil {
 		return err // between substitutes: shutting down
 	}
-	ep, err := b.datasets[s.Dataset].Data.Episode(ctx, s.Episode)
+	ep, err := b.datasets[s.Dataset].Episodes.Episode(ctx, s.Episode)
 	if err != nil {
 		return err
 	}

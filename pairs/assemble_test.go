@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
@@ -189,7 +190,7 @@ func mustNew(t testing.TB, ds *rlds.Dataset, cfg Config) *Assembler {
 
 // refFrame decodes one step's image by itself, through a one-frame slot
 // of the config's size, and returns that frame.
-func refFrame(t testing.TB, w *Worker, ep *rlds.Episode, cfg Config, step int) []byte {
+func refFrame(t testing.TB, w *Worker, ep episode.Episode, cfg Config, step int) []byte {
 	t.Helper()
 	v, err := ep.Feature(cfg.ImageKey)
 	if err != nil {
@@ -203,7 +204,7 @@ func refFrame(t testing.TB, w *Worker, ep *rlds.Episode, cfg Config, step int) [
 	return dst.Buf
 }
 
-func checkMeta(t *testing.T, dataset string, ep *rlds.Episode, rec manifestRecord, f config.Frames, m *Meta) {
+func checkMeta(t *testing.T, dataset string, ep episode.Episode, rec manifestRecord, f config.Frames, m *Meta) {
 	t.Helper()
 	cfg := fixtureConfig(dataset)
 	where := ep.ID()
@@ -275,7 +276,7 @@ func TestBuildConcurrent(t *testing.T) {
 	cfg := fixtureConfig("tiny_kuka")
 	cfg.Frames = config.Frames{Mode: config.FramesFixedN, Offset: config.Offset{Min: 3, Max: 6}, N: 3, SamplesPerEpisode: 4}
 	a := mustNew(t, ds, cfg)
-	var eps []*rlds.Episode
+	var eps []episode.Episode
 	for rec := range 4 {
 		eps = append(eps, loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: rec}))
 	}

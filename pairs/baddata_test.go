@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
@@ -97,7 +98,7 @@ func rewriteShard(t *testing.T, shard []byte, edit func(rec int, b *example.Buil
 
 // replaceStep returns the values of a bytes feature of a record with one
 // step replaced.
-func replaceStep(t *testing.T, ep *rlds.Episode, key string, step int, val []byte) [][]byte {
+func replaceStep(t *testing.T, ep episode.Episode, key string, step int, val []byte) [][]byte {
 	t.Helper()
 	v, err := ep.Feature(key)
 	if err != nil {
@@ -130,10 +131,10 @@ func TestBadData(t *testing.T) {
 	bridge := openFixture(t, s, "tiny_bridge")
 	const tableShard = "tiny_table-train.tfrecord-00000-of-00002"
 	const bridgeShard = "tiny_bridge-train.tfrecord-00000-of-00003"
-	tableEp := func(rec int) *rlds.Episode {
+	tableEp := func(rec int) episode.Episode {
 		return loadEpisode(t, table, rlds.Ref{Split: "train", Shard: 0, Record: rec})
 	}
-	bridgeEp := func(rec int) *rlds.Episode {
+	bridgeEp := func(rec int) episode.Episode {
 		return loadEpisode(t, bridge, rlds.Ref{Split: "train", Shard: 0, Record: rec})
 	}
 	const rgb, cam, wrist = "steps/observation/rgb", "steps/observation/image", "steps/observation/wrist_image"

@@ -1,6 +1,7 @@
 package pairs
 
 import (
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage/local"
 
 	"context"
@@ -23,7 +24,6 @@ func newStore(t testing.TB) *rlds.Store {
 	s, err := rlds.NewStore(rlds.Options{
 		CacheDir:   t.TempDir(),
 		DiskBudget: 1 << 30,
-		RAMBudget:  64 << 20,
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -47,7 +47,7 @@ func openFixture(t testing.TB, s *rlds.Store, dataset string) *rlds.Dataset {
 	return openDir(t, s, "", filepath.Join(fixtureDir, "datasets", dataset, "1.0.0"))
 }
 
-func loadEpisode(t testing.TB, ds *rlds.Dataset, ref rlds.Ref) *rlds.Episode {
+func loadEpisode(t testing.TB, ds *rlds.Dataset, ref rlds.Ref) episode.Episode {
 	t.Helper()
 	ep, err := ds.Episode(context.Background(), ref)
 	if err != nil {

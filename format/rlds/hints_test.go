@@ -19,7 +19,7 @@ import (
 func hintStore(t *testing.T) *Store {
 	t.Helper()
 	s, err := NewStore(Options{
-		CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t),
+		CacheDir: t.TempDir(), DiskBudget: 1 << 30, Log: testLog(t),
 		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 			MaxElapsed: time.Second, StallTimeout: time.Second},
 	})

@@ -121,7 +121,7 @@ func TestSourceDownIsUnavailable(t *testing.T) {
 	srv := startFakeGCS(t, fixtureObjects(t, "datasets/tiny_table/1.0.0"))
 	src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0"))
 	s, err := NewStore(Options{
-		CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 1 << 20, Log: testLog(t),
+		CacheDir: t.TempDir(), DiskBudget: 1 << 30, Log: testLog(t),
 		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 			MaxElapsed: 200 * time.Millisecond, StallTimeout: time.Second},
 	})

@@ -13,7 +13,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 
 	var refs []ShardRef
 	open := func(budget int64) (*Store, *Dataset) {
-		s, err := NewStore(Options{CacheDir: t.TempDir(), DiskBudget: budget, RAMBudget: 1 << 20, Log: testLog(t)})
+		s, err := NewStore(Options{CacheDir: t.TempDir(), DiskBudget: budget, Log: testLog(t)})
 		if err != nil {
 			t.Fatal(err)
 		}

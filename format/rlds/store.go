@@ -15,9 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/dgraph-io/ristretto/v2"
-	"golang.org/x/sync/singleflight"
-
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
@@ -39,8 +36,6 @@ type Options struct {
 	CacheDir string
 	// DiskBudget bounds the disk cache in bytes.
 	DiskBudget int64
-	// RAMBudget bounds the parsed episodes kept in memory, in bytes.
-	RAMBudget int64
 	// Retry governs fetches from remote sources.
 	Retry retry.Policy
 	// MaxFetchRate caps the bytes per second fetched from remote sources,
@@ -49,25 +44,25 @@ type Options struct {
 	Log          *slog.Logger
 }
 
-// Store reads episodes of any number of datasets through one disk cache and
-// one RAM cache.
+// Store opens RLDS datasets that share one disk cache of remote shards, one
+// fetch rate limit and one set of fetch counters. Loaded episodes are not
+// kept here: the composition root puts a RAM cache (package episodes) in
+// front of each Dataset.
 type Store struct {
 	// dependencies
 	log   *slog.Logger
 	disk  *diskcache.Cache
-	ram   *ristretto.Cache[string, *Episode]
 	limit *ratelimit.Limiter // shared by every source; nil: no limit
 
 	// constants
 	retry retry.Policy
 
-	// ctx is the daemon's lifetime: shared work (a shard download, an
-	// episode load several readers wait for) runs under it, so one reader
-	// giving up does not cancel it for the others.
+	// ctx is the daemon's lifetime: shared work (a shard download several
+	// readers wait for) runs under it, so one reader giving up does not
+	// cancel it for the others.
 	ctx     context.Context
 	cancel  context.CancelFunc
-	loads   singleflight.Group
-	running sync.WaitGroup // loads in flight, waited for by Close
+	running sync.WaitGroup // shard fetches in flight, waited for by Close
 
 	mu     sync.Mutex
 	closed bool // guarded by mu: no load may begin once set
@@ -77,8 +72,8 @@ type Store struct {
 
 // StoreStats counts episode traffic.
 type StoreStats struct {
-	RAMHits, RAMMisses, EpisodesLoaded, BytesRead atomic.Int64
-	Fetch                                         retry.Stats
+	EpisodesLoaded, BytesRead atomic.Int64
+	Fetch                     retry.Stats
 }
 
 // NewStore opens the caches.
@@ -89,9 +84,6 @@ func NewStore(opts Options) (*Store, error) {
 	if opts.CacheDir == "" {
 		return nil, errors.New("store: no cache directory")
 	}
-	if opts.RAMBudget <= 0 {
-		return nil, fmt.Errorf("store: RAM budget must be positive, got %d", opts.RAMBudget)
-	}
 	if opts.Retry == (retry.Policy{}) {
 		opts.Retry = retry.DefaultPolicy()
 	}
@@ -99,33 +91,21 @@ func NewStore(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// NumCounters ≈ 10× the items that fit, assuming episodes of ~256 KiB.
-	counters := max(opts.RAMBudget/(256<<10)*10, 1e4)
-	ram, err := ristretto.NewCache(&ristretto.Config[string, *Episode]{
-		NumCounters: counters,
-		MaxCost:     opts.RAMBudget,
-		BufferItems: 64,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store: RAM cache: %w", err)
-	}
-	s := &Store{log: opts.Log, disk: disk, ram: ram, limit: ratelimit.NewLimiter(opts.MaxFetchRate), retry: opts.Retry}
+	s := &Store{log: opts.Log, disk: disk, limit: ratelimit.NewLimiter(opts.MaxFetchRate), retry: opts.Retry}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
-// Close stops shared work, waits for loads in flight, and releases the RAM
-// cache.
+// Close stops shared work and waits for the shard fetches in flight.
 func (s *Store) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
 	s.running.Wait()
-	s.ram.Close()
 }
 
-// begin registers a load; it reports false once the store is closing.
+// begin registers a shard fetch; it reports false once the store is closing.
 func (s *Store) begin() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -265,7 +245,11 @@ func sourceSlug(uri string) string {
 	return clean + "-" + hex.EncodeToString(sum[:4])
 }
 
-// Select resolves a TFDS split string.
+// Resolve resolves a TFDS split string exactly as tfds.load(split=...)
+// does; its errors name the split string and the valid splits.
+func (d *Dataset) Resolve(spec string) ([]episode.Range, error) { return tfds.Resolve(spec, d.Meta) }
+
+// Select resolves a TFDS split string; its errors also name the dataset.
 func (d *Dataset) Select(spec string) ([]tfds.Range, error) {
 	r, err := tfds.Resolve(spec, d.Meta)
 	if err != nil {
@@ -291,56 +275,17 @@ func (d *Dataset) EpisodeID(ref Ref) string {
 	return d.Name + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
 }
 
-// Episode returns one episode, from the RAM cache when it is there. Loads
-// run under the store's lifetime; ctx decides only how long this caller
-// waits.
-//
-// The RAM cache is keyed by the source, not the dataset: two datasets over
-// one source (two mix entries reading two cameras of one dataset) share the
-// parsed episode, and each gets it under its own name. Loads are keyed by
-// the dataset as well, so that a load's errors name the dataset that asked.
-func (d *Dataset) Episode(ctx context.Context, ref Ref) (*Episode, error) {
-	s := d.store
-	key := d.slug + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
-	if !s.begin() {
-		return nil, context.Canceled
+// Episode loads and parses one episode (no caching: see Store). A load
+// stops when ctx is done.
+func (d *Dataset) Episode(ctx context.Context, ref Ref) (episode.Episode, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	ep, ok := s.ram.Get(key)
-	s.running.Done()
-	if ok {
-		s.Stats.RAMHits.Add(1)
-		return d.own(ep), nil
+	ep, err := d.load(ctx, ref)
+	if err != nil {
+		return nil, err
 	}
-	s.Stats.RAMMisses.Add(1)
-	ch := s.loads.DoChan(d.Name+"\x00"+key, func() (any, error) {
-		if !s.begin() {
-			return nil, context.Canceled
-		}
-		defer s.running.Done()
-		ep, err := d.load(s.ctx, ref)
-		if err == nil {
-			s.ram.Set(key, ep, int64(ep.size))
-		}
-		return ep, err
-	})
-	select {
-	case r := <-ch:
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return d.own(r.Val.(*Episode)), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// own returns ep under d's name: ep itself when d loaded it, else a copy
-// that shares its parsed record.
-func (d *Dataset) own(ep *Episode) *Episode {
-	if ep.dataset == d.Name {
-		return ep
-	}
-	return newEpisode(d.EpisodeID(ep.key), d.Name, ep.key, ep.steps, ep.ex, d.Features, d.neutral, ep.shard, ep.size)
+	return ep, nil
 }
 
 // load reads and parses one record.
@@ -474,3 +419,5 @@ func (d *Dataset) Splits() []string {
 func (d *Dataset) indexDir() string {
 	return filepath.Join(d.store.disk.Dir(), "index", d.slug)
 }
+
+var _ episode.Dataset = (*Dataset)(nil)

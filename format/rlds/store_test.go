@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
 
@@ -51,7 +52,7 @@ func newTestStore(t testing.TB, cacheDir string) *Store {
 	if cacheDir == "" {
 		cacheDir = t.TempDir()
 	}
-	s, err := NewStore(Options{CacheDir: cacheDir, DiskBudget: 1 << 30, RAMBudget: 64 << 20, Log: testLog(t)})
+	s, err := NewStore(Options{CacheDir: cacheDir, DiskBudget: 1 << 30, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func checkDataset(t *testing.T, ds *Dataset, md manifestDataset) {
 	}
 }
 
-func checkEpisode(t *testing.T, dataset string, ep *Episode, rec manifestRecord) {
+func checkEpisode(t *testing.T, dataset string, ep episode.Episode, rec manifestRecord) {
 	t.Helper()
 	where := ep.ID()
 	if want := fmt.Sprintf("%s/%s/%d/%d", dataset, ep.Key().Split, ep.Key().Shard, ep.Key().Record); ep.ID() != want {

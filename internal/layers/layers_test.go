@@ -32,7 +32,6 @@ var layer = map[string]int{
 	"frames/...": 3,
 	"pairs":      3,
 	"episodes":   3,
-	"synth":      3,
 
 	"batch": 4,
 
@@ -56,7 +55,6 @@ var sideways = map[string][]string{
 	"frames":      {"frames/..."},
 	"plan":        {"keyed", "config"},
 	"pairs":       {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
-	"synth":       {},
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or

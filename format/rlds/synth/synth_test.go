@@ -59,7 +59,7 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 	if len(res.Datasets) != 4 {
 		t.Fatalf("%d datasets, want 4", len(res.Datasets))
 	}
-	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 64 << 20})
+	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 	}
 }
 
-func checkEpisode(t *testing.T, d Dataset, ep *rlds.Episode, steps int, id int64) {
+func checkEpisode(t *testing.T, d Dataset, ep episode.Episode, steps int, id int64) {
 	t.Helper()
 	where := ep.ID()
 	if ep.Steps() != steps {
@@ -385,7 +385,7 @@ func checkMixFiles(t *testing.T, res *Result) {
 // episodes in the written datasets, the halves disjoint and complete.
 func TestSplitsResolve(t *testing.T) {
 	res := generate(t, Options{Datasets: 1, Episodes: 5, Steps: 3})
-	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, RAMBudget: 16 << 20})
+	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30})
 	if err != nil {
 		t.Fatal(err)
 	}
