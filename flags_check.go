@@ -19,7 +19,7 @@ import (
 // what the machine can give is refused rather than clamped: the daemon
 // would be killed for lack of memory at the first large batch, and a
 // silently smaller budget would change what readahead and the RAM cache
-// promise. Whether --mem holds one batch depends on the mix; batch.Open
+// promise. Whether --mem holds one batch depends on the mix; loader.Open
 // checks that.
 func (f *pipelineFlags) check(machine machineMemory) error {
 	if f.Config != "" {

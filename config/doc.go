@@ -19,11 +19,13 @@
 // together as ConfigErrors. The package does no I/O but reading the file
 // Load is given.
 //
-// Both the plan (package mix) and the sample assembler (package pairs) take
+// Both the composition root (package loader, which checks a mix against its
+// datasets) and the sample assembler (package pairs) take
 // their types and rules from here, so a rule exists once: what a config
 // passes here, the assembler can build.
 //
 // config is a leaf: it imports nothing else of oxefs. Callers describe a
 // dataset's features with Feature; whatever reads a dataset format
-// translates its own feature model into it.
+// translates its own feature model into it (package loader does, from the
+// format-neutral model).
 package config

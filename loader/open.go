@@ -5,8 +5,6 @@ import (
 	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
-	_ "github.com/oxefs/oxefs/storage/gcs"   // registers gs://
-	_ "github.com/oxefs/oxefs/storage/local" // registers local directories
 
 	"context"
 	"fmt"

@@ -1,6 +1,6 @@
-package main
+package loader
 
-// The storage backends this binary reads datasets from: each registers its
+// The storage backends oxefs reads datasets from: each registers its
 // URL scheme with package storage (a local directory has none).
 import (
 	_ "github.com/oxefs/oxefs/storage/gcs"
