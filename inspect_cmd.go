@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/loader"
 	"github.com/oxefs/oxefs/storage"
 
 	"context"
@@ -9,8 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-
-	"github.com/oxefs/oxefs/format/rlds"
 )
 
 type inspectCmd struct {
@@ -23,15 +22,12 @@ type inspectCmd struct {
 }
 
 func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := rlds.NewStore(rlds.Options{
-		CacheDir:   c.CacheDir,
-		DiskBudget: int64(c.Disk),
-		Log:        log,
-	})
+	st, err := loader.OpenStorage(loader.StorageOptions{CacheDir: c.CacheDir, Disk: int64(c.Disk), Log: log})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer st.Close()
+	store := st.Store
 	src, err := storage.Open(ctx, c.Source, storage.Options{Anonymous: c.Anonymous})
 	if err != nil {
 		return err

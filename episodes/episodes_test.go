@@ -26,7 +26,7 @@ func openBridge(t *testing.T, s *rlds.Store, name string) *rlds.Dataset {
 
 func newStore(t *testing.T) *rlds.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30})
+	s, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

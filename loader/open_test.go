@@ -21,7 +21,7 @@ const fixtures = "../testdata/datasets/"
 
 func newStore(t *testing.T, dir string) *rlds.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{CacheDir: dir, DiskBudget: 1 << 30})
+	s, err := rlds.NewStore(rlds.Options{IndexDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,9 @@ const (
 // Pipeline is everything behind a mount or an in-process benchmark: the
 // store, the mix, one worker pool, and a scheduler per view.
 type Pipeline struct {
-	Store *rlds.Store
+	// Storage is the storage stack; Store the RLDS store on it.
+	Storage *Storage
+	Store   *rlds.Store
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
 	Mix      *Mix
@@ -97,19 +99,16 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	debug.SetMemoryLimit(opts.Mem)
-	store, err := rlds.NewStore(rlds.Options{
-		CacheDir:     opts.CacheDir,
-		DiskBudget:   opts.Disk,
-		MaxFetchRate: opts.MaxFetchRate,
-		Retry:        opts.Retry,
-		Log:          opts.Log,
+	st, err := OpenStorage(StorageOptions{
+		CacheDir: opts.CacheDir, Disk: opts.Disk, Retry: opts.Retry, MaxFetchRate: opts.MaxFetchRate, Log: opts.Log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{Store: store, opts: opts, started: time.Now()}
+	store := st.Store
+	p := &Pipeline{Storage: st, Store: store, opts: opts, started: time.Now()}
 	if p.Episodes, err = episodes.New(int64(float64(opts.Mem) * ramShare)); err != nil {
-		store.Close()
+		st.Close()
 		return nil, err
 	}
 	ok := false
@@ -302,7 +301,7 @@ func (p *Pipeline) Close() {
 	if p.Episodes != nil {
 		p.Episodes.Close()
 	}
-	p.Store.Close()
+	p.Storage.Close()
 }
 
 // StopReadahead stops building batches ahead of demand: on shutdown, only
@@ -371,8 +370,8 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 // Stats returns stats.json: the pipeline's live state.
 func (p *Pipeline) Stats() []byte {
 	rss, peak := ReadRSS()
-	st := &p.Store.Stats.Fetch
-	ram, disk := &p.Store.Stats, &p.Store.Disk().Stats
+	st := &p.Storage.Fetch
+	ram, disk := &p.Store.Stats, &p.Storage.Disk.Stats
 	subs, bad := p.Builds.Substitutions()
 	perDataset := func(bs *BuildStats) map[string]int64 {
 		out := map[string]int64{}
@@ -416,7 +415,7 @@ func (p *Pipeline) Stats() []byte {
 			"hits": disk.Hits.Load(), "misses": disk.Misses.Load(),
 			"hit_rate":  rate(disk.Hits.Load(), disk.Misses.Load()),
 			"evictions": disk.Evictions.Load(), "bytes_written": disk.BytesWritten.Load(),
-			"budget_bytes": p.Store.Disk().Budget(),
+			"budget_bytes": p.Storage.Disk.Budget(),
 		},
 		"fetch": map[string]any{
 			"bytes": st.Bytes.Load(), "attempts": st.Attempts.Load(),

@@ -21,11 +21,7 @@ const fixtureDir = "../testdata"
 
 func newStore(t testing.TB) *rlds.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{
-		CacheDir:   t.TempDir(),
-		DiskBudget: 1 << 30,
-		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	s, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

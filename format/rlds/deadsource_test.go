@@ -127,7 +127,7 @@ func deadShardStore(t *testing.T, policy retry.Policy) (*Store, *Dataset, *objec
 	upstream := startFakeGCS(t, fixtureObjects(t, md.Dir))
 	proxy := newObjectProxy(t, upstream.URL(), func(string, int) proxyAction { return actPass })
 	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
-	s, err := NewStore(Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30, Log: testLog(t), Retry: policy})
+	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, policy)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,8 @@ import (
 
 func hintStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := NewStore(Options{
-		CacheDir: t.TempDir(), DiskBudget: 1 << 30, Log: testLog(t),
-		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-			MaxElapsed: time.Second, StallTimeout: time.Second},
-	})
+	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		MaxElapsed: time.Second, StallTimeout: time.Second})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,11 +120,8 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 func TestSourceDownIsUnavailable(t *testing.T) {
 	srv := startFakeGCS(t, fixtureObjects(t, "datasets/tiny_table/1.0.0"))
 	src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0"))
-	s, err := NewStore(Options{
-		CacheDir: t.TempDir(), DiskBudget: 1 << 30, Log: testLog(t),
-		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-			MaxElapsed: 200 * time.Millisecond, StallTimeout: time.Second},
-	})
+	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		MaxElapsed: 200 * time.Millisecond, StallTimeout: time.Second})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ func (r ShardRef) estimatedSize() int64 {
 // progress, when not nil, is called after each shard (fetched or failed),
 // from several goroutines.
 func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, progress func()) (int, error) {
+	if s.disk == nil {
+		return 0, nil // no remote source can have been opened
+	}
 	limit := s.disk.Budget() / 2
 	var (
 		planned int64

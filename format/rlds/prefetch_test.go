@@ -3,6 +3,8 @@ package rlds
 import (
 	"context"
 	"testing"
+
+	"github.com/oxefs/oxefs/storage/retry"
 )
 
 func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
@@ -13,7 +15,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 
 	var refs []ShardRef
 	open := func(budget int64) (*Store, *Dataset) {
-		s, err := NewStore(Options{CacheDir: t.TempDir(), DiskBudget: budget, Log: testLog(t)})
+		s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), budget, retry.Policy{})))
 		if err != nil {
 			t.Fatal(err)
 		}

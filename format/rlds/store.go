@@ -21,41 +21,39 @@ import (
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
-	"github.com/oxefs/oxefs/storage/ratelimit"
-	"github.com/oxefs/oxefs/storage/retry"
 )
 
 // maxRecord bounds one TFRecord (one episode): a corrupt length field must
 // not make us allocate more.
 const maxRecord = 1 << 30
 
-// Options configures a Store.
+// Options configures a Store. The storage stack is the caller's: the
+// composition root decides which decorators a source gets.
 type Options struct {
-	// CacheDir holds the disk cache of remote shards and the persistent
-	// indexes. Required.
-	CacheDir string
-	// DiskBudget bounds the disk cache in bytes.
-	DiskBudget int64
-	// Retry governs fetches from remote sources.
-	Retry retry.Policy
-	// MaxFetchRate caps the bytes per second fetched from remote sources,
-	// all together; 0 means no cap.
-	MaxFetchRate int64
-	Log          *slog.Logger
+	// IndexDir holds the persistent indexes (episode lengths), a
+	// directory per source under IndexDir/index. Required.
+	IndexDir string
+	// Disk keeps the shards of sources whose objects are not local files
+	// (not a storage.Filer); such a source cannot be opened without it.
+	Disk *diskcache.Cache
+	// Remote decorates each source for every read that does not go through
+	// the disk cache and for the disk cache's own fetches: retries and rate
+	// limits (storage/retry, storage/ratelimit). Nil: sources as they are.
+	Remote func(storage.Backend) storage.Backend
+	Log    *slog.Logger
 }
 
-// Store opens RLDS datasets that share one disk cache of remote shards, one
-// fetch rate limit and one set of fetch counters. Loaded episodes are not
-// kept here: the composition root puts a RAM cache (package episodes) in
-// front of each Dataset.
+// Store opens RLDS datasets that share one storage stack (Options). Loaded
+// episodes are not kept here: the composition root puts a RAM cache
+// (package episodes) in front of each Dataset.
 type Store struct {
 	// dependencies
-	log   *slog.Logger
-	disk  *diskcache.Cache
-	limit *ratelimit.Limiter // shared by every source; nil: no limit
+	log    *slog.Logger
+	disk   *diskcache.Cache
+	remote func(storage.Backend) storage.Backend
 
 	// constants
-	retry retry.Policy
+	indexDir string
 
 	// ctx is the daemon's lifetime: shared work (a shard download several
 	// readers wait for) runs under it, so one reader giving up does not
@@ -73,25 +71,17 @@ type Store struct {
 // StoreStats counts episode traffic.
 type StoreStats struct {
 	EpisodesLoaded, BytesRead atomic.Int64
-	Fetch                     retry.Stats
 }
 
-// NewStore opens the caches.
+// NewStore returns a store over the given storage stack.
 func NewStore(opts Options) (*Store, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.CacheDir == "" {
-		return nil, errors.New("store: no cache directory")
+	if opts.IndexDir == "" {
+		return nil, errors.New("store: no index directory")
 	}
-	if opts.Retry == (retry.Policy{}) {
-		opts.Retry = retry.DefaultPolicy()
-	}
-	disk, err := diskcache.Open(opts.CacheDir, opts.DiskBudget, opts.Log, opts.Retry.MemoWindow())
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{log: opts.Log, disk: disk, limit: ratelimit.NewLimiter(opts.MaxFetchRate), retry: opts.Retry}
+	s := &Store{log: opts.Log, disk: opts.Disk, remote: opts.Remote, indexDir: opts.IndexDir}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -116,7 +106,7 @@ func (s *Store) begin() bool {
 	return true
 }
 
-// Disk returns the disk cache.
+// Disk returns the disk cache; nil when the store has none.
 func (s *Store) Disk() *diskcache.Cache { return s.disk }
 
 // Dataset is one opened TFDS dataset.
@@ -159,7 +149,10 @@ type shardSpans struct {
 // Open reads a dataset's dataset_info.json and features.json. name
 // overrides the dataset's own name in ids and messages when not empty.
 func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
-	remote := ratelimit.New(retry.New(src, s.retry, &s.Stats.Fetch, s.log), s.limit)
+	remote := src
+	if s.remote != nil {
+		remote = s.remote(src)
+	}
 	infoJSON, err := storage.ReadFile(ctx, remote, "dataset_info.json")
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), withSourceHint(src, err))
@@ -203,6 +196,9 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 		missing:  make(map[string]bool),
 	}
 	if _, inPlace := src.(storage.Filer); !inPlace {
+		if s.disk == nil {
+			return nil, fmt.Errorf("dataset %s: a remote source needs a disk cache", src.Location())
+		}
 		d.cached = s.disk.Wrap(remote, d.slug, s.ctx)
 	}
 	if d.info, err = d.describe(); err != nil {
@@ -417,7 +413,7 @@ func (d *Dataset) Splits() []string {
 
 // indexDir is where persistent per-dataset indexes live.
 func (d *Dataset) indexDir() string {
-	return filepath.Join(d.store.disk.Dir(), "index", d.slug)
+	return filepath.Join(d.store.indexDir, "index", d.slug)
 }
 
 var _ episode.Dataset = (*Dataset)(nil)

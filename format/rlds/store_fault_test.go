@@ -39,11 +39,9 @@ func TestStoreSourceFaults(t *testing.T) {
 		return pass()
 	})
 	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
-	s, err := NewStore(Options{
-		CacheDir: t.TempDir(), DiskBudget: 1 << 30, Log: testLog(t),
-		Retry: retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-			MaxElapsed: time.Second, StallTimeout: time.Second},
-	})
+	opts, fetch := stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		MaxElapsed: time.Second, StallTimeout: time.Second})
+	s, err := NewStore(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +65,7 @@ func TestStoreSourceFaults(t *testing.T) {
 	if err := check(0); err != nil {
 		t.Fatalf("after three 503s: %v", err)
 	}
-	if r := s.Stats.Fetch.Retries.Load(); r < 2 {
+	if r := fetch.Retries.Load(); r < 2 {
 		t.Fatalf("%d retries counted after 503s", r)
 	}
 
@@ -75,11 +73,11 @@ func TestStoreSourceFaults(t *testing.T) {
 	// the drop does not cut); the download after it is cut at 5000 bytes
 	// and must resume there.
 	drops.Store(2)
-	before := s.Stats.Fetch.Retries.Load()
+	before := fetch.Retries.Load()
 	if err := check(1); err != nil {
 		t.Fatalf("after dropped connections: %v", err)
 	}
-	if s.Stats.Fetch.Retries.Load() == before {
+	if fetch.Retries.Load() == before {
 		t.Fatal("a dropped connection was not retried")
 	}
 	resumed := false

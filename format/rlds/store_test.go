@@ -4,6 +4,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/storage/retry"
 
 	"bytes"
 	"context"
@@ -52,7 +53,7 @@ func newTestStore(t testing.TB, cacheDir string) *Store {
 	if cacheDir == "" {
 		cacheDir = t.TempDir()
 	}
-	s, err := NewStore(Options{CacheDir: cacheDir, DiskBudget: 1 << 30, Log: testLog(t)})
+	s, err := NewStore(mustOptions(stackOptions(t, cacheDir, 1<<30, retry.Policy{})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 	if len(res.Datasets) != 4 {
 		t.Fatalf("%d datasets, want 4", len(res.Datasets))
 	}
-	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30})
+	store, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func checkMixFiles(t *testing.T, res *Result) {
 // episodes in the written datasets, the halves disjoint and complete.
 func TestSplitsResolve(t *testing.T) {
 	res := generate(t, Options{Datasets: 1, Episodes: 5, Steps: 3})
-	store, err := rlds.NewStore(rlds.Options{CacheDir: t.TempDir(), DiskBudget: 1 << 30})
+	store, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,72 @@
+package loader
+
+import (
+	"log/slog"
+
+	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
+	"github.com/oxefs/oxefs/storage/ratelimit"
+	"github.com/oxefs/oxefs/storage/retry"
+)
+
+// StorageOptions are the flags that shape the storage stack.
+type StorageOptions struct {
+	// CacheDir holds the disk cache of remote shards and the persistent
+	// indexes.
+	CacheDir string
+	// Disk bounds the disk cache in bytes.
+	Disk int64
+	// Retry bounds fetches from remote sources; zero fields take defaults.
+	Retry retry.Policy
+	// MaxFetchRate caps the bytes per second fetched from remote sources,
+	// all together; 0 means no cap.
+	MaxFetchRate int64
+	Log          *slog.Logger
+}
+
+// Storage is the storage stack every dataset of a daemon shares, and the
+// RLDS store built on it. Each source is read as
+//
+//	ratelimit(retry(backend))             metadata, stats, and the fetches below
+//	diskcache(ratelimit(retry(backend)))  shards, unless the backend's objects are local files
+//
+// so a backend only reads and classifies its errors; the decorators add the
+// rest.
+type Storage struct {
+	Disk  *diskcache.Cache
+	Fetch retry.Stats // every fetch's attempts, retries, bytes and failures
+	Store *rlds.Store
+
+	policy retry.Policy
+	limit  *ratelimit.Limiter
+	log    *slog.Logger
+}
+
+// OpenStorage opens the disk cache and the RLDS store over the stack.
+func OpenStorage(opts StorageOptions) (*Storage, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Retry == (retry.Policy{}) {
+		opts.Retry = retry.DefaultPolicy()
+	}
+	disk, err := diskcache.Open(opts.CacheDir, opts.Disk, opts.Log, opts.Retry.MemoWindow())
+	if err != nil {
+		return nil, err
+	}
+	s := &Storage{Disk: disk, policy: opts.Retry, limit: ratelimit.NewLimiter(opts.MaxFetchRate), log: opts.Log}
+	s.Store, err = rlds.NewStore(rlds.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Log: opts.Log})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// remote decorates one source with retries and the shared rate limit.
+func (s *Storage) remote(src storage.Backend) storage.Backend {
+	return ratelimit.New(retry.New(src, s.policy, &s.Fetch, s.log), s.limit)
+}
+
+// Close stops the store's shared work.
+func (s *Storage) Close() { s.Store.Close() }
