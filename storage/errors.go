@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"syscall"
 )
 
 // ErrUnavailable matches a source that kept failing after every retry
@@ -57,4 +61,36 @@ func IsTransient(err error) bool {
 	}
 	_, ok := errors.AsType[*TransientError](err)
 	return ok
+}
+
+// NetworkFault reports whether err is a fault of the connection or the
+// filesystem under a backend that a later attempt may not meet: a
+// connection reset, refused or aborted, a broken pipe, an unreachable host
+// or network, a timeout, a temporary DNS failure, an unexpected EOF. A
+// missing object and a cancelled context are not. Backends use it to
+// classify the errors they share; each adds its own protocol's (HTTP
+// status codes, say).
+func NetworkFault(err error) bool {
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, context.Canceled):
+		return false
+	case errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNABORTED),
+		errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ETIMEDOUT),
+		errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.ENETUNREACH),
+		errors.Is(err, syscall.ENETDOWN):
+		return true
+	}
+	if de, ok := errors.AsType[*net.DNSError](err); ok {
+		return de.IsTemporary || de.IsTimeout
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return true
+	}
+	return false
 }

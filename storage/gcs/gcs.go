@@ -15,13 +15,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"path"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	gstorage "cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
@@ -226,31 +224,13 @@ func classify(err error) error {
 // context are not.
 func isTransient(err error) bool {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, context.Canceled):
 		return false
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, context.Canceled):
-		return false
-	case errors.Is(err, storage.ErrChecksum),
-		errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE),
-		errors.Is(err, syscall.ETIMEDOUT),
-		errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH),
-		errors.Is(err, syscall.ENETDOWN):
+	case errors.Is(err, storage.ErrChecksum), storage.NetworkFault(err):
 		return true
 	}
 	if ae, ok := errors.AsType[*googleapi.Error](err); ok {
 		return ae.Code == 408 || ae.Code == 429 || (ae.Code >= 500 && ae.Code < 600)
-	}
-	if de, ok := errors.AsType[*net.DNSError](err); ok {
-		return de.IsTemporary || de.IsTimeout
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return true
 	}
 	return gstorage.ShouldRetry(err)
 }

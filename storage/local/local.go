@@ -13,11 +13,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"github.com/oxefs/oxefs/storage"
 )
@@ -158,27 +156,4 @@ func classify(err error) error {
 // connection reset, refused or aborted (a network filesystem), an
 // unexpected EOF, a timeout. A missing file and a cancelled context are
 // not.
-func isTransient(err error) bool {
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, context.Canceled):
-		return false
-	case errors.Is(err, io.ErrUnexpectedEOF),
-		errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNABORTED),
-		errors.Is(err, syscall.EPIPE),
-		errors.Is(err, syscall.ETIMEDOUT),
-		errors.Is(err, syscall.EHOSTUNREACH),
-		errors.Is(err, syscall.ENETUNREACH),
-		errors.Is(err, syscall.ENETDOWN):
-		return true
-	}
-	if de, ok := errors.AsType[*net.DNSError](err); ok {
-		return de.IsTemporary || de.IsTimeout
-	}
-	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
-		return true
-	}
-	return false
-}
+func isTransient(err error) bool { return storage.NetworkFault(err) }
