@@ -5,6 +5,10 @@
 // served is the mix asked for. The same code reads a mount (plain file
 // reads) or a pipeline in-process (no FUSE): the difference between the two
 // is what the mount costs.
+//
+// bench imports only the scheduler (package batch), for the in-process
+// reads; it must not import the composition root, which hands it a
+// Pipeline.
 package bench
 
 import (

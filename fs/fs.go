@@ -70,6 +70,9 @@
 // context, not the reader's); a reader still waiting for memory leaves the
 // queue. When the daemon shuts down, batches no one has yet are not built:
 // opens and reads get EIO.
+//
+// fs imports nothing else of oxefs: the composition root hands it the
+// batches and the documents to serve.
 package fs
 
 import (

@@ -77,7 +77,7 @@ func TestDimsAndDefaults(t *testing.T) {
 	}
 }
 
-// TestMetaJSON: the field names of DESIGN "The mount", and what each meta
+// TestMetaJSON: the field names the README documents, and what each meta
 // mode serialises.
 func TestMetaJSON(t *testing.T) {
 	m := &Meta{

@@ -7,7 +7,7 @@ import (
 )
 
 // Meta is one sample's metadata record, the drop-in for a trainer's batch
-// dict (DESIGN "The mount"). Build fills it, reusing its slices.
+// dict (README "The mount"). Build fills it, reusing its slices.
 type Meta struct {
 	DatasetName string `json:"dataset_name"`
 	// EpisodeID is stable: dataset/split/shard/record.

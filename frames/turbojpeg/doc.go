@@ -20,6 +20,8 @@
 // JDCT_IFAST in TensorFlow), so the pixels are TensorFlow's. It also sets
 // TJFLAG_LIMITSCANS, so that a progressive JPEG with an absurd number of
 // scans (a known way to make a decoder spin) is an error, not a stall.
+//
+// turbojpeg imports nothing else of oxefs; only package frames uses it.
 package turbojpeg
 
 import "errors"

@@ -24,6 +24,9 @@
 // earlier one. Map keys are proto3 strings and must be valid UTF-8, as the
 // reference runtime requires; TFDS feature names always are. Field numbers
 // above 2^29-1 are rejected, as the reference runtime does.
+//
+// example belongs to the RLDS format: only format/rlds and its writer
+// (format/rlds/synth) import it. It imports nothing else of oxefs.
 package example
 
 import (

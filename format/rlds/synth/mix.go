@@ -68,7 +68,7 @@ func writeMixes(o Options, plans []*plannedDataset) ([]string, error) {
 	return paths, nil
 }
 
-// mixYAML renders a mix config in DESIGN.md's format, with only the keys
+// mixYAML renders a mix config in the README's format, with only the keys
 // it documents.
 func mixYAML(seed uint64, about string, entries []mixEntry) []byte {
 	var b bytes.Buffer

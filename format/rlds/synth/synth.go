@@ -16,7 +16,7 @@
 // decoders do realistic work. Every dataset is named synth_* and says in
 // its description that it is synthetic.
 //
-// Beside the datasets it writes mix configs (DESIGN.md "Mix config"):
+// Beside the datasets it writes mix configs (README "Mix config"):
 // mix.yaml with every dataset, mix-single.yaml with one representative
 // dataset, and mix-two-copies.yaml with that dataset twice on disjoint
 // halves, the pair that measures the mixing penalty.
@@ -35,6 +35,9 @@
 // written only after all of them, so that a partial dataset is never
 // mistaken for a complete one. Running again over the same DIR replaces
 // each dataset it writes, shards left from a different layout included.
+//
+// synth is the RLDS format's writer: it imports the format's TFRecord and
+// Example encoders and nothing above the formats.
 package synth
 
 import (

@@ -275,7 +275,7 @@ func allZero(v []float64) bool {
 	return !slices.ContainsFunc(v, func(x float64) bool { return x != 0 })
 }
 
-// mixFileYAML is DESIGN.md's mix config, the keys synth writes. Decoding
+// mixFileYAML is the README's mix config, the keys synth writes. Decoding
 // with KnownFields fails on any other key, as the strict mix parser would.
 type mixFileYAML struct {
 	Seed       uint64         `yaml:"seed"`

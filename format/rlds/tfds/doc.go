@@ -17,4 +17,7 @@
 // JSON files. The semantics are those of tensorflow_datasets 4.9
 // (core/splits.py, core/naming.py, core/features/*, core/example_serializer.py);
 // the tests hold values computed by running TFDS itself.
+//
+// tfds belongs to the RLDS format: only format/rlds may import it. It
+// imports nothing else of oxefs but the neutral model (episode.Range).
 package tfds

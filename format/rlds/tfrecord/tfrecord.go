@@ -17,6 +17,9 @@
 // matches ErrCorrupt with errors.Is. I/O errors from the underlying reader
 // are returned wrapped but do not match ErrCorrupt. Nothing here panics on
 // any input.
+//
+// tfrecord belongs to the RLDS format: only format/rlds and its writer
+// (format/rlds/synth) import it. It imports nothing else of oxefs.
 package tfrecord
 
 import (
