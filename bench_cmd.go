@@ -23,6 +23,7 @@ type benchCmd struct {
 	Compute time.Duration `help:"Sleep per batch after reading it, as a training step would." default:"0s"`
 	Out     string        `help:"Directory for batch_times.jsonl, mixture_summary.txt, mixture_over_time.svg, latency.svg, summary.json." default:"bench-out" type:"path"`
 	Val     bool          `help:"Read the validation view."`
+	Offline bool          `help:"${offline_help} In-process only: a MOUNTPOINT is read as it serves."`
 	JSON    bool          `help:"Print the summary as one JSON object." name:"json"`
 }
 
@@ -31,6 +32,8 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	switch {
 	case c.Mountpoint != "" && c.Config != "":
 		return errors.New("give a MOUNTPOINT to read, or --config to build in-process, not both")
+	case c.Mountpoint != "" && c.Offline:
+		return errors.New("--offline builds in-process from the cache; a MOUNTPOINT is read as its daemon serves it (mount it with --offline)")
 	case c.Mountpoint != "":
 		if _, err := os.Stat(filepath.Join(c.Mountpoint, "info.json")); err != nil {
 			return fmt.Errorf("%s is not an oxefs mount (no info.json): %w", c.Mountpoint, err)
@@ -39,7 +42,7 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	default:
 		// In-process: --config's mix, or (as a mount would serve) the
 		// built-in demo mix.
-		p, err := c.open(ctx, log)
+		p, err := c.open(ctx, log, c.Offline)
 		if err != nil {
 			return err
 		}

@@ -42,9 +42,10 @@ func main() {
 		kong.Description("Robot-learning datasets as training batches, through a FUSE filesystem."),
 		kong.ShortUsageOnError(),
 		kong.Vars{
-			"cache_dir": defaultCacheDir(),
-			"mem":       defaultMem(),
-			"workers":   fmt.Sprint(runtime.NumCPU()),
+			"cache_dir":    defaultCacheDir(),
+			"mem":          defaultMem(),
+			"workers":      fmt.Sprint(runtime.NumCPU()),
+			"offline_help": offlineHelp,
 		},
 	)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -65,8 +65,12 @@ func (f *pipelineFlags) loadConfig(log *slog.Logger) (*config.Config, error) {
 	return cfg, nil
 }
 
-// open builds the pipeline, validating the whole config against the data.
-func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*loader.Pipeline, error) {
+// offlineHelp is --offline's help, for mount and bench.
+const offlineHelp = "Never contact remote sources: serve from what `oxefs warm` cached (metadata, length indexes, the shards of both views); fail at start, naming what is missing, if the cache lacks anything."
+
+// open builds the pipeline, validating the whole config against the data;
+// offline, from the cache alone (see --offline).
+func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool) (*loader.Pipeline, error) {
 	if err := f.check(hostMemory()); err != nil {
 		return nil, err
 	}
@@ -88,6 +92,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger) (*loader.Pip
 		World:        f.World,
 		Strict:       f.Strict,
 		MaxFetchRate: int64(f.MaxFetchRate),
+		Offline:      offline,
 		Retry:        retry.Policy{StallTimeout: f.FetchStall, MaxElapsed: f.FetchTimeout},
 		Progress:     indexProgress(),
 		Version:      version,
@@ -101,6 +106,7 @@ type mountCmd struct {
 	AllowOther bool          `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
 	DirectIO   bool          `help:"Serve .npy files with direct I/O: faster large reads, but numpy mmap_mode cannot map them." name:"direct-io"`
 	NonEmpty   bool          `help:"Mount over a directory that holds files (hidden while mounted). A live oxefs mount is refused regardless." name:"nonempty"`
+	Offline    bool          `help:"${offline_help}"`
 	Grace      time.Duration `help:"On SIGINT/SIGTERM the mount is detached at once (no new opens) and files already open or mapped are served until closed, for at most this long; then the daemon exits 0. A second signal ends the wait." default:"30s"`
 }
 
@@ -108,7 +114,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err := os.MkdirAll(c.Mountpoint, 0o755); err != nil {
 		return err
 	}
-	p, err := c.open(ctx, log)
+	p, err := c.open(ctx, log, c.Offline)
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,11 @@ type MixOptions struct {
 	// Episodes, when not nil, keeps loaded episodes in RAM for every
 	// dataset of the mix.
 	Episodes *episodes.Cache
-	Log      *slog.Logger
+	// Offline requires the store to be offline (rlds.Options.Offline) and
+	// checks, before anything is planned, that the cache holds everything
+	// the mix needs: see CheckOffline.
+	Offline bool
+	Log     *slog.Logger
 }
 
 // IndexProgress is the state of one dataset's episode-length indexing.
@@ -107,6 +111,11 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 			continue
 		}
 		active = append(active, d)
+	}
+	if opts.Offline {
+		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, store); err != nil {
+			return nil, err
+		}
 	}
 	opened, err := openAll(ctx, active, store)
 	if err != nil {
@@ -269,7 +278,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	src, err := storage.Open(ctx, dc.Source, storage.Options{Anonymous: dc.Anonymous})
+	src, err := storage.Open(ctx, dc.Source, sourceOptions(dc, store.Offline()))
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs

@@ -40,6 +40,9 @@ type Options struct {
 	MaxFetchRate int64
 	// Retry bounds fetches from remote sources; zero fields take defaults.
 	Retry retry.Policy
+	// Offline serves from the cache alone (see StorageOptions.Offline and
+	// MixOptions.Offline).
+	Offline bool
 	// Decoder forces a JPEG decoder ("go", "turbo"); "" picks the best.
 	Decoder string
 	// Progress reports episode-length indexing (samples_per_episode 0).
@@ -100,7 +103,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	}
 	debug.SetMemoryLimit(opts.Mem)
 	st, err := OpenStorage(StorageOptions{
-		CacheDir: opts.CacheDir, Disk: opts.Disk, Retry: opts.Retry, MaxFetchRate: opts.MaxFetchRate, Log: opts.Log,
+		CacheDir: opts.CacheDir, Disk: opts.Disk, Retry: opts.Retry, MaxFetchRate: opts.MaxFetchRate, Offline: opts.Offline, Log: opts.Log,
 	})
 	if err != nil {
 		return nil, err
@@ -118,7 +121,8 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}()
 	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
-		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes, Log: opts.Log,
+		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
+		Offline: opts.Offline, Log: opts.Log,
 	})
 	if err != nil {
 		return nil, err

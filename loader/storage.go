@@ -6,6 +6,7 @@ import (
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
+	"github.com/oxefs/oxefs/storage/offline"
 	"github.com/oxefs/oxefs/storage/ratelimit"
 	"github.com/oxefs/oxefs/storage/retry"
 )
@@ -22,7 +23,11 @@ type StorageOptions struct {
 	// MaxFetchRate caps the bytes per second fetched from remote sources,
 	// all together; 0 means no cap.
 	MaxFetchRate int64
-	Log          *slog.Logger
+	// Offline never contacts a source whose objects are not local files:
+	// its metadata comes from what `oxefs warm` recorded (rlds.Options.Offline)
+	// and its shards only from the disk cache (storage/offline).
+	Offline bool
+	Log     *slog.Logger
 }
 
 // Storage is the storage stack every dataset of a daemon shares, and the
@@ -32,15 +37,19 @@ type StorageOptions struct {
 //	diskcache(ratelimit(retry(backend)))  shards, unless the backend's objects are local files
 //
 // so a backend only reads and classifies its errors; the decorators add the
-// rest.
+// rest. Offline, a source whose objects are not local files is read as
+//
+//	offline(backend)                      nothing: every read is a *offline.NotCachedError
+//	diskcache(offline(backend))           the shards already cached, and no others
 type Storage struct {
 	Disk  *diskcache.Cache
 	Fetch retry.Stats // every fetch's attempts, retries, bytes and failures
 	Store *rlds.Store
 
-	policy retry.Policy
-	limit  *ratelimit.Limiter
-	log    *slog.Logger
+	policy  retry.Policy
+	limit   *ratelimit.Limiter
+	offline bool
+	log     *slog.Logger
 }
 
 // OpenStorage opens the disk cache and the RLDS store over the stack.
@@ -55,16 +64,20 @@ func OpenStorage(opts StorageOptions) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Storage{Disk: disk, policy: opts.Retry, limit: ratelimit.NewLimiter(opts.MaxFetchRate), log: opts.Log}
-	s.Store, err = rlds.NewStore(rlds.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Log: opts.Log})
+	s := &Storage{Disk: disk, policy: opts.Retry, limit: ratelimit.NewLimiter(opts.MaxFetchRate), offline: opts.Offline, log: opts.Log}
+	s.Store, err = rlds.NewStore(rlds.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Offline: opts.Offline, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// remote decorates one source with retries and the shared rate limit.
+// remote decorates one source with retries and the shared rate limit, or,
+// offline, stands in for a source whose objects are not local files.
 func (s *Storage) remote(src storage.Backend) storage.Backend {
+	if _, local := src.(storage.Filer); s.offline && !local {
+		return offline.New(src)
+	}
 	return ratelimit.New(retry.New(src, s.policy, &s.Fetch, s.log), s.limit)
 }
 

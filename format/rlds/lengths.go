@@ -12,6 +12,8 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/oxefs/oxefs/storage"
 )
 
 // Lengths is a dataset's persistent episode-length index: the number of
@@ -76,13 +78,16 @@ const statParallel = 16
 // dataIdentity is what a length index is keyed on: the fingerprint and the
 // version of each shard.
 type dataIdentity struct {
-	info   string
-	shards map[string]string
+	info    string
+	shards  map[string]string
+	objects map[string]storage.ObjectInfo // what shards is taken from
 }
 
 // identity stats every shard of every split and fingerprints them with
 // dataset_info.json's bytes. Stat errors are classified as a fetch's are
 // (a missing shard matches fs.ErrNotExist; a dead source storage.ErrUnavailable).
+// A dataset opened offline takes each shard's ObjectInfo from what
+// SaveOffline recorded.
 func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 	var names []string
 	for _, s := range d.Meta.Splits {
@@ -92,16 +97,16 @@ func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 		}
 		names = append(names, ns...)
 	}
-	versions := make([]string, len(names))
+	objects := make([]storage.ObjectInfo, len(names))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(statParallel)
 	for i, name := range names {
 		g.Go(func() error {
-			info, err := d.remote.Stat(gctx, name)
+			info, err := d.statShard(gctx, name)
 			if err != nil {
 				return fmt.Errorf("dataset %s: identify shard %s: %w", d.Name, name, err)
 			}
-			versions[i] = info.Version
+			objects[i] = info
 			return nil
 		})
 	}
@@ -110,10 +115,11 @@ func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 	}
 	h := sha256.New()
 	h.Write(d.infoSum[:])
-	id := dataIdentity{shards: make(map[string]string, len(names))}
+	id := dataIdentity{shards: make(map[string]string, len(names)), objects: make(map[string]storage.ObjectInfo, len(names))}
 	for i, name := range names {
-		fmt.Fprintf(h, "%s:%s;", name, versions[i])
-		id.shards[name] = versions[i]
+		fmt.Fprintf(h, "%s:%s;", name, objects[i].Version)
+		id.shards[name] = objects[i].Version
+		id.objects[name] = objects[i]
 	}
 	id.info = hex.EncodeToString(h.Sum(nil)[:8])
 	return id, nil
@@ -269,6 +275,11 @@ func writeFileAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeBytesAtomic(path, b)
+}
+
+// writeBytesAtomic writes b to a temp file beside path and renames it.
+func writeBytesAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

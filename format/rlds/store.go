@@ -40,7 +40,14 @@ type Options struct {
 	// the disk cache and for the disk cache's own fetches: retries and rate
 	// limits (storage/retry, storage/ratelimit). Nil: sources as they are.
 	Remote func(storage.Backend) storage.Backend
-	Log    *slog.Logger
+	// Offline opens every source whose objects are not local files from
+	// what Dataset.SaveOffline recorded under IndexDir (dataset_info.json,
+	// features.json, each shard's version), never from the source; a
+	// missing record is a *offline.NotCachedError. Remote must then stand
+	// for sources that are never contacted (storage/offline), so shards
+	// come only from the disk cache.
+	Offline bool
+	Log     *slog.Logger
 }
 
 // Store opens RLDS datasets that share one storage stack (Options). Loaded
@@ -54,6 +61,7 @@ type Store struct {
 
 	// constants
 	indexDir string
+	offline  bool
 
 	// ctx is the daemon's lifetime: shared work (a shard download several
 	// readers wait for) runs under it, so one reader giving up does not
@@ -81,7 +89,7 @@ func NewStore(opts Options) (*Store, error) {
 	if opts.IndexDir == "" {
 		return nil, errors.New("store: no index directory")
 	}
-	s := &Store{log: opts.Log, disk: opts.Disk, remote: opts.Remote, indexDir: opts.IndexDir}
+	s := &Store{log: opts.Log, disk: opts.Disk, remote: opts.Remote, indexDir: opts.IndexDir, offline: opts.Offline}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -105,6 +113,10 @@ func (s *Store) begin() bool {
 	s.running.Add(1)
 	return true
 }
+
+// Offline reports whether the store opens remote sources from their
+// offline records (Options.Offline).
+func (s *Store) Offline() bool { return s.offline }
 
 // Disk returns the disk cache; nil when the store has none.
 func (s *Store) Disk() *diskcache.Cache { return s.disk }
@@ -131,6 +143,11 @@ type Dataset struct {
 	cached  *diskcache.Backend
 	slug    string   // cache directory name for this source
 	infoSum [32]byte // SHA-256 of dataset_info.json as read
+	// infoJSON and featJSON are the metadata as read, for SaveOffline.
+	infoJSON, featJSON []byte
+	// saved is each shard's ObjectInfo as SaveOffline recorded it, by file
+	// name, when the dataset was opened offline; nil otherwise.
+	saved map[string]storage.ObjectInfo
 
 	mu      sync.Mutex
 	spans   map[string]*shardSpans // guarded by mu: by shard file name
@@ -153,8 +170,18 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 	if s.remote != nil {
 		remote = s.remote(src)
 	}
-	infoJSON, err := storage.ReadFile(ctx, remote, "dataset_info.json")
-	if err != nil {
+	_, inPlace := src.(storage.Filer)
+	var (
+		infoJSON, featJSON []byte
+		saved              map[string]storage.ObjectInfo
+		err                error
+	)
+	if s.offline && !inPlace {
+		infoJSON, featJSON, saved, err = s.readSaved(src)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+		}
+	} else if infoJSON, err = storage.ReadFile(ctx, remote, "dataset_info.json"); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), withSourceHint(src, err))
 	}
 	info, err := tfds.ParseDatasetInfo(infoJSON)
@@ -164,9 +191,10 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 	if info.FileFormat != "" && info.FileFormat != "tfrecord" {
 		return nil, fmt.Errorf("dataset %s: file format %q is not supported (valid: tfrecord)", src.Location(), info.FileFormat)
 	}
-	featJSON, err := storage.ReadFile(ctx, remote, "features.json")
-	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	if featJSON == nil {
+		if featJSON, err = storage.ReadFile(ctx, remote, "features.json"); err != nil {
+			return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+		}
 	}
 	feats, err := tfds.ParseFeatures(featJSON)
 	if err != nil {
@@ -192,10 +220,13 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 		remote:   remote,
 		slug:     sourceSlug(src.Location()),
 		infoSum:  sha256.Sum256(infoJSON),
+		infoJSON: infoJSON,
+		featJSON: featJSON,
+		saved:    saved,
 		spans:    make(map[string]*shardSpans),
 		missing:  make(map[string]bool),
 	}
-	if _, inPlace := src.(storage.Filer); !inPlace {
+	if !inPlace {
 		if s.disk == nil {
 			return nil, fmt.Errorf("dataset %s: a remote source needs a disk cache", src.Location())
 		}
@@ -412,8 +443,9 @@ func (d *Dataset) Splits() []string {
 }
 
 // indexDir is where persistent per-dataset indexes live.
-func (d *Dataset) indexDir() string {
-	return filepath.Join(d.store.indexDir, "index", d.slug)
-}
+func (d *Dataset) indexDir() string { return d.store.sourceIndexDir(d.slug) }
+
+// sourceIndexDir is the index directory of the source with the given slug.
+func (s *Store) sourceIndexDir(slug string) string { return filepath.Join(s.indexDir, "index", slug) }
 
 var _ episode.Dataset = (*Dataset)(nil)
