@@ -48,7 +48,15 @@ func TestMountRefusesOffsetNoEpisodeSatisfies(t *testing.T) {
 // instead fails the test and is stopped.
 func mountRefused(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
+	return mountRefusedEnv(t, dir, nil, args...)
+}
+
+// mountRefusedEnv is mountRefused with env added to the daemon's
+// environment.
+func mountRefusedEnv(t *testing.T, dir string, env []string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(oxefsBin, append([]string{"mount", dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

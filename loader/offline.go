@@ -25,10 +25,10 @@ type OfflineError struct {
 }
 
 func (e *OfflineError) Error() string {
-	return fmt.Sprintf("--offline: the cache lacks what this mix needs (%d datasets):\n  %s\n"+
+	return fmt.Sprintf("--offline: the cache lacks what this mix needs:\n  %s\n"+
 		"run `oxefs warm` with the same --config and --cache-dir while the sources are reachable "+
 		"(with --disk at least twice the shards' size), then mount --offline again",
-		len(e.Missing), strings.Join(e.Missing, "\n  "))
+		strings.Join(e.Missing, "\n  "))
 }
 
 // CheckOffline reports whether the store's cache holds everything an
