@@ -9,7 +9,8 @@
 // classifies its own errors, marking the retryable ones with Transient.
 // Retries, rate limits and the disk cache are decorators (storage/retry,
 // storage/ratelimit, storage/diskcache) that wrap any Backend and import
-// only this package.
+// only this package; so is storage/offline, the stand-in for a source that
+// offline mode must not contact.
 //
 // # Adding a backend
 //

@@ -7,8 +7,10 @@
 // of package episode: Dataset.Info describes the splits, shards and typed
 // features, Dataset.Episode loads an episode whose views read the Example
 // in place. It also owns what only this format needs: the record index of
-// each shard, the persistent episode-length index, the inspect report and
-// the checks of shard files against dataset_info.json.
+// each shard, the persistent episode-length index, the inspect report, the
+// checks of shard files against dataset_info.json, and the offline record of
+// a remote dataset (its metadata and shard versions, saved by `oxefs warm`
+// beside the length index) from which an offline store opens it.
 //
 // Nothing outside this package tree imports TFDS types. A new format (for
 // example LeRobot v3: parquet tables and MP4 videos) goes in its own
