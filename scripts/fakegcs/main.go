@@ -6,57 +6,214 @@
 //
 // Objects are named by their path below -dir. It is a development tool,
 // built on the same fake-gcs-server the tests use.
+//
+// To make a remote cost what it costs on GCS, -latency delays every
+// request (metadata and object reads alike) before its response starts, as
+// a round trip to GCS does, and -rate caps the bytes per second of all
+// responses together, so the bandwidth bound is the server's and not only
+// the client's --max-fetch-rate:
+//
+//	fakegcs -dir /data/synth -latency 30ms -rate 10MB
+//
+// The objects are held in memory unless -store names a directory: then
+// fake-gcs-server keeps them there, for data sets larger than memory, and
+// a later run with the same -store reuses the objects whose source file has
+// not changed (size and modification time) instead of copying them again.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+
+	"github.com/oxefs/oxefs/storage/ratelimit"
 )
 
 func main() {
 	dir := flag.String("dir", "", "directory to serve")
 	bucket := flag.String("bucket", "synth", "bucket name")
 	port := flag.Uint("port", 4443, "port on 127.0.0.1")
+	latency := flag.Duration("latency", 0, "delay before every response, e.g. 30ms: a round trip to GCS")
+	rateText := flag.String("rate", "0", "cap on bytes per second of all responses together, e.g. 10MB (MB = 10^6 bytes); 0: no cap")
+	store := flag.String("store", "", "keep the objects in this directory instead of memory (reused by later runs)")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("-dir is required")
 	}
-	var objects []fakestorage.Object
-	err := filepath.WalkDir(*dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(*dir, p)
-		objects = append(objects, fakestorage.Object{
-			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: *bucket, Name: filepath.ToSlash(rel)},
-			Content:     b,
-		})
-		return nil
-	})
+	rate, err := parseRate(*rateText)
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		InitialObjects: objects, Scheme: "http", Host: "127.0.0.1", Port: uint16(*port), PublicHost: "127.0.0.1",
-	})
+	srv, n, err := open(*dir, *bucket, *store, fmt.Sprintf("http://127.0.0.1:%d", *port))
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("serving %d objects of %s as gs://%s at %s (STORAGE_EMULATOR_HOST=127.0.0.1:%d)\n", len(objects), *dir, *bucket, srv.URL(), *port)
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port))
+	if err != nil {
+		log.Fatal(err)
+	}
+	hs := &http.Server{Handler: slow(srv.HTTPHandler(), *latency, ratelimit.NewLimiter(rate))}
+	go func() {
+		if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Fatal(err)
+		}
+	}()
+	fmt.Printf("serving %d objects of %s as gs://%s at http://%s (STORAGE_EMULATOR_HOST=%s), latency %s, rate %s/s\n",
+		n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText)
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
+	hs.Close()
 	srv.Stop()
+}
+
+// sourceKey is the object metadata that records which source file an
+// object in -store was copied from, so that a later run can reuse it.
+const sourceKey = "fakegcs-source"
+
+// open starts a listener-less fake server holding every file under dir as
+// an object of bucket, in memory or, with store, in that directory. It
+// returns the server and the number of objects.
+func open(dir, bucket, store, url string) (*fakestorage.Server, int, error) {
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
+		StorageRoot: store, NoListener: true, Scheme: "http", Host: "127.0.0.1",
+		// The client reads objects through the XML API at
+		// http://HOST/BUCKET/OBJECT; the fake server routes that path only
+		// for its public host.
+		PublicHost: "127.0.0.1", ExternalURL: url,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: bucket})
+	n := 0
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		st, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		n++
+		source := strconv.FormatInt(st.Size(), 10) + "@" + strconv.FormatInt(st.ModTime().UnixNano(), 10)
+		if old, err := srv.GetObjectStreaming(bucket, name); err == nil {
+			old.Close()
+			if old.Metadata[sourceKey] == source {
+				return nil
+			}
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return srv.CreateObjectStreaming(fakestorage.StreamingObject{
+			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: name, Metadata: map[string]string{sourceKey: source}},
+			Content:     f,
+		})
+	})
+	if err != nil {
+		srv.Stop()
+		return nil, 0, fmt.Errorf("serving %s: %w", dir, err)
+	}
+	return srv, n, nil
+}
+
+// slow delays every request by latency before h sees it, and paces the
+// bytes of every response through lim (nil: no cap) before they are
+// written.
+func slow(h http.Handler, latency time.Duration, lim *ratelimit.Limiter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if latency > 0 {
+			t := time.NewTimer(latency)
+			select {
+			case <-r.Context().Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		if lim != nil {
+			w = &pacedWriter{ResponseWriter: w, ctx: r.Context(), lim: lim}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// paceChunk is the most bytes written at once by a pacedWriter, so that a
+// large write is spread over time rather than sent in one burst.
+const paceChunk = 32 << 10
+
+// pacedWriter waits on a shared limiter before each chunk it writes.
+type pacedWriter struct {
+	http.ResponseWriter
+	ctx context.Context
+	lim *ratelimit.Limiter
+}
+
+func (w *pacedWriter) Write(p []byte) (int, error) {
+	written := 0
+	for len(p) > 0 {
+		chunk := p[:min(len(p), paceChunk)]
+		if err := w.lim.Wait(w.ctx, len(chunk)); err != nil {
+			return written, err
+		}
+		n, err := w.ResponseWriter.Write(chunk)
+		written += n
+		if err != nil {
+			return written, err
+		}
+		p = p[len(chunk):]
+	}
+	return written, nil
+}
+
+// Flush passes a flush through, for handlers that stream.
+func (w *pacedWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// parseRate reads a byte rate: a number of bytes, or one with a decimal
+// (KB, MB, GB) or binary (KiB, MiB, GiB) unit, as oxefs --max-fetch-rate
+// reads it.
+func parseRate(text string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9}, {"b", 1}}
+	t := strings.ToLower(strings.TrimSpace(text))
+	mult := 1.0
+	for _, u := range units {
+		if s, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(s), u.mult
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("-rate %q: want a byte rate such as 10MB, 512KiB or 1048576", text)
+	}
+	return int64(f * mult), nil
 }

@@ -53,6 +53,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 )
 
 // Options says what Generate writes.
@@ -73,6 +75,12 @@ type Options struct {
 	// episodes by default); it is capped at the number of episodes. Val
 	// splits get one shard per 8 episodes.
 	Shards int
+	// ShardBytes, when positive, sizes every dataset's train split so that
+	// each of its Shards train shards holds about this many bytes, as the
+	// shards of a large dataset do: the number of train episodes follows
+	// from the encoded size of the split's first episodes, and Episodes is
+	// ignored. It needs Shards.
+	ShardBytes int64
 	// Seed keys every random choice.
 	Seed uint64
 	// Workers bounds the shards encoded at once; 0 means GOMAXPROCS.
@@ -130,8 +138,11 @@ func (o *Options) normalise() error {
 	if o.Dir == "" {
 		return errors.New("synth: no output directory")
 	}
-	if o.Datasets < 0 || o.Episodes < 0 || o.Steps < 0 || o.Shards < 0 || o.Workers < 0 {
-		return errors.New("synth: --datasets, --episodes, --steps, --shards and --workers must not be negative")
+	if o.Datasets < 0 || o.Episodes < 0 || o.Steps < 0 || o.Shards < 0 || o.Workers < 0 || o.ShardBytes < 0 {
+		return errors.New("synth: --datasets, --episodes, --steps, --shards, --shard-size and --workers must not be negative")
+	}
+	if o.ShardBytes > 0 && o.Shards == 0 {
+		return errors.New("synth: --shard-size needs --shards: it sizes each of that many train shards")
 	}
 	if o.Steps == 1 {
 		return errors.New("synth: --steps must be at least 2 (a pair needs two frames)")
@@ -164,38 +175,96 @@ func plan(o Options) []*plannedDataset {
 		if o.Episodes > 0 {
 			train = o.Episodes
 		}
-		val := max(2, train/10)
-		trainShards := max(2, (train+5)/6)
-		if o.Shards > 0 {
-			trainShards = o.Shards
-		}
 		if o.Steps > 0 {
 			d.Offset = min(d.Offset, o.Steps-1)
 		}
 		p := &plannedDataset{Dataset: d, dir: filepath.Join(o.Dir, d.Name, version)}
-		p.splits = []plannedSplit{
-			planSplit(o, d, "train", train, trainShards, 0),
-			planSplit(o, d, "val", val, (val+7)/8, int64(train)),
-		}
+		p.splits = planSplits(o, d, train)
 		out = append(out, p)
 	}
 	return out
 }
 
+// planSplits lays out a dataset's train split of train episodes and its
+// val split, a tenth as many.
+func planSplits(o Options, d Dataset, train int) []plannedSplit {
+	val := max(2, train/10)
+	trainShards := max(2, (train+5)/6)
+	if o.Shards > 0 {
+		trainShards = o.Shards
+	}
+	return []plannedSplit{
+		planSplit(o, d, "train", train, trainShards, 0),
+		planSplit(o, d, "val", val, (val+7)/8, int64(train)),
+	}
+}
+
+// sizeSamples is how many of a train split's first episodes sizeShards
+// encodes to learn the dataset's bytes per step.
+const sizeSamples = 2
+
+// sizeShards re-plans every dataset so that its train shards hold about
+// o.ShardBytes each (Options.ShardBytes). It encodes the first episodes of
+// each train split to learn the bytes per step, then takes episodes, at
+// their planned lengths, until their estimated bytes reach Shards ×
+// ShardBytes (to the nearest episode, and at least one per shard).
+func sizeShards(ctx context.Context, o Options, plans []*plannedDataset) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.Workers)
+	for _, p := range plans {
+		g.Go(func() error {
+			enc := newEncoder()
+			var size, steps int64
+			for i := range sizeSamples {
+				n := episodeSteps(o, p.Dataset, "train", i)
+				k := episodeKey{seed: o.Seed, dataset: p.Name, split: "train", index: i, id: int64(i), steps: n}
+				rec, _, err := p.episode(k, enc)
+				if err != nil {
+					return fmt.Errorf("synth: %s: sizing shards: %w", p.Name, err)
+				}
+				size += int64(len(rec)) + tfrecord.HeaderLen + tfrecord.FooterLen
+				steps += int64(n)
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+			}
+			perStep := float64(size) / float64(steps)
+			target := float64(o.Shards) * float64(o.ShardBytes)
+			train, sum := 0, 0.0
+			for {
+				next := float64(episodeSteps(o, p.Dataset, "train", train)) * perStep
+				if train >= o.Shards && sum+next/2 >= target {
+					break
+				}
+				sum += next
+				train++
+			}
+			p.splits = planSplits(o, p.Dataset, train)
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
 func planSplit(o Options, d Dataset, name string, episodes, shards int, idBase int64) plannedSplit {
 	s := plannedSplit{name: name, steps: make([]int, episodes), idBase: idBase}
 	for i := range s.steps {
-		if o.Steps > 0 {
-			s.steps[i] = o.Steps
-			continue
-		}
-		s.steps[i] = newRNG(o.Seed, hashString(d.Name), hashString(name), uint64(i), 3).span(d.MinSteps, d.MaxSteps)
+		s.steps[i] = episodeSteps(o, d, name, i)
 	}
 	shards = min(max(shards, 1), episodes)
 	for i := range shards {
 		s.shards = append(s.shards, shardRange{start: i * episodes / shards, end: (i + 1) * episodes / shards})
 	}
 	return s
+}
+
+// episodeSteps is the length of episode i of a split: --steps, or drawn
+// from the dataset's range by a stream keyed by the episode alone.
+func episodeSteps(o Options, d Dataset, split string, i int) int {
+	if o.Steps > 0 {
+		return o.Steps
+	}
+	return newRNG(o.Seed, hashString(d.Name), hashString(split), uint64(i), 3).span(d.MinSteps, d.MaxSteps)
 }
 
 // shardTask is one shard file to write.
@@ -216,6 +285,11 @@ func Generate(ctx context.Context, o Options) (*Result, error) {
 	}
 	began := time.Now()
 	plans := plan(o)
+	if o.ShardBytes > 0 {
+		if err := sizeShards(ctx, o, plans); err != nil {
+			return nil, err
+		}
+	}
 	total := 0
 	for _, p := range plans {
 		for _, s := range p.splits {

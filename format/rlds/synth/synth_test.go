@@ -410,3 +410,32 @@ func TestSplitsResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestShardBytes checks that --shard-size sizes each train shard near the
+// target whatever the dataset's frame sizes, and that it needs --shards.
+func TestShardBytes(t *testing.T) {
+	const target = 1 << 20
+	res := generate(t, Options{Datasets: 3, Shards: 3, ShardBytes: target, Steps: 10})
+	for _, d := range res.Datasets {
+		shards, err := filepath.Glob(filepath.Join(d.Dir, d.Name+"-train.tfrecord-*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(shards) != 3 {
+			t.Fatalf("%s: %d train shards, want 3", d.Name, len(shards))
+		}
+		for _, s := range shards {
+			st, err := os.Stat(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() < target*2/3 || st.Size() > target*3/2 {
+				t.Errorf("%s: %d bytes, want about %d", filepath.Base(s), st.Size(), target)
+			}
+		}
+	}
+	_, err := Generate(context.Background(), Options{Dir: t.TempDir(), Datasets: 1, ShardBytes: target})
+	if err == nil || !strings.Contains(err.Error(), "--shard-size needs --shards") {
+		t.Errorf("--shard-size without --shards: %v", err)
+	}
+}
