@@ -63,7 +63,7 @@ func (b *Backend) open(ctx context.Context, name string, background bool) (stora
 		}
 		// Make room first when the size is known; otherwise the cache
 		// makes room once the download is complete.
-		_, err := storage.Copy(ctx, b.inner, name, w, reserve)
+		err := b.copy(ctx, name, w, reserve)
 		if errors.Is(err, storage.ErrUnavailable) {
 			b.cache.failures.note(key, err)
 		}

@@ -61,6 +61,8 @@ type Cache struct {
 	demand *demandGate
 	// failures remembers the objects whose fetch gave up, for a while.
 	failures *failMemo
+	// slicing is how Backend fills download large objects.
+	slicing slicing
 
 	Stats Stats
 }
@@ -77,6 +79,10 @@ type fill struct {
 	// demanded is closed once a reader (not a prefetch) waits on the fill.
 	demanded     chan struct{}
 	demandedOnce sync.Once
+
+	// sink is where the fill writes, once it holds the key's lock and its
+	// temp file; guarded by Cache.mu. ReadFilling reads through it.
+	sink *sink
 }
 
 func (f *fill) markDemanded() { f.demandedOnce.Do(func() { close(f.demanded) }) }
@@ -149,6 +155,7 @@ func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*
 		pinned:   make(map[string]int),
 		demand:   newDemandGate(),
 		failures: newFailMemo(failMemo),
+		slicing:  defaultSlicing,
 	}
 	c.removeStaleTemps()
 	var err error
@@ -318,7 +325,20 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 	if err != nil {
 		return fmt.Errorf("disk cache %s: %w", key, err)
 	}
+	// cw, the fill's sink, is recreated for the second write after a full
+	// filesystem; readers see each through f.sink until the temp closes.
+	var cw *sink
+	setSink := func(s *sink) {
+		c.mu.Lock()
+		f.sink = s
+		c.mu.Unlock()
+		if cw != nil {
+			cw.close()
+		}
+		cw = s
+	}
 	defer func() {
+		setSink(nil)
 		tmp.Close()
 		os.Remove(tmp.Name()) // no-op after a successful rename
 	}()
@@ -363,7 +383,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		}
 		return nil
 	}
-	cw := &countingWriter{w: tmp, before: yield}
+	setSink(&sink{f: tmp, before: yield})
 	write := func() error {
 		if err := fn(ctx, cw, reserve); err != nil {
 			return err
@@ -377,7 +397,8 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 	if isNoSpace(err) {
 		// The filesystem filled up under the budget (other files, other
 		// processes): make room by evicting, and write again once.
-		size := max(reserved, cw.n)
+		size := max(reserved, cw.written())
+		setSink(&sink{f: tmp, before: yield})
 		if rerr := resetTemp(tmp); rerr != nil {
 			return fmt.Errorf("disk cache %s: %w", key, rerr)
 		}
@@ -390,10 +411,9 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		}
 		c.log.Warn("disk cache: the filesystem was full; evicted and retrying", "key", key,
 			"bytes", humanBytes(size), "free", humanBytes(free))
-		cw = &countingWriter{w: tmp, before: yield}
 		if err = write(); isNoSpace(err) {
 			free, _ := freeBytes(c.dir)
-			return c.errNoSpace(key, max(reserved, cw.n, size), free, err)
+			return c.errNoSpace(key, max(reserved, cw.written(), size), free, err)
 		}
 	}
 	if errors.Is(err, errFilledElsewhere) {
@@ -405,8 +425,8 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 	if err := os.Rename(tmp.Name(), p); err != nil {
 		return fmt.Errorf("disk cache %s: %w", key, err)
 	}
-	c.Stats.BytesWritten.Add(cw.n)
-	if cw.n > reserved {
+	c.Stats.BytesWritten.Add(cw.written())
+	if cw.written() > reserved {
 		return c.evict(0, key)
 	}
 	return nil
@@ -595,21 +615,4 @@ func checkKey(key string) error {
 		return fmt.Errorf("disk cache: invalid key %q", key)
 	}
 	return nil
-}
-
-type countingWriter struct {
-	w      io.Writer
-	n      int64
-	before func() error // called before each write; may block
-}
-
-func (cw *countingWriter) Write(p []byte) (int, error) {
-	if cw.before != nil {
-		if err := cw.before(); err != nil {
-			return 0, err
-		}
-	}
-	n, err := cw.w.Write(p)
-	cw.n += int64(n)
-	return n, err
 }

@@ -1,0 +1,154 @@
+package diskcache
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+)
+
+// sink is a fill's destination, the temp file: written in order (Write)
+// or, by a fill in parallel slices, at offsets (WriteAt). Before each write
+// it calls before (the pause for readers); it counts the bytes and records
+// the written ranges, so that ReadFilling serves them before the fill is
+// complete.
+type sink struct {
+	// dependencies
+	f *os.File
+
+	// constants
+	before func() error // called before each write; may block
+
+	// yieldMu serializes before, which swaps the key's lock.
+	yieldMu sync.Mutex
+
+	mu     sync.RWMutex // held for reading during a ReadFilling read
+	next   int64        // guarded by mu: offset of the next Write
+	n      int64        // guarded by mu: bytes written
+	spans  []span       // guarded by mu: written ranges, sorted, disjoint, apart
+	closed bool         // guarded by mu: the temp file is no longer ours to read
+}
+
+// span is the byte range [off, end).
+type span struct{ off, end int64 }
+
+var (
+	_ io.Writer   = (*sink)(nil)
+	_ io.WriterAt = (*sink)(nil)
+)
+
+func (s *sink) Write(p []byte) (int, error) {
+	s.mu.RLock()
+	off := s.next
+	s.mu.RUnlock()
+	n, err := s.WriteAt(p, off)
+	s.mu.Lock()
+	s.next = off + int64(n)
+	s.mu.Unlock()
+	return n, err
+}
+
+// WriteAt writes p at off; concurrent calls write disjoint ranges.
+func (s *sink) WriteAt(p []byte, off int64) (int, error) {
+	if s.before != nil {
+		s.yieldMu.Lock()
+		err := s.before()
+		s.yieldMu.Unlock()
+		if err != nil {
+			return 0, err
+		}
+	}
+	n, err := s.f.WriteAt(p, off)
+	if n > 0 {
+		s.mu.Lock()
+		s.n += int64(n)
+		s.record(off, off+int64(n))
+		s.mu.Unlock()
+	}
+	return n, err
+}
+
+// written returns the bytes written.
+func (s *sink) written() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.n
+}
+
+// record adds [off, end) to the written spans. s.mu is held.
+func (s *sink) record(off, end int64) {
+	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].end >= off })
+	j := i
+	for j < len(s.spans) && s.spans[j].off <= end {
+		off, end = min(off, s.spans[j].off), max(end, s.spans[j].end)
+		j++
+	}
+	s.spans = slices.Replace(s.spans, i, j, span{off, end})
+}
+
+// readAt reads len(p) bytes at off when they are all written, reporting
+// whether it did.
+func (s *sink) readAt(p []byte, off int64) (bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false, nil
+	}
+	end := off + int64(len(p))
+	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].end > off })
+	if len(p) > 0 && (i == len(s.spans) || s.spans[i].off > off || s.spans[i].end < end) {
+		return false, nil
+	}
+	if _, err := s.f.ReadAt(p, off); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// close stops the reads through s, waiting for those under way: the temp
+// file is about to be emptied, renamed or closed.
+func (s *sink) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// ReadFilling reads len(p) bytes of key at off from the fill of key under
+// way in this process, when those bytes are already written; it never
+// waits for them. It reports false, without error, when no fill of key
+// runs here (none, one in another process, one not yet started or already
+// ended) or the range is not all written yet: the caller then reads the
+// bytes some other way, the cached file or the source.
+func (c *Cache) ReadFilling(key string, p []byte, off int64) (bool, error) {
+	if off < 0 {
+		return false, fmt.Errorf("disk cache %s: negative offset %d", key, off)
+	}
+	c.mu.Lock()
+	var s *sink
+	if f := c.fills[key]; f != nil {
+		s = f.sink
+	}
+	c.mu.Unlock()
+	if s == nil {
+		return false, nil
+	}
+	ok, err := s.readAt(p, off)
+	if err != nil {
+		return false, fmt.Errorf("disk cache %s: reading the fill in progress: %w", key, err)
+	}
+	return ok, nil
+}
+
+// ReadFilling reads len(p) bytes of the named object at off from its fill
+// under way in this process, when they are already written (see
+// Cache.ReadFilling); ok is false when they are not. ctx is checked once:
+// the read never waits on the source.
+func (b *Backend) ReadFilling(ctx context.Context, name string, p []byte, off int64) (ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return b.cache.ReadFilling(b.Key(name), p, off)
+}
