@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -347,4 +348,149 @@ func TestSlicedFillKilled(t *testing.T) {
 	if err != nil || len(files) != 0 || total != 0 {
 		t.Errorf("the cache holds %v (%d bytes, %v), want nothing", files, total, err)
 	}
+}
+
+// TestSlicedPrefetchYieldsToDemand: while a reader waits on another fill, a
+// prefetch in slices writes nothing and lets go of its key's lock; it
+// completes once the reader is served.
+func TestSlicedPrefetchYieldsToDemand(t *testing.T) {
+	big := testkit.RandomBytes(t, bigObject)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"big": big})
+	c, b := slicedCache(t, t.TempDir(), srv, nil, false, context.Background())
+	bg := context.Background()
+
+	started, release := make(chan struct{}), make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	demanded := make(chan error, 1)
+	go func() {
+		e, err := c.Open(bg, bg, "held", func(ctx context.Context, w io.Writer, _ func(int64) error) error {
+			close(started)
+			<-release
+			_, err := w.Write([]byte("needed now"))
+			return err
+		})
+		if err == nil {
+			e.Close()
+		}
+		demanded <- err
+	}()
+	<-started
+	prefetched := make(chan error, 1)
+	go func() {
+		f, err := b.OpenFileBackground(bg, "big")
+		if err == nil {
+			if !bytes.Equal(readAll(t, f), big) {
+				err = fmt.Errorf("the prefetched bytes differ")
+			}
+			f.Close()
+		}
+		prefetched <- err
+	}()
+
+	// The prefetch gets its temp file, then pauses before its first write.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		var s *sink
+		if f := c.fills["gs/big"]; f != nil {
+			s = f.sink
+		}
+		c.mu.Unlock()
+		if s != nil {
+			time.Sleep(300 * time.Millisecond)
+			if n := s.written(); n != 0 {
+				t.Fatalf("the prefetch wrote %d bytes while a reader waited on another fill", n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the prefetch never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Its key's lock is free for another process meanwhile.
+	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
+	unlock, err := lockFile(ctx, c.path("gs/big")+".lock")
+	cancel()
+	if err != nil {
+		t.Fatalf("the paused prefetch holds its key's lock: %v", err)
+	}
+	unlock()
+
+	close(release)
+	if err := <-demanded; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-prefetched:
+		if err != nil {
+			t.Fatalf("the prefetch did not resume: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prefetch did not resume")
+	}
+}
+
+// TestSlicedFillNoSpaceEvictsAndRetries: a fill in slices that meets a
+// full filesystem evicts and downloads again, as a one-stream fill does.
+func TestSlicedFillNoSpaceEvictsAndRetries(t *testing.T) {
+	fsDir := smallFS(t, "20m")
+	c, err := Open(filepath.Join(fsDir, "cache"), 1<<30, testLog(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.slicing = testSlicing
+	src, put := testkit.LocalBackend(t)
+	big := testkit.RandomBytes(t, 5<<20)
+	put(t, "big", big)
+	counted := &rangedOpens{Backend: src}
+	b := c.Wrap(counted, "local", context.Background())
+	ctx := context.Background()
+	for i := range 2 {
+		e, err := c.Open(ctx, ctx, fmt.Sprintf("ds/old-%d", i), fillWith(bytes.Repeat([]byte{byte(i)}, 3<<20), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+	}
+	// Something else takes 10 MiB after the budget was set: 4 MiB are left.
+	if err := os.WriteFile(filepath.Join(fsDir, "other"), make([]byte, 10<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.OpenFile(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if !bytes.Equal(readAll(t, f), big) {
+		t.Fatal("the sliced fill's bytes differ after a full filesystem")
+	}
+	if c.Stats.Evictions.Load() == 0 {
+		t.Fatal("no eviction although the filesystem filled up")
+	}
+	if n := counted.n.Load(); n <= 20 {
+		t.Errorf("%d ranged reads, want the 20 slices and the ones written again after the full filesystem", n)
+	}
+	if tmp := tempFiles(t, c); len(tmp) != 0 {
+		t.Errorf("temp files left: %q", tmp)
+	}
+}
+
+// rangedOpens counts the reads of part of an object.
+type rangedOpens struct {
+	storage.Backend
+	n atomic.Int64
+}
+
+func (b *rangedOpens) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	if length >= 0 {
+		b.n.Add(1)
+	}
+	return b.Backend.Open(ctx, name, off, length)
 }
