@@ -11,6 +11,13 @@
 // processes, the priority of fills that readers wait for over prefetches,
 // and the memo of recent fetch failures. It imports only package storage
 // of oxefs.
+//
+// A large object (32 MiB and more) is fetched as ranged slices, several at
+// once, each its own request to the wrapped backend; its identity
+// (storage.ObjectInfo) is asked before and after, so that bytes of two
+// versions are never kept. The bytes a fill has written are readable in
+// this process before it completes (ReadFilling), so a reader need not wait
+// for a whole shard; the cache directory only ever shows complete objects.
 package diskcache
 
 import (
@@ -58,7 +65,10 @@ type Cache struct {
 	mu     sync.Mutex
 	fills  map[string]*fill // guarded by mu: in-process fills in flight
 	pinned map[string]int   // guarded by mu: keys with open entries here
-	demand *demandGate
+	// progress is closed, and replaced, whenever a fill here writes bytes
+	// or its sink comes or goes; guarded by mu.
+	progress chan struct{}
+	demand   *demandGate
 	// failures remembers the objects whose fetch gave up, for a while.
 	failures *failMemo
 	// slicing is how Backend fills download large objects.
@@ -153,6 +163,7 @@ func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*
 		log:      log,
 		fills:    make(map[string]*fill),
 		pinned:   make(map[string]int),
+		progress: make(chan struct{}),
 		demand:   newDemandGate(),
 		failures: newFailMemo(failMemo),
 		slicing:  defaultSlicing,
@@ -331,6 +342,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 	setSink := func(s *sink) {
 		c.mu.Lock()
 		f.sink = s
+		c.wakeLocked()
 		c.mu.Unlock()
 		if cw != nil {
 			cw.close()
@@ -383,7 +395,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		}
 		return nil
 	}
-	setSink(&sink{f: tmp, before: yield})
+	setSink(&sink{f: tmp, before: yield, wake: c.wake})
 	write := func() error {
 		if err := fn(ctx, cw, reserve); err != nil {
 			return err
@@ -398,7 +410,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		// The filesystem filled up under the budget (other files, other
 		// processes): make room by evicting, and write again once.
 		size := max(reserved, cw.written())
-		setSink(&sink{f: tmp, before: yield})
+		setSink(&sink{f: tmp, before: yield, wake: c.wake})
 		if rerr := resetTemp(tmp); rerr != nil {
 			return fmt.Errorf("disk cache %s: %w", key, rerr)
 		}

@@ -21,6 +21,7 @@ type sink struct {
 
 	// constants
 	before func() error // called before each write; may block
+	wake   func()       // called after each write
 
 	// yieldMu serializes before, which swaps the key's lock.
 	yieldMu sync.Mutex
@@ -67,6 +68,9 @@ func (s *sink) WriteAt(p []byte, off int64) (int, error) {
 		s.n += int64(n)
 		s.record(off, off+int64(n))
 		s.mu.Unlock()
+		if s.wake != nil {
+			s.wake()
+		}
 	}
 	return n, err
 }
@@ -116,6 +120,28 @@ func (s *sink) close() {
 	s.mu.Unlock()
 }
 
+// FillProgress returns a channel closed the next time a fill in this
+// process writes bytes, or starts or stops writing: a reader that
+// ReadFilling turned away may wait on it, as long as it cares to, and ask
+// again.
+func (c *Cache) FillProgress() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.progress
+}
+
+func (c *Cache) wake() {
+	c.mu.Lock()
+	c.wakeLocked()
+	c.mu.Unlock()
+}
+
+// wakeLocked closes and replaces c.progress. c.mu is held.
+func (c *Cache) wakeLocked() {
+	close(c.progress)
+	c.progress = make(chan struct{})
+}
+
 // ReadFilling reads len(p) bytes of key at off from the fill of key under
 // way in this process, when those bytes are already written; it never
 // waits for them. It reports false, without error, when no fill of key
@@ -152,3 +178,6 @@ func (b *Backend) ReadFilling(ctx context.Context, name string, p []byte, off in
 	}
 	return b.cache.ReadFilling(b.Key(name), p, off)
 }
+
+// FillProgress is the cache's (see Cache.FillProgress).
+func (b *Backend) FillProgress() <-chan struct{} { return b.cache.FillProgress() }

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/storage"
 )
@@ -59,32 +60,17 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve 
 		return err
 	}
 	sl := b.cache.slicing
-	n := int((before.Size + sl.size - 1) / sl.size)
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	slicesCh := make(chan int)
-	var wg sync.WaitGroup
-	for range min(sl.inFlight, n) {
-		wg.Go(func() {
-			for i := range slicesCh {
-				off := int64(i) * sl.size
-				if err := b.copySlice(ctx, name, s, off, min(sl.size, before.Size-off)); err != nil {
-					cancel(err)
-				}
-			}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(sl.inFlight)
+	for off := int64(0); off < before.Size && gctx.Err() == nil; off += sl.size {
+		g.Go(func() error {
+			return b.copySlice(gctx, name, s, off, min(sl.size, before.Size-off))
 		})
 	}
-feed:
-	for i := range n {
-		select {
-		case slicesCh <- i:
-		case <-ctx.Done():
-			break feed
-		}
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	close(slicesCh)
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	after, err := b.inner.Stat(ctx, name)

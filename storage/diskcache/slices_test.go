@@ -213,8 +213,9 @@ func hangingSlices(t *testing.T) ([]byte, *fakestorage.Server, *testkit.FaultPro
 func waitFilling(t *testing.T, b *Backend) []byte {
 	t.Helper()
 	p := make([]byte, testSlicing.size)
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for {
+		progress := b.FillProgress()
 		ok, err := b.ReadFilling(t.Context(), "big", p, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -222,10 +223,11 @@ func waitFilling(t *testing.T, b *Backend) []byte {
 		if ok {
 			return p
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-progress:
+		case <-timeout:
 			t.Fatal("the first slice was never readable from the fill")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -394,8 +396,9 @@ func TestSlicedPrefetchYieldsToDemand(t *testing.T) {
 	}()
 
 	// The prefetch gets its temp file, then pauses before its first write.
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for {
+		progress := c.FillProgress()
 		c.mu.Lock()
 		var s *sink
 		if f := c.fills["gs/big"]; f != nil {
@@ -403,16 +406,18 @@ func TestSlicedPrefetchYieldsToDemand(t *testing.T) {
 		}
 		c.mu.Unlock()
 		if s != nil {
-			time.Sleep(300 * time.Millisecond)
-			if n := s.written(); n != 0 {
-				t.Fatalf("the prefetch wrote %d bytes while a reader waited on another fill", n)
-			}
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-progress:
+		case <-timeout:
 			t.Fatal("the prefetch never started")
 		}
-		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case <-c.FillProgress():
+		t.Fatal("the prefetch wrote while a reader waited on another fill")
+	case <-time.After(300 * time.Millisecond):
 	}
 	// Its key's lock is free for another process meanwhile.
 	ctx, cancel := context.WithTimeout(bg, 5*time.Second)
