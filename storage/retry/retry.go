@@ -19,7 +19,7 @@ import (
 // concurrent use.
 type Stats struct {
 	Attempts atomic.Int64 // source opens, first tries and retries
-	Retries  atomic.Int64 // attempts after the first of a fetch
+	Retries  atomic.Int64 // attempts after the first of a fetch or a Stat
 	Bytes    atomic.Int64 // bytes delivered
 	Failures atomic.Int64 // fetches that failed, other than by cancellation
 }
@@ -251,6 +251,9 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 	start := time.Now()
 	backoff := p.InitialBackoff
 	for attempts := 1; ; attempts++ {
+		if attempts > 1 {
+			b.stats.Retries.Add(1)
+		}
 		actx, cancel := context.WithTimeout(ctx, p.StallTimeout)
 		info, err := b.inner.Stat(actx, name)
 		timedOut := actx.Err() != nil
