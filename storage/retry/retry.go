@@ -264,7 +264,9 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		case ctx.Err() != nil:
 			return storage.ObjectInfo{}, ctx.Err()
 		case timedOut && errors.Is(err, context.DeadlineExceeded):
-			// This attempt's own timeout: a stall, transient.
+			// This attempt's own timeout: a stall, transient. Named as
+			// one, so a give-up does not read as the caller's deadline.
+			err = storage.Transient(fmt.Errorf("%w: no answer for %v", errStalled, p.StallTimeout))
 		case !storage.IsTransient(err):
 			return storage.ObjectInfo{}, b.nameError(name, err)
 		}
