@@ -271,6 +271,15 @@ func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
 	return out
 }
 
+// EpisodeRefs names the episodes of samples, for rlds.Store.FetchEpisodes.
+func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
+	out := make([]rlds.EpisodeRef, len(samples))
+	for i, s := range samples {
+		out[i] = rlds.EpisodeRef{Dataset: m.Datasets[s.Dataset].Data, Ref: s.Episode}
+	}
+	return out
+}
+
 // openDataset opens one dataset and checks its config against the
 // metadata.
 func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {

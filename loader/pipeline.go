@@ -203,13 +203,15 @@ func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaM
 	build := func(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 		start := time.Now()
 		p.prefetch.advance(pl, n)
-		// Remote shards arrive before the samples are queued, all at once:
+		// The batch's remote episodes arrive before the samples are queued,
+		// all at once and each on its own (its record's byte range, not its
+		// whole shard, which the prefetcher brings in plan order meanwhile):
 		// decode workers then never wait on the network, so neither
 		// readahead nor another view's builds hold them while this batch's
 		// source is slow, and a dead source fails the batch within one
 		// retry budget.
 		if p.prefetch != nil {
-			if err := p.Store.FetchShards(ctx, p.Mix.ShardRefs(pl.Shards(n, nil))); err != nil {
+			if err := p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
 				p.BuildLatency.Observe(time.Since(start))
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}

@@ -94,3 +94,26 @@ func NetworkFault(err error) bool {
 	}
 	return false
 }
+
+// ErrVersionGone matches a read of an object version that no longer exists:
+// the object was rewritten or deleted after the version was taken. Such
+// errors are a *VersionError. It is permanent (never transient) and does not
+// match fs.ErrNotExist: what was derived from that version (an index, cached
+// ranges) is stale, and the object may well exist in another version.
+var ErrVersionGone = errors.New("object version gone")
+
+// VersionError is a read of a version of an object that is gone.
+type VersionError struct {
+	Object  string // LOCATION/NAME
+	Version string
+	// Err is the backend's own error, for the message only: it is not
+	// unwrapped, so that a 404 does not make the object look missing.
+	Err error
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s: %s is gone (the object was rewritten or deleted since): %v", e.Object, e.Version, e.Err)
+}
+
+// Is makes errors.Is(err, ErrVersionGone) true.
+func (e *VersionError) Is(target error) bool { return target == ErrVersionGone }

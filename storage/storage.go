@@ -105,6 +105,29 @@ type Copier interface {
 	CopyTo(ctx context.Context, name string, w io.Writer, reserve func(size int64) error) (int64, error)
 }
 
+// Versioner is the capability of a backend that can read one version of
+// an object (a GCS generation), so that reads spread over time (the
+// headers of a shard, then its records) never mix the bytes of two
+// uploads. Decorators pass it on (see OpenVersion).
+type Versioner interface {
+	// OpenVersion is Open of the object's bytes at version, an
+	// ObjectInfo.Version that Stat returned. When the object no longer has
+	// that version (rewritten or deleted since), it fails with a
+	// *VersionError, which does not match fs.ErrNotExist.
+	OpenVersion(ctx context.Context, name, version string, off, length int64) (io.ReadCloser, error)
+}
+
+// OpenVersion opens length bytes of version of the named object from off
+// through b's Versioner. A backend without the capability reads the bytes
+// there are now (Open): the callers' own checks (the TFRecord CRCs) are then
+// the only guard against a rewrite.
+func OpenVersion(ctx context.Context, b Backend, name, version string, off, length int64) (io.ReadCloser, error) {
+	if v, ok := b.(Versioner); ok && version != "" {
+		return v.OpenVersion(ctx, name, version, off, length)
+	}
+	return b.Open(ctx, name, off, length)
+}
+
 // Restarter is a destination that can drop what was written and start
 // over, as an in-memory buffer can.
 type Restarter interface {

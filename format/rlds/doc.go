@@ -7,7 +7,9 @@
 // of package episode: Dataset.Info describes the splits, shards and typed
 // features, Dataset.Episode loads an episode whose views read the Example
 // in place. It also owns what only this format needs: the record index of
-// each shard, the persistent episode-length index, the inspect report, the
+// each shard (for a remote shard not in the disk cache, built by header
+// hops and saved: hops.go), the fetch of single records of remote shards
+// (ranged.go), the persistent episode-length index, the inspect report, the
 // checks of shard files against dataset_info.json, and the offline record of
 // a remote dataset (its metadata and shard versions, saved by `oxefs warm`
 // beside the length index) from which an offline store opens it.

@@ -59,3 +59,62 @@ func (s *Store) fetchShard(ctx context.Context, r ShardRef) error {
 	}
 	return f.Close()
 }
+
+// EpisodeRef names one episode of one dataset.
+type EpisodeRef struct {
+	Dataset *Dataset
+	Ref     Ref
+}
+
+// FetchEpisodes brings the episodes that a batch is about to read into the
+// disk cache, each on its own (the record's byte range, after indexing its
+// shard by header hops) unless its whole shard is there already, all at
+// once, and waits for them. Like FetchShards it returns as soon as one
+// fails with storage.ErrUnavailable, leaves other errors to the episode
+// reads, and skips local sources; unlike it, it never waits for a whole
+// shard. Each episode is fetched once however many refs name it.
+//
+// It runs one goroutine per episode: refs is one batch's, so their number
+// is bounded by the batch size; the shards indexed at once are bounded
+// by the store.
+func (s *Store) FetchEpisodes(ctx context.Context, refs []EpisodeRef) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(refs))
+	seen := make(map[EpisodeRef]bool, len(refs))
+	n := 0
+	for _, r := range refs {
+		if _, inPlace := r.Dataset.Source.(storage.Filer); inPlace || seen[r] {
+			continue
+		}
+		seen[r] = true
+		n++
+		go func() {
+			errs <- s.fetchEpisode(ctx, r)
+		}()
+	}
+	for range n {
+		if err := <-errs; errors.Is(err, storage.ErrUnavailable) {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// fetchEpisode opens one episode's record through the disk cache and
+// closes it.
+func (s *Store) fetchEpisode(ctx context.Context, r EpisodeRef) error {
+	name, err := r.Dataset.ShardName(r.Ref.Split, r.Ref.Shard)
+	if err != nil {
+		return err
+	}
+	if !s.begin() {
+		return context.Canceled
+	}
+	defer s.running.Done()
+	f, _, _, err := r.Dataset.openRecord(ctx, r.Ref, name)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}

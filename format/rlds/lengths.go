@@ -171,9 +171,18 @@ func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 		}
 		d.mu.Lock()
 		delete(d.spans, name)
+		hi := d.hops[name]
 		d.mu.Unlock()
 		if d.cached == nil {
 			continue
+		}
+		if hi != nil {
+			if <-hi.ready; hi.err == nil && hi.info.Version == id.shards[name] {
+				hi = nil // indexed at the new version already: keep it
+			}
+		}
+		if hi != nil {
+			d.forgetRemote(name, hi)
 		}
 		if err := d.cached.Forget(name); err != nil {
 			return fmt.Errorf("dataset %s: drop the cached copy of rewritten shard %s: %w", d.Name, name, err)
@@ -236,6 +245,16 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 	for ji, j := range jobs {
 		g.Go(func() error {
 			out := l.Splits[j.split][j.first : j.first+j.length]
+			if d.cached != nil {
+				// Every record is read: the whole shard in one download
+				// beats a request per record. Held open, it stays cached
+				// until the loop is done. Errors are the loads' to report.
+				if name, err := d.ShardName(j.split, j.shard); err == nil {
+					if f, _, err := d.openShard(gctx, name, false); err == nil {
+						defer f.Close()
+					}
+				}
+			}
 			for r := range int(j.length) {
 				ref := Ref{Split: j.split, Shard: j.shard, Record: r}
 				ep, err := d.load(gctx, ref)

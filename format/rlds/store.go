@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
@@ -70,6 +72,9 @@ type Store struct {
 	cancel  context.CancelFunc
 	running sync.WaitGroup // shard fetches in flight, waited for by Close
 
+	// hopSlots bounds the remote shards indexed at once (header hops).
+	hopSlots *semaphore.Weighted
+
 	mu     sync.Mutex
 	closed bool // guarded by mu: no load may begin once set
 
@@ -79,6 +84,10 @@ type Store struct {
 // StoreStats counts episode traffic.
 type StoreStats struct {
 	EpisodesLoaded, BytesRead atomic.Int64
+	// Hops counts the header reads that indexed remote shards;
+	// RangesFetched and RangeBytes the records of remote shards fetched on
+	// their own (see ranged.go).
+	Hops, RangesFetched, RangeBytes atomic.Int64
 }
 
 // NewStore returns a store over the given storage stack.
@@ -89,7 +98,8 @@ func NewStore(opts Options) (*Store, error) {
 	if opts.IndexDir == "" {
 		return nil, errors.New("store: no index directory")
 	}
-	s := &Store{log: opts.Log, disk: opts.Disk, remote: opts.Remote, indexDir: opts.IndexDir, offline: opts.Offline}
+	s := &Store{log: opts.Log, disk: opts.Disk, remote: opts.Remote, indexDir: opts.IndexDir, offline: opts.Offline,
+		hopSlots: semaphore.NewWeighted(hopParallel)}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -151,6 +161,7 @@ type Dataset struct {
 
 	mu      sync.Mutex
 	spans   map[string]*shardSpans // guarded by mu: by shard file name
+	hops    map[string]*hopIndex   // guarded by mu: remote shards indexed by header hops
 	missing map[string]bool        // guarded by mu: shards reported missing
 }
 
@@ -224,6 +235,7 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 		featJSON: featJSON,
 		saved:    saved,
 		spans:    make(map[string]*shardSpans),
+		hops:     make(map[string]*hopIndex),
 		missing:  make(map[string]bool),
 	}
 	if !inPlace {
@@ -324,38 +336,14 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	corrupt := func(err error) error {
 		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
 	}
-	f, size, err := d.openShard(ctx, name, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		// Listed but not there: unreadable data, never "no such file".
-		d.reportMissing(name, err)
-		return nil, corrupt(fmt.Errorf("%w: %v", ErrMissingShard, err))
-	}
+	f, span, base, err := d.openRecord(ctx, ref, name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sp, err := d.shardIndex(name, f, size)
+	raw, err := tfrecord.ReadRecord(f, span, nil)
 	if err != nil {
-		return nil, err
-	}
-	if ref.Record < 0 {
-		return nil, fmt.Errorf("dataset %s shard %s: record %d out of range", d.Name, name, ref.Record)
-	}
-	if ref.Record >= len(sp.spans) {
-		if sp.broken != nil {
-			return nil, corrupt(fmt.Errorf("unreadable: the shard's framing breaks after record %d: %w", len(sp.spans)-1, sp.broken))
-		}
-		// Cut at a record boundary, or dataset_info.json lists more.
-		listed := int64(-1)
-		if si, ok := d.Meta.Split(ref.Split); ok && ref.Shard < len(si.ShardLengths) {
-			listed = si.ShardLengths[ref.Shard]
-		}
-		return nil, corrupt(fmt.Errorf("unreadable: the shard holds %d records (%d bytes), dataset_info.json lists %d",
-			len(sp.spans), size, listed))
-	}
-	raw, err := tfrecord.ReadRecord(f, sp.spans[ref.Record], nil)
-	if err != nil {
-		return nil, corrupt(err)
+		return nil, corrupt(atShardOffset(err, base))
 	}
 	d.store.Stats.BytesRead.Add(int64(len(raw)))
 	ex, err := example.Parse(raw)
@@ -369,6 +357,88 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	d.store.Stats.EpisodesLoaded.Add(1)
 	held := len(raw) + 64*ex.Len() + 256
 	return newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held), nil
+}
+
+// openRecord opens the file that holds record ref of the named shard and
+// returns it with the record's span in it and the offset of that file in
+// the shard: a local shard, a whole shard in the disk cache (preferred), or
+// the record alone, fetched into the disk cache (see ranged.go). A shard
+// that is missing, or that holds no such record, is reported here.
+func (d *Dataset) openRecord(ctx context.Context, ref Ref, name string) (shardFile, tfrecord.Span, int64, error) {
+	corrupt := func(err error) error {
+		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+	}
+	missing := func(err error) error {
+		// Listed but not there: unreadable data, never "no such file".
+		d.reportMissing(name, err)
+		return corrupt(fmt.Errorf("%w: %v", ErrMissingShard, err))
+	}
+	var (
+		f    shardFile
+		size int64
+		err  error
+	)
+	if d.cached != nil {
+		var whole storage.File
+		whole, err = d.cached.OpenCached(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			f, s, base, err := d.openRemoteRecord(ctx, ref, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, tfrecord.Span{}, 0, missing(err)
+			}
+			if _, reported := errors.AsType[*CorruptError](err); !reported {
+				if ce, ok := errors.AsType[*tfrecord.CorruptError](err); ok {
+					return nil, tfrecord.Span{}, 0, corrupt(ce) // the record's bytes are bad
+				}
+			}
+			return f, s, base, err
+		}
+		if err != nil {
+			return nil, tfrecord.Span{}, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+		}
+		f, size = whole, whole.Size()
+	} else {
+		f, size, err = d.openShard(ctx, name, false)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, tfrecord.Span{}, 0, missing(err)
+		}
+		if err != nil {
+			return nil, tfrecord.Span{}, 0, err
+		}
+	}
+	sp, err := d.shardIndex(name, f, size)
+	if err == nil {
+		var s tfrecord.Span
+		if s, err = d.recordSpan(ref, name, sp.spans, sp.broken, size); err == nil {
+			return f, s, 0, nil
+		}
+	}
+	f.Close()
+	return nil, tfrecord.Span{}, 0, err
+}
+
+// recordSpan returns the span of record ref in a shard of size bytes
+// indexed as spans (broken: the framing error that ended the index).
+func (d *Dataset) recordSpan(ref Ref, name string, spans []tfrecord.Span, broken error, size int64) (tfrecord.Span, error) {
+	corrupt := func(err error) error {
+		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+	}
+	if ref.Record < 0 {
+		return tfrecord.Span{}, fmt.Errorf("dataset %s shard %s: record %d out of range", d.Name, name, ref.Record)
+	}
+	if ref.Record >= len(spans) {
+		if broken != nil {
+			return tfrecord.Span{}, corrupt(fmt.Errorf("unreadable: the shard's framing breaks after record %d: %w", len(spans)-1, broken))
+		}
+		// Cut at a record boundary, or dataset_info.json lists more.
+		listed := int64(-1)
+		if si, ok := d.Meta.Split(ref.Split); ok && ref.Shard < len(si.ShardLengths) {
+			listed = si.ShardLengths[ref.Shard]
+		}
+		return tfrecord.Span{}, corrupt(fmt.Errorf("unreadable: the shard holds %d records (%d bytes), dataset_info.json lists %d",
+			len(spans), size, listed))
+	}
+	return spans[ref.Record], nil
 }
 
 // shardFile is an open shard: a local file or a disk cache entry.

@@ -69,11 +69,15 @@ func TestStoreSourceFaults(t *testing.T) {
 		t.Fatalf("%d retries counted after 503s", r)
 	}
 
-	// The first request of a shard asks its size (a small JSON answer that
-	// the drop does not cut); the download after it is cut at 5000 bytes
-	// and must resume there.
+	// A whole-shard download (FetchShards; a single episode is fetched on
+	// its own): the first request asks the shard's size (a small JSON
+	// answer that the drop does not cut); the download after it is cut at
+	// 5000 bytes and must resume there.
 	drops.Store(2)
 	before := fetch.Retries.Load()
+	if err := s.FetchShards(ctx, []ShardRef{{Dataset: ds, Split: "train", Shard: 1}}); err != nil {
+		t.Fatalf("FetchShards after dropped connections: %v", err)
+	}
 	if err := check(1); err != nil {
 		t.Fatalf("after dropped connections: %v", err)
 	}

@@ -3,7 +3,9 @@
 // bounded by a byte budget, evicting the least recently used. Wrapped
 // around any storage.Backend (Cache.Wrap), it presents the cached objects
 // as local files (storage.Filer), so the episode store reads a remote shard
-// exactly as it reads a local one.
+// exactly as it reads a local one. Parts of objects (single records of a
+// shard) can be cached too, as entries of their own (Backend.OpenPart),
+// under the same budget, LRU and locks.
 //
 // It owns the cache directory's layout, the cross-process locks (flock)
 // that let several daemons share it, the LRU eviction, the handling of a

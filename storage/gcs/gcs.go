@@ -43,6 +43,7 @@ type Backend struct {
 var (
 	_ storage.Backend   = (*Backend)(nil)
 	_ storage.Explainer = (*Backend)(nil)
+	_ storage.Versioner = (*Backend)(nil)
 )
 
 // Open connects to a location "gs://bucket/prefix".
@@ -111,6 +112,38 @@ func (g *Backend) object(name string) *gstorage.ObjectHandle {
 // backoff. On a busy machine the refused request may still reach the server;
 // the reader abandons it before any byte is read.
 func (g *Backend) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	return g.open(ctx, g.object(name), off, length)
+}
+
+// OpenVersion is Open of one generation of the object: version is what
+// Stat returned ("generation G crc32c C"). The request names the generation
+// (ObjectHandle.Generation), so GCS serves those bytes or none: a generation
+// that was overwritten or deleted since is a 404, which OpenVersion reports
+// as a *storage.VersionError (matching storage.ErrVersionGone, not
+// fs.ErrNotExist).
+func (g *Backend) OpenVersion(ctx context.Context, name, version string, off, length int64) (io.ReadCloser, error) {
+	gen, err := parseGeneration(version)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", g.Location(), name, err)
+	}
+	rc, err := g.open(ctx, g.object(name).Generation(gen), off, length)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &storage.VersionError{Object: g.Location() + "/" + name, Version: version, Err: err}
+	}
+	return rc, err
+}
+
+// parseGeneration reads the generation out of a version that Stat made.
+func parseGeneration(version string) (int64, error) {
+	var gen int64
+	var crc uint32
+	if _, err := fmt.Sscanf(version, "generation %d crc32c %x", &gen, &crc); err != nil || gen <= 0 {
+		return 0, fmt.Errorf("version %q is not a GCS generation", version)
+	}
+	return gen, nil
+}
+
+func (g *Backend) open(ctx context.Context, obj *gstorage.ObjectHandle, off, length int64) (io.ReadCloser, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	var opened atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -125,7 +158,7 @@ func (g *Backend) Open(ctx context.Context, name string, off, length int64) (io.
 	if length < 0 {
 		length = -1
 	}
-	r, err := g.object(name).NewRangeReader(ctx, off, length)
+	r, err := obj.NewRangeReader(ctx, off, length)
 	if err != nil {
 		cancel(nil)
 		if ae, ok := errors.AsType[*googleapi.Error](err); ok && ae.Code == http.StatusRequestedRangeNotSatisfiable && off > 0 {

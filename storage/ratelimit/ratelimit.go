@@ -67,8 +67,9 @@ type Backend struct {
 }
 
 var (
-	_ storage.Backend = (*Backend)(nil)
-	_ storage.Copier  = (*Backend)(nil)
+	_ storage.Backend   = (*Backend)(nil)
+	_ storage.Copier    = (*Backend)(nil)
+	_ storage.Versioner = (*Backend)(nil)
 )
 
 // New wraps b; a nil lim lets every byte through at once.
@@ -85,7 +86,13 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 // Open returns a reader that, after each read, waits until the rate allows
 // the bytes read.
 func (b *Backend) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
-	rc, err := b.inner.Open(ctx, name, off, length)
+	return b.OpenVersion(ctx, name, "", off, length)
+}
+
+// OpenVersion is Open of one version of the object, through the wrapped
+// backend's storage.Versioner when it has one (see storage.OpenVersion).
+func (b *Backend) OpenVersion(ctx context.Context, name, version string, off, length int64) (io.ReadCloser, error) {
+	rc, err := storage.OpenVersion(ctx, b.inner, name, version, off, length)
 	if err != nil || b.lim == nil {
 		return rc, err
 	}

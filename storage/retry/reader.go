@@ -16,12 +16,20 @@ var errReaderClosed = errors.New("reader closed")
 // source given up on ends it with a *storage.UnavailableError. Time the
 // caller spends between reads is not a stall.
 func (b *Backend) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	return b.OpenVersion(ctx, name, "", off, length)
+}
+
+// OpenVersion is Open pinned to one version of the object (see
+// storage.Versioner): every attempt, the resumes included, reads that
+// version, and a version gone fails the stream at once with the backend's
+// *storage.VersionError. With version "" it is Open.
+func (b *Backend) OpenVersion(ctx context.Context, name, version string, off, length int64) (io.ReadCloser, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
 	r := &reader{pr: pr, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		_, err := b.fetch(ctx, name, off, length, pw, time.Now())
+		_, err := b.fetch(ctx, name, version, off, length, pw, time.Now())
 		pw.CloseWithError(err) // nil: io.EOF
 	}()
 	return r, nil

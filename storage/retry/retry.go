@@ -19,7 +19,7 @@ import (
 // concurrent use.
 type Stats struct {
 	Attempts atomic.Int64 // source opens, first tries and retries
-	Retries  atomic.Int64 // attempts after the first of a fetch
+	Retries  atomic.Int64 // attempts after the first of a fetch or a Stat
 	Bytes    atomic.Int64 // bytes delivered
 	Failures atomic.Int64 // fetches that failed, other than by cancellation
 }
@@ -37,8 +37,9 @@ type Backend struct {
 }
 
 var (
-	_ storage.Backend = (*Backend)(nil)
-	_ storage.Copier  = (*Backend)(nil)
+	_ storage.Backend   = (*Backend)(nil)
+	_ storage.Copier    = (*Backend)(nil)
+	_ storage.Versioner = (*Backend)(nil)
 )
 
 // New wraps b. A zero field of policy takes its DefaultPolicy value; stats,
@@ -84,12 +85,14 @@ var copyBufs = sync.Pool{New: func() any {
 // buffer can); into any other w, whose bytes are already written, Fetch
 // returns the error.
 func (b *Backend) Fetch(ctx context.Context, name string, w io.Writer) (int64, error) {
-	return b.fetch(ctx, name, 0, -1, w, time.Now())
+	return b.fetch(ctx, name, "", 0, -1, w, time.Now())
 }
 
 // fetch is Fetch of length bytes from off (to the end when length < 0),
-// with the budget's clock started at since.
-func (b *Backend) fetch(ctx context.Context, name string, off, length int64, w io.Writer, since time.Time) (int64, error) {
+// with the budget's clock started at since. A version other than "" pins
+// every attempt to that version of the object (storage.OpenVersion), so a
+// resumed read never joins the bytes of two uploads.
+func (b *Backend) fetch(ctx context.Context, name, version string, off, length int64, w io.Writer, since time.Time) (int64, error) {
 	p := b.policy
 	st := b.stats
 	bufp := copyBufs.Get().(*[]byte)
@@ -114,7 +117,7 @@ func (b *Backend) fetch(ctx context.Context, name string, off, length int64, w i
 		if length >= 0 {
 			left = length - written
 		}
-		n, err, werr := b.attempt(ctx, name, off+written, left, w, *bufp)
+		n, err, werr := b.attempt(ctx, name, version, off+written, left, w, *bufp)
 		written += n
 		switch {
 		case werr != nil:
@@ -163,7 +166,7 @@ func (b *Backend) fetch(ctx context.Context, name string, off, length int64, w i
 // attempt copies length bytes (the rest when < 0) of the object from
 // offset off into w under the stall watchdog. It returns the bytes written
 // and either the backend's error or w's.
-func (b *Backend) attempt(ctx context.Context, name string, off, length int64, w io.Writer, buf []byte) (n int64, err, werr error) {
+func (b *Backend) attempt(ctx context.Context, name, version string, off, length int64, w io.Writer, buf []byte) (n int64, err, werr error) {
 	stall := b.policy.StallTimeout
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -178,7 +181,7 @@ func (b *Backend) attempt(ctx context.Context, name string, off, length int64, w
 		}
 		return err
 	}
-	rc, err := b.inner.Open(actx, name, off, length)
+	rc, err := storage.OpenVersion(actx, b.inner, name, version, off, length)
 	if err != nil {
 		return 0, stalled(err), nil
 	}
@@ -236,7 +239,7 @@ func (b *Backend) CopyTo(ctx context.Context, name string, w io.Writer, reserve 
 			}
 		}
 	}
-	return b.fetch(ctx, name, 0, -1, w, start)
+	return b.fetch(ctx, name, "", 0, -1, w, start)
 }
 
 // Stat identifies the named object, retrying transient errors as Fetch
@@ -248,6 +251,9 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 	start := time.Now()
 	backoff := p.InitialBackoff
 	for attempts := 1; ; attempts++ {
+		if attempts > 1 {
+			b.stats.Retries.Add(1)
+		}
 		actx, cancel := context.WithTimeout(ctx, p.StallTimeout)
 		info, err := b.inner.Stat(actx, name)
 		timedOut := actx.Err() != nil
@@ -258,7 +264,9 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		case ctx.Err() != nil:
 			return storage.ObjectInfo{}, ctx.Err()
 		case timedOut && errors.Is(err, context.DeadlineExceeded):
-			// This attempt's own timeout: a stall, transient.
+			// This attempt's own timeout: a stall, transient. Named as
+			// one, so a give-up does not read as the caller's deadline.
+			err = storage.Transient(fmt.Errorf("%w: no answer for %v", errStalled, p.StallTimeout))
 		case !storage.IsTransient(err):
 			return storage.ObjectInfo{}, b.nameError(name, err)
 		}

@@ -1,0 +1,232 @@
+package rlds
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
+	"github.com/oxefs/oxefs/storage"
+)
+
+// A remote shard that is not in the disk cache is indexed by header hops:
+// one ranged read of the 12-byte header at offset 0, which gives the first
+// record's length and so the offset of the next header, and so on to the
+// end of the object. Every hop checks the header's CRC (tfrecord.Index over
+// ranged reads). Every read is pinned to the version Stat gave
+// (storage.Versioner), so the index describes one upload; it is kept under
+// the source's index directory, keyed by that version and size, and reused
+// across restarts while the object is unchanged.
+
+// hopParallel bounds the remote shards indexed at once, per store.
+const hopParallel = 32
+
+// hopIndex is the record index of one version of a remote shard.
+type hopIndex struct {
+	ready chan struct{}
+	// Set before ready closes.
+	info  storage.ObjectInfo
+	spans []tfrecord.Span
+	// broken is the framing error that ended the index early; records from
+	// len(spans) on are unreadable.
+	broken error
+	// err is why there is no index (a missing shard, a source given up
+	// on); such an entry leaves the map, so a later read tries again.
+	err error
+}
+
+// recordIndex is a hopIndex as saved under the index directory.
+type recordIndex struct {
+	Size    int64                  `json:"size"`
+	Version string                 `json:"version"`
+	Lengths []int64                `json:"lengths"` // payload length of each record, in order from offset 0
+	Broken  *tfrecord.CorruptError `json:"broken,omitempty"`
+}
+
+// recordIndexPath is where a shard's hop index is saved.
+func (d *Dataset) recordIndexPath(name string) string {
+	return filepath.Join(d.indexDir(), "records", name+".json")
+}
+
+// remoteIndex returns the record index of a remote shard, building it on
+// first use (hops, or the saved index when its object is unchanged). The
+// build runs under the store's lifetime, shared by every reader that waits
+// for it; ctx bounds only this reader's wait.
+func (d *Dataset) remoteIndex(ctx context.Context, name string) (*hopIndex, error) {
+	d.mu.Lock()
+	hi, ok := d.hops[name]
+	if !ok {
+		if !d.store.begin() {
+			d.mu.Unlock()
+			return nil, context.Canceled
+		}
+		hi = &hopIndex{ready: make(chan struct{})}
+		d.hops[name] = hi
+		go func() {
+			defer d.store.running.Done()
+			d.buildHopIndex(name, hi)
+		}()
+	}
+	d.mu.Unlock()
+	select {
+	case <-hi.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if hi.err != nil {
+		return nil, hi.err
+	}
+	return hi, nil
+}
+
+// buildHopIndex fills hi and closes its ready channel; on failure it drops
+// hi from the map first.
+func (d *Dataset) buildHopIndex(name string, hi *hopIndex) {
+	defer close(hi.ready)
+	hi.err = d.indexByHops(d.store.ctx, name, hi)
+	if hi.err != nil {
+		d.mu.Lock()
+		if d.hops[name] == hi {
+			delete(d.hops, name)
+		}
+		d.mu.Unlock()
+	}
+}
+
+// versionTries bounds how often an index starts over because the object
+// changed under it.
+const versionTries = 3
+
+func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) error {
+	if err := d.cached.Remembered(name); err != nil {
+		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+	}
+	// Header reads are what a reader waits for: prefetches pause.
+	done := d.store.disk.Demand()
+	defer done()
+	if err := d.store.hopSlots.Acquire(ctx, 1); err != nil {
+		return err
+	}
+	defer d.store.hopSlots.Release(1)
+	var err error
+	for range versionTries {
+		var info storage.ObjectInfo
+		info, err = d.remote.Stat(ctx, name)
+		if err != nil {
+			d.cached.Remember(name, err)
+			return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+		}
+		if d.loadRecordIndex(name, info, hi) {
+			return nil
+		}
+		r := &versionReader{ctx: ctx, b: d.remote, name: name, version: info.Version, hops: &d.store.Stats.Hops}
+		spans, broken := tfrecord.Index(r, info.Size)
+		if broken != nil && !errors.Is(broken, tfrecord.ErrCorrupt) {
+			err = fmt.Errorf("dataset %s shard %s: index by header hops: %w", d.Name, name, broken)
+			if errors.Is(broken, storage.ErrVersionGone) {
+				continue // rewritten meanwhile: index the new version
+			}
+			d.cached.Remember(name, broken)
+			return err
+		}
+		hi.info, hi.spans, hi.broken = info, spans, broken
+		if broken != nil {
+			d.store.log.Warn("corrupt shard framing", "dataset", d.Name, "shard", name,
+				"readable_records", len(spans), "err", broken)
+		}
+		if err := d.saveRecordIndex(name, hi); err != nil {
+			d.store.log.Warn("could not save a shard's record index; it will be built again", "dataset", d.Name,
+				"shard", name, "err", err)
+		}
+		return nil
+	}
+	return err
+}
+
+// loadRecordIndex fills hi from the saved index when it is for info's
+// bytes, and reports whether it did.
+func (d *Dataset) loadRecordIndex(name string, info storage.ObjectInfo, hi *hopIndex) bool {
+	b, err := os.ReadFile(d.recordIndexPath(name))
+	if err != nil {
+		return false
+	}
+	var ri recordIndex
+	if json.Unmarshal(b, &ri) != nil || ri.Size != info.Size || ri.Version != info.Version {
+		return false
+	}
+	spans := make([]tfrecord.Span, len(ri.Lengths))
+	var off int64
+	for i, n := range ri.Lengths {
+		spans[i] = tfrecord.Span{Offset: off, Len: n}
+		off = spans[i].End()
+	}
+	hi.info, hi.spans, hi.broken = info, spans, nil
+	if ri.Broken != nil {
+		hi.broken = ri.Broken
+	}
+	return true
+}
+
+// saveRecordIndex writes hi under the index directory, atomically.
+func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
+	ri := recordIndex{Size: hi.info.Size, Version: hi.info.Version, Lengths: make([]int64, len(hi.spans))}
+	for i, s := range hi.spans {
+		ri.Lengths[i] = s.Len
+	}
+	if ce, ok := errors.AsType[*tfrecord.CorruptError](hi.broken); ok {
+		ri.Broken = ce
+	} else if hi.broken != nil {
+		return nil // not a framing error: nothing worth keeping
+	}
+	return writeFileAtomic(d.recordIndexPath(name), ri)
+}
+
+// forgetRemote drops the record index of a remote shard (in memory and
+// saved) and its cached records, once they are known to describe a version
+// that is gone. Only hi is dropped from memory: a newer index stays.
+func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
+	d.mu.Lock()
+	if hi == nil || d.hops[name] == hi {
+		delete(d.hops, name)
+	}
+	d.mu.Unlock()
+	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.store.log.Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
+	}
+	if hi != nil && d.cached != nil {
+		if err := d.cached.ForgetParts(rangeDir(name, hi.info.Version)); err != nil {
+			d.store.log.Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
+				"shard", name, "err", err)
+		}
+	}
+}
+
+// versionReader reads one version of an object at any offset, one ranged
+// request per read: what header hops read through.
+type versionReader struct {
+	ctx     context.Context
+	b       storage.Backend
+	name    string
+	version string
+	hops    *atomic.Int64 // counts the reads
+}
+
+func (r *versionReader) ReadAt(p []byte, off int64) (int, error) {
+	r.hops.Add(1)
+	rc, err := storage.OpenVersion(r.ctx, r.b, r.name, r.version, off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	n, err := io.ReadFull(rc, p)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return n, io.EOF // the object is shorter than its size said
+	}
+	return n, err
+}
