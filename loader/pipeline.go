@@ -200,6 +200,7 @@ func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaM
 	if err != nil {
 		return nil, err
 	}
+	order := newFetchOrder()
 	build := func(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 		start := time.Now()
 		p.prefetch.advance(pl, n)
@@ -209,9 +210,15 @@ func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaM
 		// decode workers then never wait on the network, so neither
 		// readahead nor another view's builds hold them while this batch's
 		// source is slow, and a dead source fails the batch within one
-		// retry budget.
+		// retry budget. The view's builds fetch one batch at a time, lowest
+		// first (fetchOrder).
 		if p.prefetch != nil {
-			if err := p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
+			release, err := order.acquire(ctx, n)
+			if err == nil {
+				err = p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil)))
+				release()
+			}
+			if err != nil {
 				p.BuildLatency.Observe(time.Since(start))
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}
