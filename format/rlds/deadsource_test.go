@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/retry"
@@ -124,9 +125,9 @@ func isShard(p string) bool { return strings.Contains(p, ".tfrecord-") }
 func deadShardStore(t *testing.T, policy retry.Policy) (*Store, *Dataset, *objectProxy, manifestDataset) {
 	t.Helper()
 	md := loadManifest(t).Datasets["tiny_bridge"]
-	upstream := startFakeGCS(t, fixtureObjects(t, md.Dir))
+	upstream := testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir))
 	proxy := newObjectProxy(t, upstream.URL(), func(string, int) proxyAction { return actPass })
-	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, policy)))
 	if err != nil {
 		t.Fatal(err)
@@ -260,14 +261,14 @@ func TestFetchShardsOneBudget(t *testing.T) {
 func TestReadFileRetriesBadChecksum(t *testing.T) {
 	md := loadManifest(t).Datasets["tiny_bridge"]
 	objects := fixtureObjects(t, md.Dir)
-	upstream := startFakeGCS(t, objects)
+	upstream := testkit.StartFakeGCS(t, objects)
 	proxy := newObjectProxy(t, upstream.URL(), func(p string, nth int) proxyAction {
 		if strings.HasSuffix(p, "/dataset_info.json") && nth == 0 {
 			return actFlip
 		}
 		return actPass
 	})
-	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	f := retry.New(src, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		MaxElapsed: 5 * time.Second, StallTimeout: 5 * time.Second}, nil, nil)
 	got, err := storage.ReadFile(context.Background(), f, "dataset_info.json")

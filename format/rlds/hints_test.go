@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
@@ -70,7 +71,7 @@ func TestHintDatasetsBelow(t *testing.T) {
 // suggests anonymous access, unless it is anonymous already; other
 // failures get no hint.
 func TestHintAnonymous(t *testing.T) {
-	srv := startFakeGCS(t, map[string][]byte{"dataset_info.json": []byte("{}")})
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"dataset_info.json": []byte("{}")})
 	for _, tc := range []struct {
 		name      string
 		code      int
@@ -83,8 +84,8 @@ func TestHintAnonymous(t *testing.T) {
 		{"404", 404, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			proxy := newFaultProxy(t, srv.URL(), func(int) fault { return respond(tc.code) })
-			src := gcs.NewWithClientOptions(newTestClient(t, proxy.URL()), testBucket, testPrefix,
+			proxy := testkit.NewFaultProxy(t, srv.URL(), func(int) testkit.Fault { return testkit.Respond(tc.code) })
+			src := gcs.NewWithClientOptions(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix,
 				storage.Options{Anonymous: tc.anonymous})
 			_, err := hintStore(t).Open(context.Background(), "", src)
 			if err == nil {

@@ -27,7 +27,7 @@ type hopFixture struct {
 	objects map[string][]byte // as uploaded, by name relative to the dataset
 	srv     *fakestorage.Server
 	proxy   *testkit.FaultProxy
-	plan    atomic.Pointer[func(off int64, nth int) fault]
+	plan    atomic.Pointer[func(off int64, nth int) testkit.Fault]
 	src     *gcs.Backend
 }
 
@@ -44,11 +44,11 @@ func newHopFixture(t *testing.T, edit func(objects map[string][]byte)) *hopFixtu
 	for name, b := range f.objects {
 		upload[path.Join(f.md.Dir, name)] = b
 	}
-	f.srv = startFakeGCS(t, upload)
-	passAll := func(int64, int) fault { return pass() }
+	f.srv = testkit.StartFakeGCS(t, upload)
+	passAll := func(int64, int) testkit.Fault { return testkit.Pass() }
 	f.plan.Store(&passAll)
-	f.proxy = testkit.NewOffsetFaultProxy(t, f.srv.URL(), func(off int64, nth int) fault { return (*f.plan.Load())(off, nth) })
-	f.src = gcs.NewWithClient(newTestClient(t, f.proxy.URL()), testBucket, path.Join(testPrefix, f.md.Dir))
+	f.proxy = testkit.NewOffsetFaultProxy(t, f.srv.URL(), func(off int64, nth int) testkit.Fault { return (*f.plan.Load())(off, nth) })
+	f.src = gcs.NewWithClient(testkit.NewGCSClient(t, f.proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, f.md.Dir))
 	return f
 }
 
@@ -66,7 +66,7 @@ func (f *hopFixture) open(t *testing.T, cacheDir string) (*Store, *Dataset) {
 // rewrite uploads data as the named shard: a new generation.
 func (f *hopFixture) rewrite(name string, data []byte) {
 	f.srv.CreateObject(fakestorage.Object{
-		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testBucket, Name: path.Join(testPrefix, f.md.Dir, name)},
+		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testkit.GCSBucket, Name: path.Join(testkit.GCSPrefix, f.md.Dir, name)},
 		Content:     data,
 	})
 }
@@ -209,11 +209,11 @@ func TestRangedFetchResumes(t *testing.T) {
 	}
 	s := spans[rec.Index]
 	cut := (s.End() - s.Offset) / 2
-	plan := func(off int64, nth int) fault {
+	plan := func(off int64, nth int) testkit.Fault {
 		if off == s.Offset && nth == 0 {
-			return dropAfter(cut)
+			return testkit.DropAfter(cut)
 		}
-		return pass()
+		return testkit.Pass()
 	}
 	f.plan.Store(&plan)
 	st, ds := f.open(t, t.TempDir())

@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
@@ -83,12 +84,12 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 	})
 
 	t.Run("gcs", func(t *testing.T) {
-		srv := startFakeGCS(t, objects)
-		src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+		srv := testkit.StartFakeGCS(t, objects)
+		src := gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 		cacheDir := t.TempDir()
 		check(t, "first index", index(t, cacheDir, src), before)
 		srv.CreateObject(fakestorage.Object{
-			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testBucket, Name: path.Join(testPrefix, md.Dir, shard0)},
+			ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testkit.GCSBucket, Name: path.Join(testkit.GCSPrefix, md.Dir, shard0)},
 			Content:     rewritten,
 		})
 		check(t, "after the rewrite", index(t, cacheDir, src), after)
@@ -101,8 +102,8 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 // ErrUnavailable.
 func TestStatClassifiesErrors(t *testing.T) {
 	md := loadManifest(t).Datasets["tiny_bridge"]
-	srv := startFakeGCS(t, fixtureObjects(t, md.Dir))
-	remote := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	srv := testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir))
+	remote := gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	dir := local.New(filepath.Join(fixtureDir, md.Dir))
 	for _, src := range []storage.Backend{dir, remote} {
 		f := retry.New(src, retry.Policy{}, nil, nil)
@@ -115,7 +116,7 @@ func TestStatClassifiesErrors(t *testing.T) {
 		}
 	}
 	proxy := newObjectProxy(t, srv.URL(), func(string, int) proxyAction { return actHang })
-	dead := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	dead := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	f := retry.New(dead, retry.Policy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 		MaxElapsed: 300 * time.Millisecond, StallTimeout: 100 * time.Millisecond}, nil, nil)
 	if _, err := f.Stat(context.Background(), "dataset_info.json"); !errors.Is(err, storage.ErrUnavailable) {

@@ -110,16 +110,16 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 	t.Run("gcs 404", func(t *testing.T) {
 		objects := fixtureObjects(t, "datasets/tiny_table/1.0.0")
 		delete(objects, path.Join("datasets/tiny_table/1.0.0", shard))
-		srv := startFakeGCS(t, objects)
-		check(t, gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0")))
+		srv := testkit.StartFakeGCS(t, objects)
+		check(t, gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, "datasets/tiny_table/1.0.0")))
 	})
 }
 
 // TestSourceDownIsUnavailable: a GCS server that stops answering gives
 // ErrUnavailable (EIO, retried by later reads), never a not-found error.
 func TestSourceDownIsUnavailable(t *testing.T) {
-	srv := startFakeGCS(t, fixtureObjects(t, "datasets/tiny_table/1.0.0"))
-	src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, "datasets/tiny_table/1.0.0"))
+	srv := testkit.StartFakeGCS(t, fixtureObjects(t, "datasets/tiny_table/1.0.0"))
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, "datasets/tiny_table/1.0.0"))
 	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		MaxElapsed: 200 * time.Millisecond, StallTimeout: time.Second})))
 	if err != nil {

@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/gcs"
@@ -24,17 +25,17 @@ import (
 func TestOfflineOpen(t *testing.T) {
 	ctx := context.Background()
 	md := loadManifest(t).Datasets["tiny_bridge"]
-	srv := startFakeGCS(t, fixtureObjects(t, md.Dir))
-	src := gcs.NewWithClient(newTestClient(t, srv.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	srv := testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir))
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	cacheDir := t.TempDir()
 
 	offlineStore := func(t *testing.T) *Store {
 		t.Helper()
-		disk, err := diskcache.Open(cacheDir, 1<<30, testLog(t), 0)
+		disk, err := diskcache.Open(cacheDir, 1<<30, testkit.TestLogger(t), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := NewStore(Options{IndexDir: cacheDir, Disk: disk, Offline: true, Log: testLog(t),
+		s, err := NewStore(Options{IndexDir: cacheDir, Disk: disk, Offline: true, Log: testkit.TestLogger(t),
 			Remote: func(b storage.Backend) storage.Backend { return offline.New(b) }})
 		if err != nil {
 			t.Fatal(err)

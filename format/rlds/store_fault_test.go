@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/retry"
@@ -23,22 +24,22 @@ func TestStoreSourceFaults(t *testing.T) {
 	m := loadManifest(t)
 	md := m.Datasets["tiny_bridge"]
 	objects := fixtureObjects(t, md.Dir)
-	upstream := startFakeGCS(t, objects)
+	upstream := testkit.StartFakeGCS(t, objects)
 
 	var fail503, drops atomic.Int32
 	var dead atomic.Bool
-	proxy := newFaultProxy(t, upstream.URL(), func(int) fault {
+	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault {
 		switch {
 		case dead.Load():
-			return respond(503)
+			return testkit.Respond(503)
 		case fail503.Add(-1) >= 0:
-			return respond(503)
+			return testkit.Respond(503)
 		case drops.Add(-1) >= 0:
-			return dropAfter(5000)
+			return testkit.DropAfter(5000)
 		}
-		return pass()
+		return testkit.Pass()
 	})
-	src := gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, path.Join(testPrefix, md.Dir))
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	opts, fetch := stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		MaxElapsed: time.Second, StallTimeout: time.Second})
 	s, err := NewStore(opts)
@@ -86,7 +87,7 @@ func TestStoreSourceFaults(t *testing.T) {
 	}
 	resumed := false
 	for _, r := range proxy.Requests() {
-		resumed = resumed || r.Range == rangeFrom(5000)
+		resumed = resumed || r.Range == testkit.RangeFrom(5000)
 	}
 	if !resumed {
 		t.Fatalf("no request resumed at byte 5000: %+v", proxy.Requests())

@@ -325,11 +325,11 @@ func TestUnknownFeatureNamesValidKeys(t *testing.T) {
 // prefix and returns a GCS source for each.
 func gcsFixture(t testing.TB, dirs ...string) map[string]*gcs.Backend {
 	t.Helper()
-	srv := startFakeGCS(t, fixtureObjects(t, dirs...))
-	client := newTestClient(t, srv.URL())
+	srv := testkit.StartFakeGCS(t, fixtureObjects(t, dirs...))
+	client := testkit.NewGCSClient(t, srv.URL())
 	out := map[string]*gcs.Backend{}
 	for _, dir := range dirs {
-		out[dir] = gcs.NewWithClient(client, testBucket, path.Join(testPrefix, dir))
+		out[dir] = gcs.NewWithClient(client, testkit.GCSBucket, path.Join(testkit.GCSPrefix, dir))
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package gcs
 
 import (
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 
 	"bytes"
@@ -30,16 +31,16 @@ func readAll(t *testing.T, src storage.Backend, name string, off int64) []byte {
 }
 
 func TestGCSSource(t *testing.T) {
-	shard := randomBytes(t, 3<<20+12345)
+	shard := testkit.RandomBytes(t, 3<<20+12345)
 	info := []byte(`{"name": "bridge", "version": "0.1.0"}`)
-	srv := startFakeGCS(t, map[string][]byte{
+	srv := testkit.StartFakeGCS(t, map[string][]byte{
 		"bridge-train.tfrecord-00000-of-00001": shard,
 		"dataset_info.json":                    info,
 	})
-	src := NewWithClient(newTestClient(t, srv.URL()), testBucket, testPrefix)
+	src := NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, testkit.GCSPrefix)
 	ctx := context.Background()
 
-	if got, want := src.Location(), "gs://"+testBucket+"/"+testPrefix; got != want {
+	if got, want := src.Location(), "gs://"+testkit.GCSBucket+"/"+testkit.GCSPrefix; got != want {
 		t.Errorf("Location() = %q, want %q", got, want)
 	}
 	for _, off := range []int64{0, 1, int64(len(shard)) / 2, int64(len(shard)) - 1, int64(len(shard))} {
@@ -61,7 +62,7 @@ func TestGCSSource(t *testing.T) {
 	if _, err := src.Stat(ctx, "missing.json"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Stat of a missing object: %v, want fs.ErrNotExist", err)
 	}
-	other := NewWithClient(newTestClient(t, srv.URL()), "no-such-bucket", testPrefix)
+	other := NewWithClient(testkit.NewGCSClient(t, srv.URL()), "no-such-bucket", testkit.GCSPrefix)
 	if _, err := other.Open(ctx, "dataset_info.json", 0, -1); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open in a missing bucket: %v, want fs.ErrNotExist", err)
 	}
@@ -70,20 +71,20 @@ func TestGCSSource(t *testing.T) {
 // TestGCSOpenSourceEmulatorHost checks that gs:// locations honour
 // STORAGE_EMULATOR_HOST, as the storage client documents.
 func TestGCSOpenSourceEmulatorHost(t *testing.T) {
-	shard := randomBytes(t, 1<<20)
+	shard := testkit.RandomBytes(t, 1<<20)
 	info := []byte(`{"splits": []}`)
-	srv := startFakeGCS(t, map[string][]byte{"dataset_info.json": info, "shard": shard})
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"dataset_info.json": info, "shard": shard})
 	u, err := url.Parse(srv.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("STORAGE_EMULATOR_HOST", u.Host) // host:port, no scheme: http is implied
 
-	src, err := storage.Open(context.Background(), "gs://"+testBucket+"/"+testPrefix+"/", storage.Options{Anonymous: true})
+	src, err := storage.Open(context.Background(), "gs://"+testkit.GCSBucket+"/"+testkit.GCSPrefix+"/", storage.Options{Anonymous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := src.Location(), "gs://"+testBucket+"/"+testPrefix; got != want {
+	if got, want := src.Location(), "gs://"+testkit.GCSBucket+"/"+testkit.GCSPrefix; got != want {
 		t.Errorf("Location() = %q, want %q", got, want)
 	}
 	got, err := storage.ReadFile(context.Background(), src, "dataset_info.json")
@@ -99,12 +100,12 @@ func TestGCSOpenSourceEmulatorHost(t *testing.T) {
 // makes is one attempt: a 503 fails Open, and a body that breaks mid-stream
 // fails the read instead of being reopened behind storage/retry's back.
 func TestGCSClientDoesNotRetry(t *testing.T) {
-	data := randomBytes(t, 1<<20)
-	srv := startFakeGCS(t, map[string][]byte{"shard": data})
+	data := testkit.RandomBytes(t, 1<<20)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"shard": data})
 
 	t.Run("503", func(t *testing.T) {
-		proxy := newFaultProxy(t, srv.URL(), func(int) fault { return respond(http.StatusServiceUnavailable) })
-		src := NewWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
+		proxy := testkit.NewFaultProxy(t, srv.URL(), func(int) testkit.Fault { return testkit.Respond(http.StatusServiceUnavailable) })
+		src := NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix)
 		// Bounded: a client that retried 503s would do so until the
 		// context ends.
 		ctx, cancel := context.WithTimeout(context.Background(), notHung)
@@ -119,13 +120,13 @@ func TestGCSClientDoesNotRetry(t *testing.T) {
 	})
 	t.Run("broken body", func(t *testing.T) {
 		const cut = 300_000
-		proxy := newOffsetFaultProxy(t, srv.URL(), func(off int64, _ int) fault {
+		proxy := testkit.NewOffsetFaultProxy(t, srv.URL(), func(off int64, _ int) testkit.Fault {
 			if off == 0 {
-				return dropAfter(cut)
+				return testkit.DropAfter(cut)
 			}
-			return pass()
+			return testkit.Pass()
 		})
-		src := NewWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix)
+		src := NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix)
 		ctx, cancel := context.WithTimeout(context.Background(), notHung)
 		defer cancel()
 		rc, err := src.Open(ctx, "shard", 0, -1)
@@ -142,7 +143,7 @@ func TestGCSClientDoesNotRetry(t *testing.T) {
 		}
 		// The client's reopen is refused as it asks for a connection; on a
 		// busy machine the request may still go out, to be abandoned at once.
-		if reqs := proxy.Requests(); len(reqs) > 2 || len(reqs) == 2 && reqs[1].Range != rangeFrom(cut) {
+		if reqs := proxy.Requests(); len(reqs) > 2 || len(reqs) == 2 && reqs[1].Range != testkit.RangeFrom(cut) {
 			t.Errorf("the client made requests %v, want one (and at most the abandoned reopen at %d)", reqs, cut)
 		}
 	})

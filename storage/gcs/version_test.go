@@ -12,6 +12,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/ratelimit"
 	"github.com/oxefs/oxefs/storage/retry"
@@ -24,9 +25,9 @@ import (
 // decorators. A read of the new version serves the new bytes.
 func TestOpenVersion(t *testing.T) {
 	ctx := context.Background()
-	oldBytes := randomBytes(t, 5000)
-	srv := startFakeGCS(t, map[string][]byte{"obj": oldBytes})
-	g := NewWithClient(newTestClient(t, srv.URL()), testBucket, testPrefix)
+	oldBytes := testkit.RandomBytes(t, 5000)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"obj": oldBytes})
+	g := NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, testkit.GCSPrefix)
 	policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond, MaxElapsed: 5 * time.Second}
 	stacks := map[string]storage.Backend{
 		"gcs":             g,
@@ -52,9 +53,9 @@ func TestOpenVersion(t *testing.T) {
 		}
 	}
 
-	newBytes := randomBytes(t, 5000)
+	newBytes := testkit.RandomBytes(t, 5000)
 	srv.CreateObject(fakestorage.Object{
-		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testBucket, Name: path.Join(testPrefix, "obj")},
+		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testkit.GCSBucket, Name: path.Join(testkit.GCSPrefix, "obj")},
 		Content:     newBytes,
 	})
 	now, err := g.Stat(ctx, "obj")

@@ -33,12 +33,12 @@ const testShard = "bridge-train.tfrecord-00000-of-00001"
 
 // faultSetup serves a 3 MiB shard through a faultProxy and returns a GCS
 // source that reads it with a real storage client.
-func faultSetup(t *testing.T, plan func(off int64, nth int) fault) (*gcs.Backend, *testkit.FaultProxy, []byte) {
+func faultSetup(t *testing.T, plan func(off int64, nth int) testkit.Fault) (*gcs.Backend, *testkit.FaultProxy, []byte) {
 	t.Helper()
-	data := randomBytes(t, 3<<20+777)
-	srv := startFakeGCS(t, map[string][]byte{testShard: data})
-	proxy := newOffsetFaultProxy(t, srv.URL(), plan)
-	return gcs.NewWithClient(newTestClient(t, proxy.URL()), testBucket, testPrefix), proxy, data
+	data := testkit.RandomBytes(t, 3<<20+777)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{testShard: data})
+	proxy := testkit.NewOffsetFaultProxy(t, srv.URL(), plan)
+	return gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix), proxy, data
 }
 
 // fastRetries retries at once and never gives up in a test's lifetime.
@@ -76,14 +76,14 @@ func fetchWithin(t *testing.T, ctx context.Context, f *fetcher, src storage.Back
 
 // checkRanges checks that the proxy saw exactly one request per offset
 // given, in order.
-func checkRanges(t *testing.T, got []seenRequest, offsets ...int64) {
+func checkRanges(t *testing.T, got []testkit.SeenRequest, offsets ...int64) {
 	t.Helper()
 	if len(got) != len(offsets) {
 		t.Fatalf("proxy saw %d requests %v, want %d", len(got), got, len(offsets))
 	}
 	for i, off := range offsets {
-		if got[i].Range != rangeFrom(off) {
-			t.Errorf("request %d: Range %q, want %q (resume at byte %d)", i, got[i].Range, rangeFrom(off), off)
+		if got[i].Range != testkit.RangeFrom(off) {
+			t.Errorf("request %d: Range %q, want %q (resume at byte %d)", i, got[i].Range, testkit.RangeFrom(off), off)
 		}
 	}
 }
@@ -100,11 +100,11 @@ func checkData(t *testing.T, r fetchResult, want []byte) {
 
 func TestFetchRetriesServerErrors(t *testing.T) {
 	codes := []int{503, 500, 429, 408}
-	src, proxy, data := faultSetup(t, func(_ int64, nth int) fault {
+	src, proxy, data := faultSetup(t, func(_ int64, nth int) testkit.Fault {
 		if nth < len(codes) {
-			return respond(codes[nth])
+			return testkit.Respond(codes[nth])
 		}
-		return pass()
+		return testkit.Pass()
 	})
 	logs := testkit.NewLogRecorder()
 	stats := new(Stats)
@@ -139,14 +139,14 @@ func TestFetchRetriesServerErrors(t *testing.T) {
 
 func TestFetchResumesAfterDroppedConnection(t *testing.T) {
 	const first, second = 500_000, 1_000_000
-	src, proxy, data := faultSetup(t, func(off int64, _ int) fault {
+	src, proxy, data := faultSetup(t, func(off int64, _ int) testkit.Fault {
 		switch off {
 		case 0:
-			return dropAfter(first)
+			return testkit.DropAfter(first)
 		case first:
-			return dropAfter(second)
+			return testkit.DropAfter(second)
 		}
-		return pass()
+		return testkit.Pass()
 	})
 	stats := new(Stats)
 	f := &fetcher{Policy: fastRetries, Stats: stats}
@@ -167,11 +167,11 @@ func TestFetchResumesAfterDroppedConnection(t *testing.T) {
 
 func TestFetchResumesAfterStall(t *testing.T) {
 	const before = 700_000
-	src, proxy, data := faultSetup(t, func(off int64, nth int) fault {
+	src, proxy, data := faultSetup(t, func(off int64, nth int) testkit.Fault {
 		if off == 0 && nth == 0 {
-			return hangAfter(before)
+			return testkit.HangAfter(before)
 		}
-		return pass()
+		return testkit.Pass()
 	})
 	stats := new(Stats)
 	policy := fastRetries
@@ -182,7 +182,7 @@ func TestFetchResumesAfterStall(t *testing.T) {
 	// A loaded machine may stall an attempt once more on its own; the
 	// resume after the planned stall is what matters.
 	reqs := proxy.Requests()
-	if len(reqs) < 2 || reqs[1].Range != rangeFrom(before) {
+	if len(reqs) < 2 || reqs[1].Range != testkit.RangeFrom(before) {
 		t.Errorf("requests %v: the second should resume at byte %d", reqs, before)
 	}
 	if got := stats.Retries.Load(); got < 1 {
@@ -193,13 +193,13 @@ func TestFetchResumesAfterStall(t *testing.T) {
 func TestFetchGivesUp(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		fault  fault
+		fault  testkit.Fault
 		policy Policy
 		cause  func(error) bool
 	}{
 		{
 			name:   "always 503",
-			fault:  respond(http.StatusServiceUnavailable),
+			fault:  testkit.Respond(http.StatusServiceUnavailable),
 			policy: Policy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxElapsed: time.Second, StallTimeout: time.Minute},
 			cause: func(err error) bool {
 				ae, ok := errors.AsType[*googleapi.Error](err)
@@ -208,13 +208,13 @@ func TestFetchGivesUp(t *testing.T) {
 		},
 		{
 			name:   "always hangs",
-			fault:  hangAtOnce(),
+			fault:  testkit.HangAtOnce(),
 			policy: Policy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxElapsed: time.Second, StallTimeout: 100 * time.Millisecond},
 			cause:  func(err error) bool { return errors.Is(err, errStalled) },
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src, proxy, _ := faultSetup(t, always(tc.fault))
+			src, proxy, _ := faultSetup(t, testkit.Always(tc.fault))
 			stats := new(Stats)
 			f := &fetcher{Policy: tc.policy, Stats: stats}
 			r := fetchWithin(t, context.Background(), f, src, testShard)
@@ -246,15 +246,15 @@ func TestFetchPermanentErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		file  string
-		fault fault
+		fault testkit.Fault
 		want  func(error) bool
 	}{
-		{"missing object", "missing.json", pass(), func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
-		{"403", testShard, respond(http.StatusForbidden), isCode(http.StatusForbidden)},
-		{"400", testShard, respond(http.StatusBadRequest), isCode(http.StatusBadRequest)},
+		{"missing object", "missing.json", testkit.Pass(), func(err error) bool { return errors.Is(err, fs.ErrNotExist) }},
+		{"403", testShard, testkit.Respond(http.StatusForbidden), isCode(http.StatusForbidden)},
+		{"400", testShard, testkit.Respond(http.StatusBadRequest), isCode(http.StatusBadRequest)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src, proxy, _ := faultSetup(t, always(tc.fault))
+			src, proxy, _ := faultSetup(t, testkit.Always(tc.fault))
 			stats := new(Stats)
 			// A retry would wait an hour, and fail the test by not
 			// returning.
@@ -282,7 +282,7 @@ func isCode(code int) func(error) bool {
 
 func TestFetchCancel(t *testing.T) {
 	t.Run("during backoff", func(t *testing.T) {
-		src, _, _ := faultSetup(t, always(respond(http.StatusServiceUnavailable)))
+		src, _, _ := faultSetup(t, testkit.Always(testkit.Respond(http.StatusServiceUnavailable)))
 		logs := testkit.NewLogRecorder()
 		f := &fetcher{Policy: Policy{InitialBackoff: time.Hour, MaxBackoff: time.Hour, MaxElapsed: 10 * time.Hour}, Log: slog.New(logs)}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -297,7 +297,7 @@ func TestFetchCancel(t *testing.T) {
 		}
 	})
 	t.Run("during a stalled read", func(t *testing.T) {
-		src, proxy, _ := faultSetup(t, always(hangAfter(100_000)))
+		src, proxy, _ := faultSetup(t, testkit.Always(testkit.HangAfter(100_000)))
 		stats := new(Stats)
 		f := &fetcher{Policy: Policy{StallTimeout: time.Hour}, Stats: stats}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -318,7 +318,7 @@ func TestFetchCancel(t *testing.T) {
 		}
 	})
 	t.Run("before the start", func(t *testing.T) {
-		src, proxy, _ := faultSetup(t, always(pass()))
+		src, proxy, _ := faultSetup(t, testkit.Always(testkit.Pass()))
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		r := fetchWithin(t, ctx, &fetcher{}, src, testShard)
@@ -363,16 +363,16 @@ func (r countedReader) Close() error {
 }
 
 func TestFetchClosesEveryReader(t *testing.T) {
-	gcs, _, data := faultSetup(t, func(off int64, nth int) fault {
+	gcs, _, data := faultSetup(t, func(off int64, nth int) testkit.Fault {
 		switch {
 		case off == 0:
-			return dropAfter(1000)
+			return testkit.DropAfter(1000)
 		case off == 1000:
-			return hangAfter(2000)
+			return testkit.HangAfter(2000)
 		case off == 3000 && nth == 0:
-			return respond(http.StatusBadGateway)
+			return testkit.Respond(http.StatusBadGateway)
 		}
-		return pass()
+		return testkit.Pass()
 	})
 	src := &countingSource{Backend: gcs}
 	policy := fastRetries
@@ -405,7 +405,7 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 func TestFetchLocal(t *testing.T) {
 	dir := t.TempDir()
-	data := randomBytes(t, 2<<20+333) // more than one copy buffer
+	data := testkit.RandomBytes(t, 2<<20+333) // more than one copy buffer
 	if err := os.WriteFile(filepath.Join(dir, testShard), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -467,8 +467,8 @@ func TestFetchRetryPolicyDefaults(t *testing.T) {
 
 func BenchmarkFetchGCS(b *testing.B) {
 	const size = 64 << 20
-	srv := startFakeGCS(b, map[string][]byte{testShard: randomBytes(b, size)})
-	src := gcs.NewWithClient(newTestClient(b, srv.URL()), testBucket, testPrefix)
+	srv := testkit.StartFakeGCS(b, map[string][]byte{testShard: testkit.RandomBytes(b, size)})
+	src := gcs.NewWithClient(testkit.NewGCSClient(b, srv.URL()), testkit.GCSBucket, testkit.GCSPrefix)
 	f := &fetcher{Stats: new(Stats)}
 	ctx := context.Background()
 	b.SetBytes(size)

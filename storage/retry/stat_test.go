@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 )
 
@@ -14,7 +15,7 @@ import (
 // match context.DeadlineExceeded, which would read as the caller's own
 // deadline (an interrupted read, retried at once by the kernel's caller).
 func TestStatHangingSourceUnavailable(t *testing.T) {
-	src, _, _ := faultSetup(t, always(hangAtOnce()))
+	src, _, _ := faultSetup(t, testkit.Always(testkit.HangAtOnce()))
 	b := New(src, Policy{InitialBackoff: 10 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
 		MaxElapsed: 300 * time.Millisecond, StallTimeout: 100 * time.Millisecond}, nil, nil)
 	_, err := b.Stat(context.Background(), testShard)
