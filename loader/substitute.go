@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
@@ -127,9 +128,9 @@ func (b *Builder) failed(s plan.Sample, err error) (whole badKind, ok bool) {
 	switch {
 	case errors.Is(err, pairs.ErrShortEpisode):
 		kind, whole = "short_episode", badShort // not damage: such an episode has no units
-	case errors.Is(err, rlds.ErrMissingShard) && !b.strict:
+	case errors.Is(err, episode.ErrMissingShard) && !b.strict:
 		kind, whole = "missing_shard", badCorrupt // a listed shard that is not there
-	case errors.Is(err, rlds.ErrCorrupt) && !b.strict:
+	case errors.Is(err, episode.ErrCorrupt) && !b.strict:
 		kind, whole = "corrupt", badCorrupt
 		var ie *frames.ImageError
 		if errors.As(err, &ie) {

@@ -122,7 +122,7 @@ func pngOf(t *testing.T, w, h int) []byte {
 }
 
 // TestBadData: every kind of bad data gives its typed error — a
-// *rlds.CorruptError naming dataset, shard and record (wrapping an
+// *episode.CorruptError naming dataset, shard and record (wrapping an
 // *frames.ImageError naming the key and step for images) — and the decoder keeps
 // working after it.
 func TestBadData(t *testing.T) {
@@ -232,9 +232,9 @@ func TestBadData(t *testing.T) {
 					var m Meta
 					ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: tc.record})
 					err := a.Build(t.Context(), w, plan.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
-					var ce *rlds.CorruptError
-					if !errors.Is(err, rlds.ErrCorrupt) || !errors.As(err, &ce) {
-						t.Fatalf("got %v, want a *rlds.CorruptError", err)
+					var ce *episode.CorruptError
+					if !errors.Is(err, episode.ErrCorrupt) || !errors.As(err, &ce) {
+						t.Fatalf("got %v, want a *episode.CorruptError", err)
 					}
 					if ce.Dataset != tc.dataset || ce.Shard != tc.shard || ce.Record != tc.record {
 						t.Errorf("error names %s/%s/%d, want %s/%s/%d", ce.Dataset, ce.Shard, ce.Record, tc.dataset, tc.shard, tc.record)

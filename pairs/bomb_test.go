@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/frames"
@@ -48,7 +49,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 			var err error
 			n := testkit.Allocated(func() { err = a.Build(t.Context(), w, plan.Sample{Episode: ep.Key()}, ep, slot, nil) })
 			var ie *frames.ImageError
-			if !errors.Is(err, rlds.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
+			if !errors.Is(err, episode.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
 				t.Fatalf("got %v, want a corrupt-data error for step 0", err)
 			}
 			if n > 4<<20 {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/episode"
 )
 
 // TestNewErrors: New trusts the rules package config applied when the mix
@@ -19,7 +19,7 @@ func TestNewErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		edit    func(*Config)
-		unknown bool   // a *rlds.UnknownFeatureError
+		unknown bool   // a *episode.UnknownFeatureError
 		msg     string // in the error text
 	}{
 		{"unknown image key", func(c *Config) { c.ImageKey = "steps/observation/rgb" }, true, `image_key: dataset tiny_bridge has no feature "steps/observation/rgb"`},
@@ -45,8 +45,8 @@ func TestNewErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.msg)
 			}
-			if errors.Is(err, rlds.ErrUnknownFeature) != tc.unknown {
-				t.Errorf("errors.Is(err, rlds.ErrUnknownFeature) = %v", !tc.unknown)
+			if errors.Is(err, episode.ErrUnknownFeature) != tc.unknown {
+				t.Errorf("errors.Is(err, episode.ErrUnknownFeature) = %v", !tc.unknown)
 			}
 		})
 	}

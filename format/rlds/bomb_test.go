@@ -123,9 +123,9 @@ func TestZlibTensorBomb(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		_, err = v.Float64s(nil)
 		runtime.ReadMemStats(&after)
-		var ce *CorruptError
-		if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) || ce.Record != rec {
-			t.Fatalf("%s: got %v, want a *CorruptError for record %d", what, err, rec)
+		var ce *episode.CorruptError
+		if !errors.Is(err, episode.ErrCorrupt) || !errors.As(err, &ce) || ce.Record != rec {
+			t.Fatalf("%s: got %v, want a *episode.CorruptError for record %d", what, err, rec)
 		}
 		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
 			t.Errorf("%s: decoding allocated %d bytes, want well under the bomb's 64 MiB", what, alloc)

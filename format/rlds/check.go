@@ -24,7 +24,7 @@ const minRecordBytes = 16
 //
 // Remote shards are not asked for one by one (a dataset may have thousands);
 // a missing object, like a shard that holds fewer records than listed, is
-// found when it is read and is then unreadable data (a *CorruptError).
+// found when it is read and is then unreadable data (a *episode.CorruptError).
 func (d *Dataset) CheckSplit(split string) error {
 	si, ok := d.Meta.Split(split)
 	if !ok {

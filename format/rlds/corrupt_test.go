@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/local"
 
@@ -24,7 +25,7 @@ type corruptIndex struct {
 
 // TestCorruptVariants reads every episode of each corrupt fixture, from the
 // local directory and through GCS: exactly the damaged record fails, with a
-// *CorruptError naming the dataset, shard and record; every other record
+// *episode.CorruptError naming the dataset, shard and record; every other record
 // reads; nothing panics.
 func TestCorruptVariants(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(fixtureDir, "corrupt", "index.json"))
@@ -75,9 +76,9 @@ func TestCorruptVariants(t *testing.T) {
 							continue
 						}
 						failures++
-						var ce *CorruptError
-						if !errors.Is(err, ErrCorrupt) || !errors.As(err, &ce) {
-							t.Fatalf("damaged record %s/%d: got %v, want a *CorruptError", shardName, rec, err)
+						var ce *episode.CorruptError
+						if !errors.Is(err, episode.ErrCorrupt) || !errors.As(err, &ce) {
+							t.Fatalf("damaged record %s/%d: got %v, want a *episode.CorruptError", shardName, rec, err)
 						}
 						if ce.Dataset != name || ce.Shard != v.Shard || ce.Record != v.RecordIndex {
 							t.Errorf("error names %s/%s/%d, want %s/%s/%d", ce.Dataset, ce.Shard, ce.Record, name, v.Shard, v.RecordIndex)

@@ -88,9 +88,9 @@ func (e *Episode) Rename(dataset string) episode.Episode {
 	return newEpisode(id, dataset, e.key, e.steps, e.ex, e.specs, e.neutral, e.shard, e.size)
 }
 
-// Corrupt wraps err in a *CorruptError naming the episode's shard and record.
+// Corrupt wraps err in a *episode.CorruptError naming the episode's shard and record.
 func (e *Episode) Corrupt(err error) error {
-	return &CorruptError{Dataset: e.dataset, Shard: e.shard, Record: e.key.Record, Err: err}
+	return &episode.CorruptError{Dataset: e.dataset, Shard: e.shard, Record: e.key.Record, Err: err}
 }
 
 func (e *Episode) corrupt(format string, args ...any) error {
@@ -100,11 +100,11 @@ func (e *Episode) corrupt(format string, args ...any) error {
 // Feature returns the view of one flattened feature. A key that features.json
 // does not declare is an error naming the keys that exist; a declared key
 // missing from the record, or with the wrong number of values, is a
-// *CorruptError.
+// *episode.CorruptError.
 func (e *Episode) Feature(key string) (episode.View, error) {
 	i, ok := e.specs.Index(key)
 	if !ok {
-		return nil, &UnknownFeatureError{Dataset: e.dataset, Key: key, Valid: e.specs.Keys()}
+		return nil, &episode.UnknownFeatureError{Dataset: e.dataset, Key: key, Valid: e.specs.Keys()}
 	}
 	v := &e.views[i]
 	spec := v.spec

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/gcs"
@@ -150,7 +151,7 @@ func corruptHeader(t *testing.T, data []byte, r int) []byte {
 
 // TestHopIndexHeaderCRC: a header whose CRC does not match stops the hops
 // there: the records before it read, the others fail with the same
-// *CorruptError (and text) as the same bytes read from a local directory;
+// *episode.CorruptError (and text) as the same bytes read from a local directory;
 // the record after the break is never fetched.
 func TestHopIndexHeaderCRC(t *testing.T) {
 	const bad = 2
@@ -182,9 +183,9 @@ func TestHopIndexHeaderCRC(t *testing.T) {
 			}
 			continue
 		}
-		var ce *CorruptError
+		var ce *episode.CorruptError
 		if !errors.As(rerr, &ce) || ce.Record != r || !errors.Is(rerr, tfrecord.ErrCorrupt) {
-			t.Fatalf("record %d after the break: %v, want a *CorruptError for it", r, rerr)
+			t.Fatalf("record %d after the break: %v, want a *episode.CorruptError for it", r, rerr)
 		}
 		if lerr == nil || rerr.Error() != lerr.Error() {
 			t.Fatalf("record %d: remote error\n  %v\nlocal error\n  %v", r, rerr, lerr)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 )
 
@@ -261,7 +262,7 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 				switch {
 				case err == nil:
 					out[r] = int32(ep.steps)
-				case errors.Is(err, ErrCorrupt):
+				case errors.Is(err, episode.ErrCorrupt):
 					out[r] = -1
 					results[ji] = append(results[ji], d.EpisodeID(ref))
 					d.store.log.Warn("corrupt episode while indexing lengths", "err", err)

@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
@@ -63,9 +64,9 @@ func trainShardLengths(info map[string]any) []any {
 // would reach a reader as ENOENT for a listed file).
 func wantUnreadable(t *testing.T, err error, dataset, shard string, record int, reason string) {
 	t.Helper()
-	var ce *CorruptError
-	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("got %v, want a *CorruptError", err)
+	var ce *episode.CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, episode.ErrCorrupt) {
+		t.Fatalf("got %v, want a *episode.CorruptError", err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("%v matches fs.ErrNotExist: a reader would see ENOENT for a listed batch", err)
@@ -80,7 +81,7 @@ func wantUnreadable(t *testing.T, err error, dataset, shard string, record int, 
 
 // TestMissingShardIsUnreadableData: a shard deleted while the dataset is
 // open, or an object missing from GCS, makes its episodes corrupt data
-// (ErrMissingShard), not a not-found error; the other shards read.
+// (episode.ErrMissingShard), not a not-found error; the other shards read.
 func TestMissingShardIsUnreadableData(t *testing.T) {
 	const shard = "tiny_table-train.tfrecord-00001-of-00002"
 	ctx := context.Background()
@@ -97,8 +98,8 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 		}
 		_, err = ds.Episode(ctx, Ref{Split: "train", Shard: 1, Record: 3})
 		wantUnreadable(t, err, "table", shard, 3, "missing")
-		if !errors.Is(err, ErrMissingShard) {
-			t.Errorf("%v does not match ErrMissingShard", err)
+		if !errors.Is(err, episode.ErrMissingShard) {
+			t.Errorf("%v does not match episode.ErrMissingShard", err)
 		}
 		if _, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 1}); err != nil {
 			t.Fatalf("intact shard: %v", err)
@@ -133,7 +134,7 @@ func TestSourceDownIsUnavailable(t *testing.T) {
 	}
 	srv.Stop()
 	_, err = ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 0})
-	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorrupt) {
+	if !errors.Is(err, storage.ErrUnavailable) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, episode.ErrCorrupt) {
 		t.Fatalf("server down: got %v, want ErrUnavailable only", err)
 	}
 }

@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
@@ -99,7 +100,7 @@ func TestOfflineOpen(t *testing.T) {
 		t.Fatal("ShardCached(val, 0): true for a shard never fetched")
 	}
 	_, err = off.Episode(ctx, Ref{Split: "val", Shard: 0, Record: 0})
-	if !errors.Is(err, offline.ErrNotCached) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrCorrupt) {
+	if !errors.Is(err, offline.ErrNotCached) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, episode.ErrCorrupt) {
 		t.Fatalf("episode of an uncached shard, offline: %v; want ErrNotCached, not missing or corrupt", err)
 	}
 }

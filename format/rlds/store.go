@@ -334,7 +334,7 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		return nil, err
 	}
 	corrupt := func(err error) error {
-		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+		return &episode.CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
 	}
 	f, span, base, err := d.openRecord(ctx, ref, name)
 	if err != nil {
@@ -366,12 +366,12 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 // that is missing, or that holds no such record, is reported here.
 func (d *Dataset) openRecord(ctx context.Context, ref Ref, name string) (shardFile, tfrecord.Span, int64, error) {
 	corrupt := func(err error) error {
-		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+		return &episode.CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
 	}
 	missing := func(err error) error {
 		// Listed but not there: unreadable data, never "no such file".
 		d.reportMissing(name, err)
-		return corrupt(fmt.Errorf("%w: %v", ErrMissingShard, err))
+		return corrupt(fmt.Errorf("%w: %v", episode.ErrMissingShard, err))
 	}
 	var (
 		f    shardFile
@@ -386,7 +386,7 @@ func (d *Dataset) openRecord(ctx context.Context, ref Ref, name string) (shardFi
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, tfrecord.Span{}, 0, missing(err)
 			}
-			if _, reported := errors.AsType[*CorruptError](err); !reported {
+			if _, reported := errors.AsType[*episode.CorruptError](err); !reported {
 				if ce, ok := errors.AsType[*tfrecord.CorruptError](err); ok {
 					return nil, tfrecord.Span{}, 0, corrupt(ce) // the record's bytes are bad
 				}
@@ -421,7 +421,7 @@ func (d *Dataset) openRecord(ctx context.Context, ref Ref, name string) (shardFi
 // indexed as spans (broken: the framing error that ended the index).
 func (d *Dataset) recordSpan(ref Ref, name string, spans []tfrecord.Span, broken error, size int64) (tfrecord.Span, error) {
 	corrupt := func(err error) error {
-		return &CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
+		return &episode.CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
 	}
 	if ref.Record < 0 {
 		return tfrecord.Span{}, fmt.Errorf("dataset %s shard %s: record %d out of range", d.Name, name, ref.Record)

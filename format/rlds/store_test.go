@@ -316,8 +316,8 @@ func TestUnknownFeatureNamesValidKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = ep.Feature("steps/observation/rgb")
-	if !errors.Is(err, ErrUnknownFeature) || !strings.Contains(err.Error(), "steps/observation/wrist_image") {
-		t.Fatalf("got %v, want ErrUnknownFeature naming the keys that exist", err)
+	if !errors.Is(err, episode.ErrUnknownFeature) || !strings.Contains(err.Error(), "steps/observation/wrist_image") {
+		t.Fatalf("got %v, want episode.ErrUnknownFeature naming the keys that exist", err)
 	}
 }
 
