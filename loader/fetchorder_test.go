@@ -10,7 +10,8 @@ import (
 )
 
 // TestFetchOrderLowestFirst: while one batch holds the turn, the waiting
-// batches get it lowest index first, whatever order they asked in.
+// batches get it lowest index first, whatever order they asked in (here
+// 12, 3, 9, 5, one after the other).
 func TestFetchOrderLowestFirst(t *testing.T) {
 	q := newFetchOrder()
 	ctx := context.Background()
@@ -23,7 +24,10 @@ func TestFetchOrderLowestFirst(t *testing.T) {
 		order []int64
 		wg    sync.WaitGroup
 	)
-	for _, n := range []int64{12, 3, 9, 5} {
+	for i, n := range []int64{12, 3, 9, 5} {
+		if i > 0 {
+			waitWaiting(t, q, i) // ask in this order: FIFO would keep it
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
