@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/oxefs/oxefs/episode"
@@ -84,8 +85,15 @@ func (e *Episode) Keys() []string { return e.ex.Keys() }
 // Rename returns the episode under another dataset's name, sharing the
 // parsed record.
 func (e *Episode) Rename(dataset string) episode.Episode {
-	id := dataset + "/" + e.key.Split + "/" + strconv.Itoa(e.key.Shard) + "/" + strconv.Itoa(e.key.Record)
-	return newEpisode(id, dataset, e.key, e.steps, e.ex, e.specs, e.neutral, e.shard, e.size)
+	c := *e
+	c.dataset = dataset
+	c.id = dataset + "/" + e.key.Split + "/" + strconv.Itoa(e.key.Shard) + "/" + strconv.Itoa(e.key.Record)
+	// The views are e's, found once at load; only their owner changes.
+	c.views = slices.Clone(e.views)
+	for i := range c.views {
+		c.views[i].ep = &c
+	}
+	return &c
 }
 
 // Corrupt wraps err in a *episode.CorruptError naming the episode's shard and record.
