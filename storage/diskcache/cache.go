@@ -70,7 +70,7 @@ type Cache struct {
 	// progress is closed, and replaced, whenever a fill here writes bytes
 	// or its sink comes or goes; guarded by mu.
 	progress chan struct{}
-	demand   *demandGate
+	gate     *gate
 	// failures remembers the objects whose fetch gave up, for a while.
 	failures *failMemo
 	// slicing is how Backend fills download large objects.
@@ -88,53 +88,13 @@ type fill struct {
 	done chan struct{}
 	err  error
 
-	// demanded is closed once a reader (not a prefetch) waits on the fill.
-	demanded     chan struct{}
-	demandedOnce sync.Once
+	// prio is the priority of the most urgent reader that waited on the
+	// fill (see WithPriority), or Background.
+	prio priority
 
 	// sink is where the fill writes, once it holds the key's lock and its
 	// temp file; guarded by Cache.mu. ReadFilling reads through it.
 	sink *sink
-}
-
-func (f *fill) markDemanded() { f.demandedOnce.Do(func() { close(f.demanded) }) }
-
-// demandGate counts readers waiting on fills. While any does, fills that
-// only prefetch pause between writes, so the bandwidth goes to the shards a
-// batch is waiting for.
-type demandGate struct {
-	mu   sync.Mutex
-	n    int           // guarded by mu
-	idle chan struct{} // guarded by mu: closed while n == 0
-}
-
-func newDemandGate() *demandGate {
-	g := &demandGate{idle: make(chan struct{})}
-	close(g.idle)
-	return g
-}
-
-func (g *demandGate) enter() {
-	g.mu.Lock()
-	if g.n == 0 {
-		g.idle = make(chan struct{})
-	}
-	g.n++
-	g.mu.Unlock()
-}
-
-func (g *demandGate) leave() {
-	g.mu.Lock()
-	if g.n--; g.n == 0 {
-		close(g.idle)
-	}
-	g.mu.Unlock()
-}
-
-func (g *demandGate) idleChan() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.idle
 }
 
 // FillFunc writes a whole object to w. It is called at most once at a time
@@ -166,7 +126,7 @@ func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*
 		fills:    make(map[string]*fill),
 		pinned:   make(map[string]int),
 		progress: make(chan struct{}),
-		demand:   newDemandGate(),
+		gate:     newGate(),
 		failures: newFailMemo(failMemo),
 		slicing:  defaultSlicing,
 	}
@@ -211,8 +171,10 @@ func (e *Entry) Close() error {
 	return err
 }
 
-// OpenBackground is Open for prefetching: while readers wait on other
-// fills, this fill pauses between writes (unless a reader waits on it too).
+// OpenBackground is Open for prefetching: the fill it starts has the
+// priority Background, so it pauses whenever a reader waits on the source
+// (unless a reader waits on it too), and the call itself counts as no
+// reader.
 func (c *Cache) OpenBackground(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
 	return c.open(ctx, fillCtx, key, fn, true)
 }
@@ -220,6 +182,8 @@ func (c *Cache) OpenBackground(ctx, fillCtx context.Context, key string, fn Fill
 // Open returns the object stored under key, calling fn to create it when it
 // is absent. The fill runs under fillCtx (the daemon's context),
 // so one caller giving up through ctx does not cancel it for the others.
+// The caller waits as a reader of ctx's priority (see WithPriority): fills
+// less urgent than it pause meanwhile.
 func (c *Cache) Open(ctx, fillCtx context.Context, key string, fn FillFunc) (*Entry, error) {
 	return c.open(ctx, fillCtx, key, fn, false)
 }
@@ -253,15 +217,17 @@ func (c *Cache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	}
 	c.Stats.Misses.Add(1)
 
-	// A reader's demand is registered before any fill it may start runs.
+	// A reader is registered before any fill it may start runs.
+	prio := Background
 	if !background {
-		c.demand.enter()
-		defer c.demand.leave()
+		prio = PriorityOf(ctx)
+		defer c.gate.enter(prio)()
 	}
 	c.mu.Lock()
 	f, running := c.fills[key]
 	if !running {
-		f = &fill{done: make(chan struct{}), demanded: make(chan struct{})}
+		f = &fill{done: make(chan struct{})}
+		f.prio.p.Store(prio)
 		c.fills[key] = f
 		go func() {
 			f.err = c.fill(fillCtx, key, f, fn)
@@ -273,8 +239,8 @@ func (c *Cache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	}
 	c.mu.Unlock()
 
-	if !background {
-		f.markDemanded()
+	if running && f.prio.raise(prio) {
+		c.gate.poke()
 	}
 	select {
 	case <-f.done:
@@ -364,28 +330,30 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		reserved = size
 		return c.evict(size, key)
 	}
-	// A fill no reader waits for yields to those that readers wait for.
+	// A fill yields to the readers more urgent than it (see WithPriority).
 	// It lets go of the key's lock while it pauses: a reader in another
 	// process may be waiting for that lock, and that process's own paused
-	// prefetch may hold the lock this process's reader waits for. A fill
+	// fill may hold the lock this process's reader waits for. A fill
 	// that holds the lock therefore only ever waits on its source, and no
 	// wait cycle can form between processes. If another process fills the
 	// key during the pause, this fill stops and uses that file.
+	mustPause := func() (bool, <-chan struct{}) { return c.gate.mustPause(&f.prio) }
 	yield := func() error {
-		select {
-		case <-f.demanded:
+		if pause, _ := mustPause(); !pause {
 			return nil
-		case <-c.demand.idleChan():
-			return nil
-		default:
 		}
 		unlock()
 		unlock = func() {}
-		select {
-		case <-f.demanded:
-		case <-c.demand.idleChan():
-		case <-ctx.Done():
-			return ctx.Err()
+		for {
+			pause, changed := mustPause()
+			if !pause {
+				break
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
 		u, err := lockFile(ctx, p+".lock")
 		if err != nil {
@@ -397,7 +365,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		}
 		return nil
 	}
-	setSink(&sink{f: tmp, before: yield, wake: c.wake})
+	setSink(&sink{f: tmp, before: yield, mustPause: mustPause, wake: c.wake, prefetch: f.prio.p.Load() == Background})
 	write := func() error {
 		if err := fn(ctx, cw, reserve); err != nil {
 			return err
@@ -412,7 +380,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		// The filesystem filled up under the budget (other files, other
 		// processes): make room by evicting, and write again once.
 		size := max(reserved, cw.written())
-		setSink(&sink{f: tmp, before: yield, wake: c.wake})
+		setSink(&sink{f: tmp, before: yield, mustPause: mustPause, wake: c.wake, prefetch: f.prio.p.Load() == Background})
 		if rerr := resetTemp(tmp); rerr != nil {
 			return fmt.Errorf("disk cache %s: %w", key, rerr)
 		}

@@ -1,13 +1,13 @@
 package diskcache
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 // Remove drops key from the cache, when it is there: its bytes are stale.
@@ -48,11 +48,10 @@ func (c *Cache) removeTree(key string) error {
 	return nil
 }
 
-// Demand registers a reader waiting on the source outside a fill (reading
-// headers to index an object, say): until done is called, prefetch fills
-// pause between writes as they do for readers waiting on fills.
-func (c *Cache) Demand() (done func()) {
-	c.demand.enter()
-	var once sync.Once
-	return func() { once.Do(c.demand.leave) }
+// Demand registers a reader of ctx's priority (see WithPriority) waiting
+// on the source outside a fill (reading headers to index an object, say):
+// until done is called, the fills less urgent than it pause, as they do
+// for readers waiting on fills.
+func (c *Cache) Demand(ctx context.Context) (done func()) {
+	return c.gate.enter(PriorityOf(ctx))
 }

@@ -15,16 +15,14 @@ import (
 	"time"
 )
 
-// waitDemand waits until a reader of c waits on a fill (c.demand counts
+// waitDemand waits until a reader of c waits on a fill (c.gate counts
 // it), failing the test after 10s.
 func waitDemand(t *testing.T, c *Cache) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		select {
-		case <-c.demand.idleChan():
-		default:
-			return // a reader's demand is registered
+		if top, _ := c.gate.state(); top != Background {
+			return // a reader is registered
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("no reader demand registered within 10s")

@@ -20,8 +20,10 @@ type sink struct {
 	f *os.File
 
 	// constants
-	before func() error // called before each write; may block
-	wake   func()       // called after each write
+	before    func() error                   // called before each write; may block
+	mustPause func() (bool, <-chan struct{}) // whether the fill must pause now (see gate.mustPause); may be nil
+	wake      func()                         // called after each write
+	prefetch  bool                           // the fill started as a prefetch (priority Background)
 
 	// yieldMu serializes before, which swaps the key's lock.
 	yieldMu sync.Mutex
@@ -31,6 +33,10 @@ type sink struct {
 	n      int64        // guarded by mu: bytes written
 	spans  []span       // guarded by mu: written ranges, sorted, disjoint, apart
 	closed bool         // guarded by mu: the temp file is no longer ours to read
+	// version is the storage.ObjectInfo.Version of the bytes being
+	// written, when the fill knows it and reads only that version (a
+	// download in slices); guarded by mu.
+	version string
 }
 
 // span is the byte range [off, end).
@@ -52,15 +58,27 @@ func (s *sink) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// pause returns once the fill may go on (see Cache.fill's yield).
+func (s *sink) pause() error {
+	if s.before == nil {
+		return nil
+	}
+	s.yieldMu.Lock()
+	defer s.yieldMu.Unlock()
+	return s.before()
+}
+
+// setVersion records the version of the bytes the fill writes.
+func (s *sink) setVersion(v string) {
+	s.mu.Lock()
+	s.version = v
+	s.mu.Unlock()
+}
+
 // WriteAt writes p at off; concurrent calls write disjoint ranges.
 func (s *sink) WriteAt(p []byte, off int64) (int, error) {
-	if s.before != nil {
-		s.yieldMu.Lock()
-		err := s.before()
-		s.yieldMu.Unlock()
-		if err != nil {
-			return 0, err
-		}
+	if err := s.pause(); err != nil {
+		return 0, err
 	}
 	n, err := s.f.WriteAt(p, off)
 	if n > 0 {
@@ -94,22 +112,22 @@ func (s *sink) record(off, end int64) {
 }
 
 // readAt reads len(p) bytes at off when they are all written, reporting
-// whether it did.
-func (s *sink) readAt(p []byte, off int64) (bool, error) {
+// whether it did, and the version of the bytes when known.
+func (s *sink) readAt(p []byte, off int64) (bool, string, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return false, nil
+		return false, "", nil
 	}
 	end := off + int64(len(p))
 	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].end > off })
 	if len(p) > 0 && (i == len(s.spans) || s.spans[i].off > off || s.spans[i].end < end) {
-		return false, nil
+		return false, "", nil
 	}
 	if _, err := s.f.ReadAt(p, off); err != nil {
-		return false, err
+		return false, "", err
 	}
-	return true, nil
+	return true, s.version, nil
 }
 
 // close stops the reads through s, waiting for those under way: the temp
@@ -147,10 +165,14 @@ func (c *Cache) wakeLocked() {
 // waits for them. It reports false, without error, when no fill of key
 // runs here (none, one in another process, one not yet started or already
 // ended) or the range is not all written yet: the caller then reads the
-// bytes some other way, the cached file or the source.
-func (c *Cache) ReadFilling(key string, p []byte, off int64) (bool, error) {
+// bytes some other way, the cached file or the source. version is the
+// storage.ObjectInfo.Version the fill reads, when it reads only that one
+// (a download in slices pins every slice to the version it found first),
+// and "" when the fill does not know: bytes read with version "" may be of
+// any version, and a caller that needs one must check them itself.
+func (c *Cache) ReadFilling(key string, p []byte, off int64) (ok bool, version string, err error) {
 	if off < 0 {
-		return false, fmt.Errorf("disk cache %s: negative offset %d", key, off)
+		return false, "", fmt.Errorf("disk cache %s: negative offset %d", key, off)
 	}
 	c.mu.Lock()
 	var s *sink
@@ -159,22 +181,22 @@ func (c *Cache) ReadFilling(key string, p []byte, off int64) (bool, error) {
 	}
 	c.mu.Unlock()
 	if s == nil {
-		return false, nil
+		return false, "", nil
 	}
-	ok, err := s.readAt(p, off)
+	ok, version, err = s.readAt(p, off)
 	if err != nil {
-		return false, fmt.Errorf("disk cache %s: reading the fill in progress: %w", key, err)
+		return false, "", fmt.Errorf("disk cache %s: reading the fill in progress: %w", key, err)
 	}
-	return ok, nil
+	return ok, version, nil
 }
 
 // ReadFilling reads len(p) bytes of the named object at off from its fill
 // under way in this process, when they are already written (see
 // Cache.ReadFilling); ok is false when they are not. ctx is checked once:
 // the read never waits on the source.
-func (b *Backend) ReadFilling(ctx context.Context, name string, p []byte, off int64) (ok bool, err error) {
+func (b *Backend) ReadFilling(ctx context.Context, name string, p []byte, off int64) (ok bool, version string, err error) {
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return false, "", err
 	}
 	return b.cache.ReadFilling(b.Key(name), p, off)
 }

@@ -28,9 +28,15 @@ var errSlice = errors.New("large object: download in slices")
 
 // copy fills w with the named object: in one stream, or in parallel slices
 // when the object's size, as the copy learns it before the first byte, is
-// at least the slicing threshold.
+// at least the slicing threshold. A prefetch always downloads in slices,
+// whatever the size: a slice's request can be abandoned when the prefetch
+// pauses for readers and resumed later (see Preemptible), which one
+// stream through a retrying backend cannot.
 func (b *Backend) copy(ctx context.Context, name string, w io.Writer, reserve func(int64) error) error {
 	s, ok := w.(*sink)
+	if ok && s.prefetch {
+		return b.copySlices(ctx, name, s, reserve)
+	}
 	hint := reserve
 	if ok {
 		hint = func(size int64) error {
@@ -50,7 +56,9 @@ func (b *Backend) copy(ctx context.Context, name string, w io.Writer, reserve fu
 // copySlices downloads the named object into s as ranged slices, several
 // at once. The object's identity (storage.ObjectInfo) is asked before and
 // after: an object that changed meanwhile is an error, as is one whose
-// bytes do not add up to its size.
+// bytes do not add up to its size. Every slice reads the version found
+// before (when the backend is a storage.Versioner), so the bytes readable
+// through ReadFilling while the download runs are all of that version.
 func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve func(int64) error) error {
 	before, err := b.inner.Stat(ctx, name)
 	if err != nil {
@@ -59,15 +67,19 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve 
 	if err := reserve(before.Size); err != nil {
 		return err
 	}
+	s.setVersion(before.Version)
 	sl := b.cache.slicing
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(sl.inFlight)
 	for off := int64(0); off < before.Size && gctx.Err() == nil; off += sl.size {
 		g.Go(func() error {
-			return b.copySlice(gctx, name, s, off, min(sl.size, before.Size-off))
+			return b.copySlice(gctx, name, before.Version, s, off, min(sl.size, before.Size-off))
 		})
 	}
-	if err := g.Wait(); err != nil {
+	if err := g.Wait(); errors.Is(err, storage.ErrVersionGone) {
+		return fmt.Errorf("%s changed during its download (version %q is gone): %w",
+			storage.Object(b.inner, name), before.Version, err)
+	} else if err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -84,13 +96,12 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve 
 	return nil
 }
 
-// copySlice copies the length bytes of the named object at off into s at
-// the same offset.
-func (b *Backend) copySlice(ctx context.Context, name string, s *sink, off, length int64) error {
-	rc, err := b.inner.Open(ctx, name, off, length)
-	if err != nil {
-		return err
-	}
+// copySlice copies the length bytes of version of the named object at off
+// into s at the same offset.
+func (b *Backend) copySlice(ctx context.Context, name, version string, s *sink, off, length int64) error {
+	rc := Preemptible(ctx, s, off, length, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+		return storage.OpenVersion(ctx, b.inner, name, version, off, n)
+	})
 	defer rc.Close()
 	buf := make([]byte, min(length, 256<<10))
 	pos, end := off, off+length
@@ -102,7 +113,7 @@ func (b *Backend) copySlice(ctx context.Context, name string, s *sink, off, leng
 			}
 			pos += int64(m)
 		}
-		if err == io.EOF {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			break
 		}
 		if err != nil {
