@@ -4,6 +4,7 @@ import (
 	"github.com/oxefs/oxefs/batch"
 	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
 
 	"bufio"
@@ -200,25 +201,23 @@ func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaM
 	if err != nil {
 		return nil, err
 	}
-	order := newFetchOrder()
 	build := func(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 		start := time.Now()
 		p.prefetch.advance(pl, n)
+		// Batch n's reads of the source have priority n: the batch a
+		// reader waits for gets the bandwidth before those built ahead of
+		// it (their fills pause, abandoning their requests), and the
+		// whole-shard prefetch gets what the batches leave.
+		ctx = diskcache.WithPriority(ctx, n)
 		// The batch's remote episodes arrive before the samples are queued,
 		// all at once and each on its own (its record's byte range, not its
 		// whole shard, which the prefetcher brings in plan order meanwhile):
 		// decode workers then never wait on the network, so neither
 		// readahead nor another view's builds hold them while this batch's
 		// source is slow, and a dead source fails the batch within one
-		// retry budget. The view's builds fetch one batch at a time, lowest
-		// first (fetchOrder).
+		// retry budget.
 		if p.prefetch != nil {
-			release, err := order.acquire(ctx, n)
-			if err == nil {
-				err = p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil)))
-				release()
-			}
-			if err != nil {
+			if err := p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
 				p.BuildLatency.Observe(time.Since(start))
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}

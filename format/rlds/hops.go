@@ -25,7 +25,9 @@ import (
 // across restarts while the object is unchanged.
 
 // hopParallel bounds the remote shards indexed at once, per store.
-const hopParallel = 32
+// A batch of a 29-dataset mix touches 60 to 90 shards, and their headers
+// are tiny requests: latency, not bandwidth, bounds them.
+const hopParallel = 128
 
 // hopIndex is the record index of one version of a remote shard.
 type hopIndex struct {
@@ -76,8 +78,17 @@ func (d *Dataset) remoteIndex(ctx context.Context, name string) (*hopIndex, erro
 	d.mu.Unlock()
 	select {
 	case <-hi.ready:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	default:
+		// Header reads are what a reader waits for: less urgent fills
+		// (prefetches, later batches) pause meanwhile.
+		if d.store.disk != nil {
+			defer d.store.disk.Demand(ctx)()
+		}
+		select {
+		case <-hi.ready:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if hi.err != nil {
 		return nil, hi.err
@@ -107,9 +118,6 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 	if err := d.cached.Remembered(name); err != nil {
 		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
-	// Header reads are what a reader waits for: prefetches pause.
-	done := d.store.disk.Demand()
-	defer done()
 	if err := d.store.hopSlots.Acquire(ctx, 1); err != nil {
 		return err
 	}

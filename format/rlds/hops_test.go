@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
@@ -371,5 +372,96 @@ func TestFetchEpisodesNotShards(t *testing.T) {
 	checkEpisode(t, f.md.Name, ep, rec)
 	if s.Stats.RangesFetched.Load() != before {
 		t.Fatal("a record was fetched although its whole shard is in the disk cache")
+	}
+}
+
+// TestRecordFromPrefetchUnderWay: while a whole-shard prefetch streams the
+// shard, a record whose bytes have already arrived is read from that
+// download, checked, and cached, without a request of its own.
+func TestRecordFromPrefetchUnderWay(t *testing.T) {
+	f := newHopFixture(t, nil)
+	sh := f.md.Splits["train"].Shards[0]
+	spans, err := localSpans(t, f.objects[sh.File])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) < 4 {
+		t.Fatalf("shard 0 has %d records; the test needs 4", len(spans))
+	}
+	s, ds := f.open(t, t.TempDir())
+	ctx := context.Background()
+	// Index the shard (and cache record 0) before the download starts.
+	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEpisode(t, f.md.Name, ep, sh.Records[0])
+	// The download delivers records 0 and 1, then hangs, and hangs again
+	// each time it resumes. (Its Stat is the object's second metadata
+	// request: nth 1.)
+	delivered := spans[1].End()
+	plan := func(off int64, nth int) testkit.Fault {
+		switch {
+		case off == 0 && nth == 0:
+			return testkit.HangAfter(delivered)
+		case off == delivered:
+			return testkit.HangAtOnce()
+		}
+		return testkit.Pass()
+	}
+	f.plan.Store(&plan)
+	pctx, cancel := context.WithCancel(ctx)
+	prefetched := make(chan error, 1)
+	go func() {
+		_, err := s.Prefetch(pctx, []ShardRef{{ds, "train", 0}}, 1, nil)
+		prefetched <- err
+	}()
+	defer func() {
+		cancel()
+		<-prefetched
+	}()
+	select {
+	case <-f.proxy.Hung:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prefetch never reached its hang")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ok, _, _ := ds.cached.ReadFilling(ctx, sh.File, make([]byte, delivered), 0); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the delivered bytes never reached the download's temp file; requests %+v", f.proxy.Requests())
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	requests := len(f.proxy.Requests())
+	rec := sh.Records[1]
+	ep, err = ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEpisode(t, f.md.Name, ep, rec)
+	if got := s.Stats.RangesFromFill.Load(); got != 1 {
+		t.Errorf("%d records read from the download under way, want 1", got)
+	}
+	// (The prefetch itself, paused while the record was read, abandons its
+	// request and resumes at the byte it reached.)
+	own := fmt.Sprintf("bytes=%d-", spans[1].Offset)
+	for _, r := range f.proxy.Requests()[requests:] {
+		if strings.HasPrefix(r.Range, own) {
+			t.Errorf("reading a record the download had delivered requested it: %+v", r)
+		}
+	}
+	// Record 3 has not arrived: it is fetched on its own. (Record 2 starts
+	// where the download hangs, so its own request would hang too.)
+	rec = sh.Records[3]
+	if ep, err = ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index}); err != nil {
+		t.Fatal(err)
+	}
+	checkEpisode(t, f.md.Name, ep, rec)
+	if got := s.Stats.RangesFromFill.Load(); got != 1 {
+		t.Errorf("%d records read from the download under way, want 1 (record 3 had not arrived)", got)
 	}
 }

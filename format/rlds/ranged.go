@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
 )
 
 // An episode of a remote shard that is not in the disk cache is fetched on
@@ -80,6 +82,9 @@ func (d *Dataset) fetchRecord(ctx context.Context, name, version string, s tfrec
 		if err := reserve(n); err != nil {
 			return err
 		}
+		if d.copyFilling(ctx, name, version, s, w) {
+			return nil
+		}
 		err := d.copyRecord(ctx, name, version, s, w)
 		d.cached.Remember(name, err)
 		return err
@@ -90,35 +95,78 @@ func (d *Dataset) fetchRecord(ctx context.Context, name, version string, s tfrec
 	return f, nil
 }
 
+// copyFilling copies the record at s from the whole-shard download under
+// way in this process (a prefetch streaming the shard in slices), when all
+// of its bytes have arrived there, they are of version, and they frame one
+// record with both CRCs right; it reports whether it did. Nothing is
+// written to w otherwise, so the caller fetches the record itself.
+func (d *Dataset) copyFilling(ctx context.Context, name, version string, s tfrecord.Span, w io.Writer) bool {
+	if version == "" {
+		return false // the fill's bytes could be of another version
+	}
+	buf := make([]byte, s.End()-s.Offset)
+	ok, got, err := d.cached.ReadFilling(ctx, name, buf, s.Offset)
+	if err != nil || !ok || got != version {
+		return false
+	}
+	if checkRecord(bytes.NewReader(buf), io.Discard, s) != nil {
+		return false
+	}
+	if _, err := w.Write(buf); err != nil {
+		return false
+	}
+	d.store.Stats.RangesFromFill.Add(1)
+	return true
+}
+
 // copyRecord streams one record's bytes, of one version, into w, checking
 // its framing and both CRCs on the way: a damaged record fails before w
-// has all of it, so the disk cache never publishes it.
+// has all of it, so the disk cache never publishes it. The request yields
+// to more urgent readers (diskcache.Preemptible).
 func (d *Dataset) copyRecord(ctx context.Context, name, version string, s tfrecord.Span, w io.Writer) error {
 	n := s.End() - s.Offset
-	rc, err := storage.OpenVersion(ctx, d.remote, name, version, s.Offset, n)
-	if err != nil {
-		return err
-	}
+	rc := diskcache.Preemptible(ctx, w, s.Offset, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+		return storage.OpenVersion(ctx, d.remote, name, version, off, n)
+	})
 	defer rc.Close()
-	x := tfrecord.NewIndexer(maxRecord)
-	got, err := io.Copy(io.MultiWriter(x, w), rc)
-	if err != nil {
-		return atShardOffset(err, s.Offset)
-	}
-	d.store.Stats.RangesFetched.Add(1)
+	got, err := checkRecordCounted(rc, w, s)
 	d.store.Stats.RangeBytes.Add(got)
+	if _, corrupt := errors.AsType[*tfrecord.CorruptError](err); err == nil || corrupt {
+		d.store.Stats.RangesFetched.Add(1) // all its bytes came
+	}
+	return err
+}
+
+// checkRecordCounted copies the record at s from r into w, checking its
+// framing and both CRCs on the way, and returns the bytes copied.
+func checkRecordCounted(r io.Reader, w io.Writer, s tfrecord.Span) (int64, error) {
+	n := s.End() - s.Offset
+	x := tfrecord.NewIndexer(maxRecord)
+	got, err := io.Copy(io.MultiWriter(x, w), r)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil // the object ended early: reported below
+	}
+	if err != nil {
+		return got, atShardOffset(err, s.Offset)
+	}
 	if err := x.Close(); err != nil {
-		return atShardOffset(err, s.Offset)
+		return got, atShardOffset(err, s.Offset)
 	}
 	if got != n {
 		// The object ended early, on a record boundary.
-		return &tfrecord.CorruptError{Offset: s.Offset, Index: -1, Reason: "truncated record"}
+		return got, &tfrecord.CorruptError{Offset: s.Offset, Index: -1, Reason: "truncated record"}
 	}
 	if sp := x.Spans(); len(sp) != 1 || sp[0].Len != s.Len {
-		return &tfrecord.CorruptError{Offset: s.Offset, Index: -1,
+		return got, &tfrecord.CorruptError{Offset: s.Offset, Index: -1,
 			Reason: fmt.Sprintf("record length does not match span length %d", s.Len)}
 	}
-	return nil
+	return got, nil
+}
+
+// checkRecord is checkRecordCounted without the count.
+func checkRecord(r io.Reader, w io.Writer, s tfrecord.Span) error {
+	_, err := checkRecordCounted(r, w, s)
+	return err
 }
 
 // atShardOffset turns a *tfrecord.CorruptError about a record read on its

@@ -86,8 +86,9 @@ type StoreStats struct {
 	EpisodesLoaded, BytesRead atomic.Int64
 	// Hops counts the header reads that indexed remote shards;
 	// RangesFetched and RangeBytes the records of remote shards fetched on
-	// their own (see ranged.go).
-	Hops, RangesFetched, RangeBytes atomic.Int64
+	// their own (see ranged.go); RangesFromFill those of them copied from
+	// a whole-shard download under way instead of fetched.
+	Hops, RangesFetched, RangeBytes, RangesFromFill atomic.Int64
 }
 
 // NewStore returns a store over the given storage stack.
