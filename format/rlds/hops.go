@@ -208,7 +208,7 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 		d.store.log.Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
 	}
 	if hi != nil && d.cached != nil {
-		if err := d.cached.ForgetParts(rangeDir(name, hi.info.Version)); err != nil {
+		if err := d.cached.ForgetRanges(name, hi.info.Version); err != nil {
 			d.store.log.Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
 				"shard", name, "err", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -256,9 +257,12 @@ func TestRewrittenShardReindexed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldPart := rangePart(name, old.info.Version, old.spans[0])
-	if !ds.cached.ContainsPart(oldPart) {
-		t.Fatalf("record 0 is not cached as %s", oldPart)
+	oldPart := func() bool {
+		s := old.spans[0]
+		return ds.cached.ContainsRange(name, old.info.Version, s.Offset, s.End()-s.Offset)
+	}
+	if !oldPart() {
+		t.Fatal("record 0 of the old version is not cached as a range")
 	}
 
 	// The new bytes: shard 1's records under shard 0's name, so every
@@ -286,7 +290,7 @@ func TestRewrittenShardReindexed(t *testing.T) {
 	if fmt.Sprint(now.spans) != fmt.Sprint(want) {
 		t.Fatalf("index after the rewrite %v, want the new bytes' %v", now.spans, want)
 	}
-	if ds.cached.ContainsPart(oldPart) {
+	if oldPart() {
 		t.Error("the old version's cached record 0 is still in the disk cache")
 	}
 	// Record 0 was cached from the old version: it is read again, new.
@@ -390,12 +394,10 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 	}
 	s, ds := f.open(t, t.TempDir())
 	ctx := context.Background()
-	// Index the shard (and cache record 0) before the download starts.
-	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: 0})
-	if err != nil {
+	// Index the shard before the download starts.
+	if _, err := ds.remoteIndex(ctx, sh.File); err != nil {
 		t.Fatal(err)
 	}
-	checkEpisode(t, f.md.Name, ep, sh.Records[0])
 	// The download delivers records 0 and 1, then hangs, and hangs again
 	// each time it resumes. (Its Stat is the object's second metadata
 	// request: nth 1.)
@@ -438,7 +440,7 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 
 	requests := len(f.proxy.Requests())
 	rec := sh.Records[1]
-	ep, err = ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
+	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,5 +465,63 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 	checkEpisode(t, f.md.Name, ep, rec)
 	if got := s.Stats.RangesFromFill.Load(); got != 1 {
 		t.Errorf("%d records read from the download under way, want 1 (record 3 had not arrived)", got)
+	}
+}
+
+// TestWholeShardReusesCachedRecords: a whole-shard download copies the
+// records already cached on their own from the disk and fetches only the
+// bytes between them; the shard it publishes is the object, byte for byte.
+func TestWholeShardReusesCachedRecords(t *testing.T) {
+	f := newHopFixture(t, nil)
+	sh := f.md.Splits["train"].Shards[0]
+	spans, err := localSpans(t, f.objects[sh.File])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) < 3 {
+		t.Fatalf("shard 0 has %d records; the test needs 3", len(spans))
+	}
+	s, ds := f.open(t, t.TempDir())
+	ctx := context.Background()
+	for _, i := range []int{0, 2} {
+		if _, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: sh.Records[i].Index}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requests := len(f.proxy.Requests())
+	if n, err := s.Prefetch(ctx, []ShardRef{{ds, "train", 0}}, 1, nil); err != nil || n != 1 {
+		t.Fatalf("prefetch = %d, %v; want the shard", n, err)
+	}
+	if got := s.disk.Stats.RangesReused.Load(); got != 2 {
+		t.Errorf("%d cached records reused, want 2", got)
+	}
+	// What was fetched: everything but records 0 and 2.
+	want := map[string]bool{
+		fmt.Sprintf("bytes=%d-%d", spans[0].End(), spans[2].Offset-1):                true,
+		fmt.Sprintf("bytes=%d-%d", spans[2].End(), int64(len(f.objects[sh.File]))-1): true,
+	}
+	for _, r := range f.proxy.Requests()[requests:] {
+		if r.Method != "GET" || r.Range == "" && strings.HasPrefix(r.Path, "/storage/v1/") {
+			continue // Stat
+		}
+		if !want[r.Range] {
+			t.Errorf("the whole-shard download requested %q; want only the gaps %v", r.Range, want)
+		}
+		delete(want, r.Range)
+	}
+	if len(want) != 0 {
+		t.Errorf("gaps never requested: %v", want)
+	}
+	whole, err := ds.cached.OpenCached(sh.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	got := make([]byte, whole.Size())
+	if _, err := whole.ReadAt(got, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, f.objects[sh.File]) {
+		t.Fatal("the shard assembled from cached records and fetched gaps differs from the object")
 	}
 }

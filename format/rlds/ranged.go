@@ -3,12 +3,9 @@ package rlds
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/storage"
@@ -19,27 +16,17 @@ import (
 // its own: the byte range of its record, [offset, offset+12+len+4), read
 // pinned to the version the shard was indexed at and checked (both CRCs)
 // as it arrives, then published in the disk cache as an entry of its own
-// under SOURCE/SHARD.ranges/VERSION/OFFSET-LENGTH. Such entries share the
-// whole shards' LRU and budget; one of another version never matches. When
-// the whole shard is in the cache, it is read instead.
+// (diskcache.Backend.OpenRange, keyed by version, offset and length). Such
+// entries share the whole shards' LRU and budget; one of another version
+// never matches, and a whole-shard download of the same version copies
+// them instead of fetching their bytes again. When the whole shard is in
+// the cache, it is read instead.
 //
 // A shard rewritten after it was indexed is detected by its version (the
 // pinned read finds the version gone): the index and the cached records of
 // the old version are dropped, the shard is indexed again, and the read is
 // served from the new version. Bytes of two versions are never mixed: each
 // read is of one version, and a record's bytes come from one read.
-
-// rangeDir is the disk-cache part (see diskcache.Backend.OpenPart) under
-// which the records of one version of a shard are cached.
-func rangeDir(name, version string) string {
-	sum := sha256.Sum256([]byte(version))
-	return name + ".ranges/" + hex.EncodeToString(sum[:8])
-}
-
-// rangePart is the disk-cache part of one record.
-func rangePart(name, version string, s tfrecord.Span) string {
-	return rangeDir(name, version) + "/" + strconv.FormatInt(s.Offset, 10) + "-" + strconv.FormatInt(s.End()-s.Offset, 10)
-}
 
 // openRemoteRecord opens the cached record ref of a remote shard (fetching
 // it when absent). It returns the open entry, the record's span in it and
@@ -75,7 +62,7 @@ func (d *Dataset) openRemoteRecord(ctx context.Context, ref Ref, name string) (s
 // given version of a shard, fetching the record's bytes when absent.
 func (d *Dataset) fetchRecord(ctx context.Context, name, version string, s tfrecord.Span) (shardFile, error) {
 	n := s.End() - s.Offset
-	f, err := d.cached.OpenPart(ctx, rangePart(name, version, s), func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+	f, err := d.cached.OpenRange(ctx, name, version, s.Offset, n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
 		if err := d.cached.Remembered(name); err != nil {
 			return err
 		}

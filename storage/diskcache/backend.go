@@ -128,36 +128,6 @@ func (b *Backend) OpenCached(name string) (storage.File, error) {
 	return e, nil
 }
 
-// OpenPart returns the cache entry part of this backend (a byte range of
-// one of its objects, say), calling fn to fill it when it is absent. The
-// entry lives under the key prefix/part beside the whole objects, in the
-// same LRU and budget, published as they are (complete or not at all) and
-// filled once across the processes sharing the cache. A reader waits for
-// the fill, so prefetches pause meanwhile. part must not collide with an
-// object's name: the caller picks a suffix no object has.
-func (b *Backend) OpenPart(ctx context.Context, part string, fn FillFunc) (storage.File, error) {
-	e, err := b.cache.open(ctx, b.fillCtx, b.prefix+"/"+part, fn, false)
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-// ContainsPart reports whether the entry part (see OpenPart) is cached,
-// without touching its LRU position.
-func (b *Backend) ContainsPart(part string) bool { return b.cache.Contains(b.prefix + "/" + part) }
-
-// ForgetParts drops every entry under part (see OpenPart), a directory of
-// entries: their bytes are stale. Readers that have one open keep reading
-// it through their descriptor.
-func (b *Backend) ForgetParts(part string) error {
-	key := b.prefix + "/" + part
-	if err := checkKey(key); err != nil {
-		return err
-	}
-	return b.cache.removeTree(key)
-}
-
 // Remembered returns the remembered failure of the named object's last
 // fetch (see Open's failMemo), or nil: callers that fetch parts of an
 // object outside OpenFile share the memo with its whole-object fills.

@@ -82,6 +82,9 @@ type Cache struct {
 // Stats counts disk cache traffic.
 type Stats struct {
 	Hits, Misses, Evictions, BytesWritten atomic.Int64
+	// RangesReused counts the cached ranges (OpenRange) that whole-object
+	// downloads copied instead of fetching.
+	RangesReused atomic.Int64
 }
 
 type fill struct {

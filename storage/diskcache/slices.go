@@ -54,7 +54,7 @@ func (b *Backend) copy(ctx context.Context, name string, w io.Writer, reserve fu
 }
 
 // copySlices downloads the named object into s as ranged slices, several
-// at once. The object's identity (storage.ObjectInfo) is asked before and
+// at once, after copying in the ranges of it already cached (OpenRange). The object's identity (storage.ObjectInfo) is asked before and
 // after: an object that changed meanwhile is an error, as is one whose
 // bytes do not add up to its size. Every slice reads the version found
 // before (when the backend is a storage.Versioner), so the bytes readable
@@ -68,13 +68,19 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve 
 		return err
 	}
 	s.setVersion(before.Version)
+	gaps, err := b.copyRanges(name, before.Version, before.Size, s)
+	if err != nil {
+		return err
+	}
 	sl := b.cache.slicing
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(sl.inFlight)
-	for off := int64(0); off < before.Size && gctx.Err() == nil; off += sl.size {
-		g.Go(func() error {
-			return b.copySlice(gctx, name, before.Version, s, off, min(sl.size, before.Size-off))
-		})
+	for _, gap := range gaps {
+		for off := gap.off; off < gap.end && gctx.Err() == nil; off += sl.size {
+			g.Go(func() error {
+				return b.copySlice(gctx, name, before.Version, s, off, min(sl.size, gap.end-off))
+			})
+		}
 	}
 	if err := g.Wait(); errors.Is(err, storage.ErrVersionGone) {
 		return fmt.Errorf("%s changed during its download (version %q is gone): %w",
