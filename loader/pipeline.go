@@ -427,11 +427,15 @@ func (p *Pipeline) Stats() []byte {
 			"hits": disk.Hits.Load(), "misses": disk.Misses.Load(),
 			"hit_rate":  rate(disk.Hits.Load(), disk.Misses.Load()),
 			"evictions": disk.Evictions.Load(), "bytes_written": disk.BytesWritten.Load(),
-			"budget_bytes": p.Storage.Disk.Budget(),
+			"budget_bytes":  p.Storage.Disk.Budget(),
+			"ranges_reused": disk.RangesReused.Load(),
 		},
 		"fetch": map[string]any{
 			"bytes": st.Bytes.Load(), "attempts": st.Attempts.Load(),
 			"retries": st.Retries.Load(), "failures": st.Failures.Load(),
+			"header_hops": ram.Hops.Load(), "records": ram.RangesFetched.Load(),
+			"record_bytes": ram.RangeBytes.Load(), "records_from_downloads": ram.RangesFromFill.Load(),
+			"abandoned_for_priority": disk.Abandoned.Load(),
 		},
 		"memory": map[string]any{
 			"rss_bytes": rss, "peak_rss_bytes": peak, "budget_bytes": p.opts.Mem,

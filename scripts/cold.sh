@@ -20,7 +20,9 @@
 # local copy (same plan: only the sources differ), so /dev/fuse is needed.
 #
 # Environment: CASE, RUNS (3), RATE (10MB), LATENCY (30ms), DATA (/tmp/oxefs-cold),
-# OUT (cold-out/CASE), PORT (4443), BENCH (bench flags; per-case default below).
+# OUT (cold-out/CASE), PORT (4443), BENCH (bench flags; per-case default below),
+# OXEFS (an oxefs binary to measure instead of this tree's, e.g. an older
+# build for a before/after figure).
 # Prints a table and writes OUT/summary.json; each run's bench JSON and log
 # are in OUT. Needs go and python3. With whole-shard fetch, CASE=four takes
 # about 45 s per cold run (after 2–3 minutes of synth on 2 cores, once);
@@ -50,7 +52,7 @@ OUT=$(cd "$OUT" && pwd)
 go build -o "$OUT/oxefs" .
 go build -o "$OUT/fakegcs" ./scripts/fakegcs
 go build -o "$OUT/episodebytes" ./scripts/episodebytes
-X="$OUT/oxefs"
+X=${OXEFS:-$OUT/oxefs}
 
 [ -f "$SRC/mix.yaml" ] || "$X" synth "$SRC" "${SYNTH[@]}"
 du -sb "$SRC" | awk '{printf "data: %s, %.1f MB\n", $2, $1/1e6}'

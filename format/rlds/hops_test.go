@@ -525,3 +525,98 @@ func TestWholeShardReusesCachedRecords(t *testing.T) {
 		t.Fatal("the shard assembled from cached records and fetched gaps differs from the object")
 	}
 }
+
+// TestPausedPrefetchSkipsRecordsCachedMeanwhile: a whole-shard prefetch
+// paused (its request abandoned) while a batch fetches one of the shard's
+// records on its own resumes around that record: its bytes are copied from
+// the disk, not fetched twice.
+func TestPausedPrefetchSkipsRecordsCachedMeanwhile(t *testing.T) {
+	f := newHopFixture(t, nil)
+	sh := f.md.Splits["train"].Shards[0]
+	data := f.objects[sh.File]
+	spans, err := localSpans(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) < 5 {
+		t.Fatalf("shard 0 has %d records; the test needs 5", len(spans))
+	}
+	s, ds := f.open(t, t.TempDir())
+	ctx := context.Background()
+	if _, err := ds.remoteIndex(ctx, sh.File); err != nil {
+		t.Fatal(err)
+	}
+	delivered := spans[1].End()
+	plan := func(off int64, nth int) testkit.Fault {
+		if off == 0 && nth == 0 {
+			return testkit.HangAfter(delivered)
+		}
+		return testkit.Pass()
+	}
+	f.plan.Store(&plan)
+	prefetched := make(chan error, 1)
+	go func() {
+		_, err := s.Prefetch(ctx, []ShardRef{{ds, "train", 0}}, 1, nil)
+		prefetched <- err
+	}()
+	select {
+	case <-f.proxy.Hung:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prefetch never reached its hang")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ok, _, _ := ds.cached.ReadFilling(ctx, sh.File, make([]byte, delivered), 0); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the delivered bytes never reached the download's temp file")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	requests := len(f.proxy.Requests())
+	rec := sh.Records[3]
+	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEpisode(t, f.md.Name, ep, rec)
+	select {
+	case err := <-prefetched:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the paused prefetch never completed")
+	}
+	r3 := spans[rec.Index]
+	want := map[string]bool{
+		fmt.Sprintf("bytes=%d-%d", r3.Offset, r3.End()-1):        true, // the record, on its own
+		fmt.Sprintf("bytes=%d-%d", delivered, r3.Offset-1):       true, // the prefetch, up to it
+		fmt.Sprintf("bytes=%d-%d", r3.End(), int64(len(data))-1): true, // and after it
+	}
+	for _, r := range f.proxy.Requests()[requests:] {
+		if r.Method != "GET" || r.Range == "" {
+			continue // metadata
+		}
+		if !want[r.Range] {
+			t.Errorf("unexpected read %q; want only %v", r.Range, want)
+		}
+		delete(want, r.Range)
+	}
+	if len(want) != 0 {
+		t.Errorf("reads never made: %v", want)
+	}
+	whole, err := ds.cached.OpenCached(sh.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	got := make([]byte, whole.Size())
+	if _, err := whole.ReadAt(got, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) {
+		t.Fatal("the shard assembled around the cached record differs from the object")
+	}
+}

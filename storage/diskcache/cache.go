@@ -4,20 +4,23 @@
 // around any storage.Backend (Cache.Wrap), it presents the cached objects
 // as local files (storage.Filer), so the episode store reads a remote shard
 // exactly as it reads a local one. Parts of objects (single records of a
-// shard) can be cached too, as entries of their own (Backend.OpenPart),
+// shard) can be cached too, as entries of their own (Backend.OpenRange),
 // under the same budget, LRU and locks.
 //
 // It owns the cache directory's layout, the cross-process locks (flock)
 // that let several daemons share it, the LRU eviction, the handling of a
 // full filesystem (ENOSPC), the cleanup of temp files left by crashed
-// processes, the priority of fills that readers wait for over prefetches,
-// and the memo of recent fetch failures. It imports only package storage
-// of oxefs.
+// processes, the priorities by which fills share the bandwidth (see
+// WithPriority: the batch a reader waits for first, prefetches last), and
+// the memo of recent fetch failures. It imports only package storage of
+// oxefs.
 //
-// A large object (32 MiB and more) is fetched as ranged slices, several at
-// once, each its own request to the wrapped backend; its identity
+// A large object (32 MiB and more), and any prefetched one, is fetched as
+// ranged slices, several at once, each its own request to the wrapped
+// backend and each pinned to the version found before; its identity
 // (storage.ObjectInfo) is asked before and after, so that bytes of two
-// versions are never kept. The bytes a fill has written are readable in
+// versions are never kept. Ranges of that version already cached are
+// copied instead of fetched. The bytes a fill has written are readable in
 // this process before it completes (ReadFilling), so a reader need not wait
 // for a whole shard; the cache directory only ever shows complete objects.
 package diskcache
@@ -83,8 +86,9 @@ type Cache struct {
 type Stats struct {
 	Hits, Misses, Evictions, BytesWritten atomic.Int64
 	// RangesReused counts the cached ranges (OpenRange) that whole-object
-	// downloads copied instead of fetching.
-	RangesReused atomic.Int64
+	// downloads copied instead of fetching; Abandoned the requests that
+	// paused fills abandoned (see Preemptible).
+	RangesReused, Abandoned atomic.Int64
 }
 
 type fill struct {
@@ -368,7 +372,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		}
 		return nil
 	}
-	setSink(&sink{f: tmp, before: yield, mustPause: mustPause, wake: c.wake, prefetch: f.prio.p.Load() == Background})
+	setSink(&sink{f: tmp, before: yield, mustPause: mustPause, wake: c.wake, prefetch: f.prio.p.Load() == Background, stats: &c.Stats})
 	write := func() error {
 		if err := fn(ctx, cw, reserve); err != nil {
 			return err
@@ -383,7 +387,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 		// The filesystem filled up under the budget (other files, other
 		// processes): make room by evicting, and write again once.
 		size := max(reserved, cw.written())
-		setSink(&sink{f: tmp, before: yield, mustPause: mustPause, wake: c.wake, prefetch: f.prio.p.Load() == Background})
+		setSink(&sink{f: tmp, before: yield, mustPause: mustPause, wake: c.wake, prefetch: f.prio.p.Load() == Background, stats: &c.Stats})
 		if rerr := resetTemp(tmp); rerr != nil {
 			return fmt.Errorf("disk cache %s: %w", key, rerr)
 		}

@@ -2,6 +2,7 @@ package diskcache
 
 import (
 	"context"
+	"errors"
 	"io"
 	"sync/atomic"
 )
@@ -25,10 +26,17 @@ func Preemptible(ctx context.Context, w io.Writer, off, n int64, open OpenRange)
 	return &preemptible{ctx: ctx, s: s, open: open, pos: off, end: off + n}
 }
 
+// errPaused ends a stopOnPause read whose request was abandoned.
+var errPaused = errors.New("paused for a more urgent reader")
+
 type preemptible struct {
 	ctx  context.Context
 	s    *sink // nil: never pauses
 	open OpenRange
+	// stopOnPause makes Read return errPaused when the request is
+	// abandoned, instead of waiting and opening it again: the caller
+	// decides how to go on from the byte reached.
+	stopOnPause bool
 
 	pos, end int64
 	rc       io.ReadCloser      // the request under way, or nil
@@ -46,6 +54,9 @@ func (p *preemptible) Read(b []byte) (int, error) {
 				return 0, err
 			}
 			if p.rc == nil {
+				if p.stopOnPause {
+					return 0, errPaused
+				}
 				continue // paused while opening
 			}
 		}
@@ -53,8 +64,14 @@ func (p *preemptible) Read(b []byte) (int, error) {
 		p.pos += int64(m)
 		if err != nil && p.paused.Load() && p.ctx.Err() == nil {
 			p.drop()
+			if p.s.stats != nil {
+				p.s.stats.Abandoned.Add(1)
+			}
 			if m > 0 {
 				return m, nil
+			}
+			if p.stopOnPause {
+				return 0, errPaused
 			}
 			continue
 		}
@@ -83,6 +100,9 @@ func (p *preemptible) start() error {
 	if err != nil {
 		stop()
 		if p.paused.Load() && p.ctx.Err() == nil {
+			if p.s.stats != nil {
+				p.s.stats.Abandoned.Add(1)
+			}
 			return nil
 		}
 		return err

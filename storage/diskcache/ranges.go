@@ -68,10 +68,10 @@ type cachedRange struct {
 	e      *Entry
 }
 
-// openRanges opens the cached ranges of version of the named object,
-// sorted by offset, skipping those that overlap one before them or lie
-// past size. The caller closes them.
-func (b *Backend) openRanges(name, version string, size int64) []cachedRange {
+// openRanges opens the cached ranges of version of the named object that
+// lie within [from, to), sorted by offset, skipping those that overlap one
+// before them. The caller closes them.
+func (b *Backend) openRanges(name, version string, from, to int64) []cachedRange {
 	dir := b.rangeDir(name, version)
 	entries, err := os.ReadDir(b.cache.path(dir))
 	if err != nil {
@@ -85,7 +85,7 @@ func (b *Backend) openRanges(name, version string, size int64) []cachedRange {
 		}
 		off, err1 := strconv.ParseInt(offText, 10, 64)
 		n, err2 := strconv.ParseInt(nText, 10, 64)
-		if err1 != nil || err2 != nil || off < 0 || n <= 0 || off+n > size {
+		if err1 != nil || err2 != nil || off < from || n <= 0 || off+n > to {
 			continue
 		}
 		e, err := b.cache.openExisting(dir + "/" + d.Name())
@@ -112,12 +112,13 @@ func (b *Backend) openRanges(name, version string, size int64) []cachedRange {
 	return kept
 }
 
-// copyRanges writes the cached ranges of version of the named object into
-// s and returns the byte ranges still to fetch, in order.
-func (b *Backend) copyRanges(name, version string, size int64, s *sink) ([]span, error) {
+// copyRanges writes the cached ranges of version of the named object that
+// lie within [from, to) into s, and returns the byte ranges of [from, to)
+// still to fetch, in order.
+func (b *Backend) copyRanges(name, version string, from, to int64, s *sink) ([]span, error) {
 	var gaps []span
-	var pos int64
-	for _, r := range b.openRanges(name, version, size) {
+	pos := from
+	for _, r := range b.openRanges(name, version, from, to) {
 		err := copyEntry(r, s)
 		r.e.Close()
 		if err != nil {
@@ -132,8 +133,8 @@ func (b *Backend) copyRanges(name, version string, size int64, s *sink) ([]span,
 		pos = r.off + r.n
 		b.cache.Stats.RangesReused.Add(1)
 	}
-	if pos < size {
-		gaps = append(gaps, span{pos, size})
+	if pos < to {
+		gaps = append(gaps, span{pos, to})
 	}
 	return gaps, nil
 }

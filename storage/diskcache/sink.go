@@ -24,6 +24,7 @@ type sink struct {
 	mustPause func() (bool, <-chan struct{}) // whether the fill must pause now (see gate.mustPause); may be nil
 	wake      func()                         // called after each write
 	prefetch  bool                           // the fill started as a prefetch (priority Background)
+	stats     *Stats                         // the cache's; may be nil
 
 	// yieldMu serializes before, which swaps the key's lock.
 	yieldMu sync.Mutex

@@ -68,7 +68,7 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve 
 		return err
 	}
 	s.setVersion(before.Version)
-	gaps, err := b.copyRanges(name, before.Version, before.Size, s)
+	gaps, err := b.copyRanges(name, before.Version, 0, before.Size, s)
 	if err != nil {
 		return err
 	}
@@ -103,19 +103,57 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve 
 }
 
 // copySlice copies the length bytes of version of the named object at off
-// into s at the same offset.
+// into s at the same offset. Whenever it (re)starts, after a pause for more
+// urgent readers say, it first copies the ranges of the slice that were
+// cached on their own meanwhile (a record a batch needed) and fetches only
+// the rest.
 func (b *Backend) copySlice(ctx context.Context, name, version string, s *sink, off, length int64) error {
-	rc := Preemptible(ctx, s, off, length, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
-		return storage.OpenVersion(ctx, b.inner, name, version, off, n)
-	})
-	defer rc.Close()
-	buf := make([]byte, min(length, 256<<10))
 	pos, end := off, off+length
 	for pos < end {
-		m, err := rc.Read(buf[:min(int64(len(buf)), end-pos)])
+		if err := s.pause(); err != nil {
+			return err
+		}
+		gaps, err := b.copyRanges(name, version, pos, end, s)
+		if err != nil {
+			return err
+		}
+		if len(gaps) == 0 {
+			return nil
+		}
+		// Fetch the first gap; the cached ranges after it are looked
+		// for again once it is done (more may be cached by then).
+		gap := gaps[0]
+		got, err := b.fetchSpan(ctx, name, version, s, gap)
+		pos = gap.off + got
+		if errors.Is(err, errPaused) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if pos < gap.end {
+			return fmt.Errorf("%s ended at byte %d of %d during its download in slices: it changed",
+				storage.Object(b.inner, name), pos, gap.end)
+		}
+	}
+	return nil
+}
+
+// fetchSpan fetches g of version of the named object into s until done,
+// or until the fill must pause (errPaused), and returns the bytes written.
+func (b *Backend) fetchSpan(ctx context.Context, name, version string, s *sink, g span) (int64, error) {
+	rc := &preemptible{ctx: ctx, s: s, pos: g.off, end: g.end, stopOnPause: true,
+		open: func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+			return storage.OpenVersion(ctx, b.inner, name, version, off, n)
+		}}
+	defer rc.Close()
+	buf := make([]byte, min(g.end-g.off, 256<<10))
+	pos := g.off
+	for pos < g.end {
+		m, err := rc.Read(buf[:min(int64(len(buf)), g.end-pos)])
 		if m > 0 {
 			if _, werr := s.WriteAt(buf[:m], pos); werr != nil {
-				return werr
+				return pos - g.off, werr
 			}
 			pos += int64(m)
 		}
@@ -123,12 +161,8 @@ func (b *Backend) copySlice(ctx context.Context, name, version string, s *sink, 
 			break
 		}
 		if err != nil {
-			return err
+			return pos - g.off, err
 		}
 	}
-	if pos < end {
-		return fmt.Errorf("%s ended at byte %d of %d during its download in slices: it changed",
-			storage.Object(b.inner, name), pos, end)
-	}
-	return nil
+	return pos - g.off, nil
 }
