@@ -98,7 +98,7 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 	}
 	world := max(opts.World, 1)
 	if opts.Rank < 0 || opts.Rank >= world {
-		return nil, fmt.Errorf("mix: rank %d of world %d: need 0 ≤ rank < world", opts.Rank, world)
+		return nil, fmt.Errorf("--rank %d --world %d: the rank must be in 0..%d", opts.Rank, world, world-1)
 	}
 	resolved := *cfg
 	resolved.Datasets = slices.Clone(cfg.Datasets)
@@ -135,6 +135,10 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 		return nil, err
 	}
 	if world > 1 {
+		if n := m.Train.NumBatches(); n%int64(world) != 0 {
+			log.Info(fmt.Sprintf("the train epoch has %d batches for %d ranks: every rank lists %d, and ranks %d..%d take their last from the next epoch",
+				n, world, (n+int64(world)-1)/int64(world), n%int64(world), world-1))
+		}
 		if m.Train, err = m.Train.Shard(opts.Rank, world); err != nil {
 			return nil, err
 		}

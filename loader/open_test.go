@@ -136,6 +136,26 @@ func TestOpen(t *testing.T) {
 	if !reflect.DeepEqual(r1.Train.Batch(5, nil), m.Train.Batch(11, nil)) {
 		t.Error("rank 1 of 2, batch 5 is not global batch 11")
 	}
+	// Every rank lists as many batches, whatever the division leaves: a
+	// world that does not divide the epoch, and one larger than it.
+	for _, world := range []int{3, int(m.Train.NumBatches()) + 2} {
+		if m.Train.NumBatches()%int64(world) == 0 {
+			t.Fatalf("world %d divides the epoch's %d batches; the test needs a remainder", world, m.Train.NumBatches())
+		}
+		want := (m.Train.NumBatches() + int64(world) - 1) / int64(world)
+		for _, rank := range []int{0, world - 1} {
+			r, err := openYAML(t, store, threeDatasets, MixOptions{Rank: rank, World: world})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Train.NumBatches(); got != want {
+				t.Errorf("rank %d of %d lists %d batches, want %d (every rank the same)", rank, world, got, want)
+			}
+		}
+	}
+	if _, err := openYAML(t, store, threeDatasets, MixOptions{Rank: 3, World: 3}); err == nil || !strings.Contains(err.Error(), "0..2") {
+		t.Errorf("rank 3 of world 3: %v, want an error naming the valid ranks 0..2", err)
+	}
 }
 
 // stepsOf reads the fixture manifest's episode lengths, by split.

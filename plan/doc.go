@@ -58,7 +58,9 @@
 // epochs of each dataset, O(log windows) to search) and to a unit through
 // the Feistel network in O(1). Planning batch N costs O(datasets + B),
 // whatever N, and the same N gives the same samples in any process, in any
-// order, concurrently. Rank r of w plans global batches r, r+w, … (Shard).
+// order, concurrently. Rank r of w plans global batches r, r+w, … (Shard),
+// and every rank lists ⌈num_batches / w⌉ of them, reaching into the next
+// epoch where the division is not even.
 // Within a batch, the datasets' samples are interleaved by a keyed shuffle
 // of the B positions.
 //

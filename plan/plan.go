@@ -162,13 +162,18 @@ func (p *Plan) Shard(rank, world int) (*Plan, error) {
 	return &q, nil
 }
 
-// NumBatches is the number of batches this rank lists: the global batches
-// g < num_batches with g mod world = rank.
+// NumBatches is the number of batches this rank lists: ⌈num_batches /
+// world⌉, the same on every rank. Rank r's batch n is global batch
+// n·world + r, so a rank whose last batch lies past the epoch's
+// num_batches − 1 continues into the next epoch for it (at most world − 1
+// such batches over all ranks). Equal lengths keep data-parallel ranks in
+// step: a rank that runs out one step early leaves the others waiting in
+// a collective for good.
 func (p *Plan) NumBatches() int64 {
-	if p.numBatches <= p.rank {
+	if p.numBatches <= 0 {
 		return 0
 	}
-	return (p.numBatches-p.rank-1)/p.world + 1
+	return (p.numBatches + p.world - 1) / p.world
 }
 
 // BatchSize is the number of samples in a batch.

@@ -382,35 +382,40 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestSharding proves property 5: rank r of w plans global batches r, r+w, …,
-// and the ranks together plan the single-node sequence exactly once.
+// TestSharding proves property 5: rank r of w plans global batches r, r+w, …;
+// every rank lists the same number of batches, ⌈N/w⌉; together they plan
+// the single-node epoch exactly once, plus fewer than w batches of the next
+// epoch where w does not divide N.
 func TestSharding(t *testing.T) {
 	p := randomAccessPlan(t)
 	total := p.NumBatches()
-	single := make([]string, total)
-	for g := range total {
-		single[g] = batchHash(p, g, g+1)
-	}
-	for _, w := range []int{1, 3, 8} {
+	for _, w := range []int{1, 3, 8, int(total) + 5} {
 		t.Run(fmt.Sprint("world ", w), func(t *testing.T) {
-			covered := make([]int, total)
-			var sum int64
+			per := (total + int64(w) - 1) / int64(w)
+			covered := make(map[int64]int)
 			for r := range w {
 				q, err := p.Shard(r, w)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sum += q.NumBatches()
+				if q.NumBatches() != per {
+					t.Fatalf("rank %d of %d lists %d batches, want %d like every rank", r, w, q.NumBatches(), per)
+				}
 				for n := range q.NumBatches() {
 					g := n*int64(w) + int64(r)
-					if batchHash(q, n, n+1) != single[g] {
+					if batchHash(q, n, n+1) != batchHash(p, g, g+1) {
 						t.Fatalf("rank %d batch %d differs from global batch %d", r, n, g)
 					}
 					covered[g]++
 				}
 			}
-			if sum != total {
-				t.Fatalf("ranks list %d batches together, single node %d", sum, total)
+			for g := range total {
+				if covered[g] != 1 {
+					t.Fatalf("global batch %d of the epoch served %d times", g, covered[g])
+				}
+			}
+			if extra := int64(len(covered)) - total; extra < 0 || extra >= int64(w) {
+				t.Fatalf("%d batches past the epoch, want fewer than world %d", extra, w)
 			}
 			for g, c := range covered {
 				if c != 1 {
