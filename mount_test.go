@@ -247,6 +247,7 @@ import json, os, sys
 import numpy as np
 sys.path.insert(0, sys.argv[2])
 from torch_batches import OxefsBatches
+import torch
 from torch.utils.data import DataLoader
 mnt = sys.argv[1]
 info = json.load(open(os.path.join(mnt, "info.json")))
@@ -264,6 +265,14 @@ for batch in DataLoader(ds, batch_size=None, num_workers=4):
     assert tuple(batch["frames"].shape) == (B, F, H, W, C)
     assert batch["action"].shape == (B, info["action_dim"]), batch["action"].shape
     assert batch["initial_state"].shape == (B, info["state_dim"])
+    assert batch["action_mask"].shape == (B, info["action_dim"]) and batch["action_mask"].dtype == torch.bool
+    assert batch["state_mask"].shape == (B, info["state_dim"])
+    for j, name in enumerate(batch["dataset_name"]):
+        dims = info["datasets"][name]
+        assert int(batch["action_mask"][j].sum()) == dims["action_dim"], (name, batch["action_mask"][j], dims)
+        assert int(batch["state_mask"][j].sum()) == dims["state_dim"], (name, batch["state_mask"][j], dims)
+        assert bool(batch["action_mask"][j][:dims["action_dim"]].all())
+        assert (batch["action"][j][~batch["action_mask"][j]] == 0).all(), "padding is not 0"
     assert batch["frame_indices"].shape == (B, F)
     assert len(batch["language"]) == B and len(batch["episode_id"]) == B
     assert set(batch["dataset_name"]) <= {"tiny_bridge", "tiny_table", "tiny_kuka"}

@@ -29,6 +29,8 @@ from torch.utils.data import Dataset
 _TENSOR_FIELDS = {
     "action": torch.float32,
     "initial_state": torch.float32,
+    "action_mask": torch.bool,
+    "state_mask": torch.bool,
     "frame_idx": torch.int64,
     "frame_indices": torch.int64,
     "offset": torch.int64,

@@ -288,7 +288,7 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("batch %d: %w", n, err)
 	}
-	return b.metaJSON(metas)
+	return b.metaJSON(samples, metas)
 }
 
 // sample builds one sample, substituting deterministically for a bad or
@@ -359,7 +359,31 @@ type batchMeta struct {
 	Language     []string `json:"language,omitempty"`
 	Action       []floats `json:"action,omitempty"`
 	InitialState []floats `json:"initial_state,omitempty"`
-	Robot        []string `json:"robot,omitempty"`
+	// ActionMask and StateMask are 1 for the dimensions of action and
+	// initial_state that the sample's dataset has, 0 for the padding up to
+	// the mix's widest: a padded 0 and a real 0 are told apart by them.
+	ActionMask []mask   `json:"action_mask,omitempty"`
+	StateMask  []mask   `json:"state_mask,omitempty"`
+	Robot      []string `json:"robot,omitempty"`
+}
+
+// mask is a JSON array of 0s and 1s: the first n of width are 1.
+type mask struct{ n, width int }
+
+func (m mask) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 2+2*m.width)
+	out = append(out, '[')
+	for i := range m.width {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if i < m.n {
+			out = append(out, '1')
+		} else {
+			out = append(out, '0')
+		}
+	}
+	return append(out, ']'), nil
 }
 
 // floats is a JSON array of numbers in which a non-finite value (which JSON
@@ -383,7 +407,7 @@ func (f floats) MarshalJSON() ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-func (b *Builder) metaJSON(metas []pairs.Meta) ([]byte, error) {
+func (b *Builder) metaJSON(samples []plan.Sample, metas []pairs.Meta) ([]byte, error) {
 	if b.meta == config.MetaNone {
 		return nil, nil
 	}
@@ -401,6 +425,9 @@ func (b *Builder) metaJSON(metas []pairs.Meta) ([]byte, error) {
 		out.Language = append(out.Language, m.Language)
 		out.Action = append(out.Action, m.Action)
 		out.InitialState = append(out.InitialState, m.InitialState)
+		d := b.datasets[samples[i].Dataset]
+		out.ActionMask = append(out.ActionMask, mask{d.ActionDim, len(m.Action)})
+		out.StateMask = append(out.StateMask, mask{d.StateDim, len(m.InitialState)})
 		out.Robot = append(out.Robot, m.Robot)
 	}
 	return json.Marshal(out)

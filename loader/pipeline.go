@@ -374,9 +374,21 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 		"val":        view(p.Val, p.Mix.Val),
 		"action_dim": p.Mix.MaxActionDim,
 		"state_dim":  p.Mix.MaxStateDim,
+		"datasets":   p.datasetDims(),
 		"memory":     p.memoryInfo(),
 	}
 	return json.MarshalIndent(info, "", "  ")
+}
+
+// datasetDims is info.json's datasets section: each dataset's own action
+// and state widths, the real dimensions in the padded arrays (the masks in
+// each batch's metadata say the same per sample).
+func (p *Pipeline) datasetDims() map[string]any {
+	out := make(map[string]any, len(p.Mix.Datasets))
+	for _, d := range p.Mix.Datasets {
+		out[d.Config.Name] = map[string]int{"action_dim": d.ActionDim, "state_dim": d.StateDim}
+	}
+	return out
 }
 
 // Stats returns stats.json: the pipeline's live state.
