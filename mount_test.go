@@ -246,7 +246,7 @@ func TestMountPythonConsumers(t *testing.T) {
 import json, os, sys
 import numpy as np
 sys.path.insert(0, sys.argv[2])
-from torch_batches import OxefsBatches
+from oxefs import Batches
 import torch
 from torch.utils.data import DataLoader
 mnt = sys.argv[1]
@@ -258,7 +258,7 @@ for i in range(20):
     assert a.dtype == np.uint8 and a.shape == (B, F, H, W, C), (a.dtype, a.shape)
     assert (a == m).all()
     assert a.std() > 5, "flat frames"
-ds = OxefsBatches(mnt)
+ds = Batches(mnt, torch=True)
 assert len(ds) == info["num_batches"]
 seen = 0
 for batch in DataLoader(ds, batch_size=None, num_workers=4):
@@ -281,11 +281,11 @@ for batch in DataLoader(ds, batch_size=None, num_workers=4):
     if seen == 20:
         break
 assert seen == 20
-val = OxefsBatches(mnt, val=True)
+val = Batches(mnt, val=True)
 assert len(val) == info["val"]["num_batches"] and val[0]["frames"].shape[0] == B
 print("ok", seen)
 `
-	out, err := exec.Command(py, "-c", script, dir, "examples").CombinedOutput()
+	out, err := exec.Command(py, "-c", script, dir, "python").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "ok 20") {
 		t.Fatalf("python consumers: %v\n%s", err, out)
 	}

@@ -48,6 +48,23 @@ done)
 if [ -z "$alloc_pkgs" ]; then echo "no TestXxxAllocs tests found"; exit 1; fi
 go test -count=1 -run 'Allocs$' -json $alloc_pkgs | /tmp/oxefs-testsummary.$$
 
+# The Python package's own tests (pytest) against a real mount of a binary
+# built now. They need a python3 with numpy and pytest (the same search as
+# the Go tests that drive Python: python3 on PATH, then the system one).
+echo "== python package (pytest)"
+py=""
+for cand in python3 /usr/bin/python3 /usr/local/bin/python3; do
+  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import numpy, pytest' 2>/dev/null; then py=$cand; break; fi
+done
+if [ -z "$py" ]; then
+  echo "SKIP python package tests: no python3 with numpy and pytest (apt-get install python3-numpy python3-pytest)"
+else
+  go build -o /tmp/oxefs-pytest-bin.$$ .
+  (cd python && OXEFS_BIN=/tmp/oxefs-pytest-bin.$$ "$py" -m pytest -q -rs -p no:cacheprovider tests) || {
+    rm -f /tmp/oxefs-pytest-bin.$$; echo "FAIL: python package tests"; exit 1; }
+  rm -f /tmp/oxefs-pytest-bin.$$
+fi
+
 # fuzz_one runs one target. A failure that wrote a failing input under
 # testdata/fuzz/ is a finding and fails the run. Go's fuzzing coordinator
 # can also fail a target with a bare "context deadline exceeded" when the

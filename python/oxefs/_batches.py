@@ -1,0 +1,188 @@
+"""Batches of a mount as numpy arrays or torch tensors."""
+
+import json
+import os
+import queue
+import threading
+import warnings
+
+import numpy as np
+
+# Metadata fields that become arrays, and their dtypes; the others (names,
+# ids, language) stay lists of str.
+_ARRAY_FIELDS = {
+    "action": np.float32,
+    "initial_state": np.float32,
+    "action_mask": np.bool_,
+    "state_mask": np.bool_,
+    "frame_idx": np.int64,
+    "frame_indices": np.int64,
+    "offset": np.int64,
+}
+
+
+def _path(mount):
+    """The mountpoint of a path or of an oxefs.Mount."""
+    return os.fspath(getattr(mount, "path", mount))
+
+
+def read_info(mount):
+    """info.json of a mount, as a dict."""
+    with open(os.path.join(_path(mount), "info.json")) as f:
+        return json.load(f)
+
+
+def read_stats(mount):
+    """stats.json of a mount (its live counters), as a dict."""
+    with open(os.path.join(_path(mount), "stats.json")) as f:
+        return json.load(f)
+
+
+def _meta_arrays(meta):
+    """A batch's .json as a dict of numpy arrays and lists."""
+    out = {}
+    for key, value in meta.items():
+        dtype = _ARRAY_FIELDS.get(key)
+        if dtype is None:
+            out[key] = value
+            continue
+        if dtype is np.float32:
+            # JSON null stands for a non-finite value: NaN here.
+            value = [[np.nan if x is None else x for x in row] for row in value]
+        out[key] = np.asarray(value, dtype=dtype)
+    return out
+
+
+def _to_torch(batch, pin_memory=False):
+    import torch
+
+    out = {}
+    for key, value in batch.items():
+        if isinstance(value, np.ndarray):
+            with warnings.catch_warnings():
+                # A frames array mapped read-only from the mount: torch
+                # shares its memory and warns that it is not writable.
+                warnings.simplefilter("ignore", UserWarning)
+                t = torch.from_numpy(value)
+            out[key] = t.pin_memory() if pin_memory else t
+        else:
+            out[key] = value
+    return out
+
+
+class Batches:
+    """The batches of a mount (or of its validation view), by index.
+
+    Each item is one whole batch: a dict with "frames" (uint8, [B, F, H, W,
+    3] or [B, 3, F, H, W] as info.json's frames.layout says) and the
+    metadata fields (action, action_mask, initial_state, state_mask,
+    frame_idx, frame_indices, offset as arrays; dataset_name, episode_id,
+    language, robot as lists). It is a map-style dataset: use it with a
+    torch DataLoader (batch_size=None, since items are batches already) or
+    index it directly.
+
+    mmap: frames are mapped from the file (np.load(mmap_mode="r")) instead
+    of read into memory; torch: items hold torch tensors (sharing the
+    arrays' memory) instead of numpy arrays.
+    """
+
+    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False):
+        self.path = _path(mount)
+        info = read_info(self.path)
+        view = info["val"] if val else info["train"]
+        if view is None:
+            raise ValueError(f"{self.path} has no validation view: no dataset of its mix names a val_split")
+        self.dir = os.path.join(self.path, "val", "batches") if val else os.path.join(self.path, "batches")
+        self.info = info
+        self.length = view["num_batches"]
+        self.meta = meta and info.get("meta") != "none"
+        self.mmap = mmap
+        self.torch = torch
+
+    def __len__(self):
+        return self.length
+
+    def read(self, index):
+        """Batch index as numpy arrays, whatever torch says."""
+        if index < 0:
+            raise IndexError(f"batch {index}: negative index")
+        name = os.path.join(self.dir, f"{index:06d}")
+        try:
+            frames = np.load(name + ".npy", mmap_mode="r" if self.mmap else None)
+        except FileNotFoundError:
+            raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
+        batch = {"frames": frames}
+        if self.meta:
+            with open(name + ".json") as f:
+                batch.update(_meta_arrays(json.load(f)))
+        return batch
+
+    def __getitem__(self, index):
+        if not 0 <= index < self.length:
+            raise IndexError(f"batch {index} of {self.length}")
+        batch = self.read(index)
+        return _to_torch(batch) if self.torch else batch
+
+
+class Loader:
+    """Iterates over a mount's batches with the next ones read ahead on a
+    thread, no DataLoader workers needed: the daemon builds batches in
+    parallel already, and worker processes would only copy them again.
+
+    Frames are mapped (np.load(mmap_mode="r")), and with torch=True handed
+    to torch without a copy (torch.from_numpy); pin_memory=True stages them
+    in pinned memory for fast transfers to the GPU. start and stop select
+    batch indices [start, stop) (stop defaults to the view's length);
+    batches are a pure function of their index, so resuming a run is
+    starting where it stopped. readahead is how many batches are read
+    ahead.
+    """
+
+    def __init__(self, mount, val=False, start=0, stop=None, readahead=2, torch=False, pin_memory=False, meta=True):
+        if readahead < 1:
+            raise ValueError(f"readahead {readahead}: need at least 1")
+        self.batches = Batches(mount, val=val, meta=meta, mmap=True)
+        self.start = start
+        self.stop = len(self.batches) if stop is None else stop
+        self.readahead = readahead
+        self.torch = torch or pin_memory
+        self.pin_memory = pin_memory
+
+    def __len__(self):
+        return max(self.stop - self.start, 0)
+
+    def __iter__(self):
+        q = queue.Queue(maxsize=self.readahead)
+        done = threading.Event()
+
+        def read():
+            try:
+                for i in range(self.start, self.stop):
+                    batch = self.batches.read(i)
+                    if self.torch:
+                        batch = _to_torch(batch, self.pin_memory)
+                    while not done.is_set():
+                        try:
+                            q.put((batch, None), timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    if done.is_set():
+                        return
+            except BaseException as e:  # handed to the consumer
+                q.put((None, e))
+                return
+            q.put((None, None))
+
+        t = threading.Thread(target=read, name="oxefs-readahead", daemon=True)
+        t.start()
+        try:
+            while True:
+                batch, err = q.get()
+                if err is not None:
+                    raise err
+                if batch is None:
+                    return
+                yield batch
+        finally:
+            done.set()

@@ -1,0 +1,202 @@
+"""Tests of the oxefs Python package against a real `oxefs mount`.
+
+They need the oxefs binary (OXEFS_BIN, or oxefs on PATH) and /dev/fuse;
+without either they are skipped, with the reason. scripts/test.sh builds
+the binary and runs them.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import oxefs
+
+
+def _binary():
+    try:
+        return oxefs.find_binary()
+    except oxefs.OxefsError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="module")
+def demo():
+    """The built-in demo mix, mounted once for the module."""
+    _binary()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
+    with oxefs.mount() as mnt:
+        yield mnt
+
+
+def _torch():
+    return pytest.importorskip("torch", reason="torch is not installed")
+
+
+def test_batches_as_arrays(demo):
+    info = oxefs.read_info(demo)
+    ds = oxefs.Batches(demo)
+    assert len(ds) == info["num_batches"] > 0
+    b = ds[0]
+    shape = tuple(info["frames"]["shape"])
+    assert b["frames"].dtype == np.uint8 and b["frames"].shape == shape
+    batch_size = shape[0]
+    assert b["action"].dtype == np.float32 and b["action"].shape == (batch_size, info["action_dim"])
+    assert b["initial_state"].shape == (batch_size, info["state_dim"])
+    assert b["frame_indices"].dtype == np.int64 and b["frame_indices"].shape == (batch_size, shape[1])
+    assert len(b["dataset_name"]) == len(b["language"]) == batch_size
+    # Masks: each sample's real dims are its dataset's, and padding is 0.
+    assert b["action_mask"].dtype == np.bool_
+    for j, name in enumerate(b["dataset_name"]):
+        dims = info["datasets"][name]
+        assert b["action_mask"][j].sum() == dims["action_dim"]
+        assert b["state_mask"][j].sum() == dims["state_dim"]
+        assert (b["action"][j][~b["action_mask"][j]] == 0).all()
+    # Mapped frames are the same bytes.
+    mapped = oxefs.Batches(demo, mmap=True)[0]["frames"]
+    assert isinstance(mapped, np.memmap) and (np.asarray(mapped) == b["frames"]).all()
+    with pytest.raises(IndexError):
+        ds[len(ds)]
+
+
+def test_validation_view(demo):
+    info = oxefs.read_info(demo)
+    val = oxefs.Batches(demo, val=True)
+    assert len(val) == info["val"]["num_batches"]
+    assert val[0]["frames"].shape == tuple(info["frames"]["shape"])
+
+
+def test_stats(demo):
+    oxefs.Batches(demo)[1]
+    stats = oxefs.read_stats(demo)
+    assert stats["train"]["requests"] >= 1
+
+
+def test_loader_reads_ahead_in_order(demo):
+    ds = oxefs.Batches(demo)
+    got = list(oxefs.Loader(demo, start=3, stop=7, readahead=2))
+    assert len(got) == 4
+    for i, b in zip(range(3, 7), got):
+        want = ds[i]
+        assert (np.asarray(b["frames"]) == want["frames"]).all()
+        assert b["episode_id"] == want["episode_id"]
+
+
+def test_loader_reports_errors(demo):
+    n = len(oxefs.Batches(demo))
+    # The view serves later epochs by name, so reading past its listing
+    # works; a negative start is an error the consumer sees.
+    with pytest.raises(IndexError):
+        list(oxefs.Loader(demo, start=-1, stop=1))
+    assert len(list(oxefs.Loader(demo, start=n, stop=n + 1))) == 1
+
+
+def test_loader_torch_without_copies(demo):
+    torch = _torch()
+    ds = oxefs.Batches(demo)
+    b = next(iter(oxefs.Loader(demo, torch=True, stop=1)))
+    assert isinstance(b["frames"], torch.Tensor) and b["frames"].dtype == torch.uint8
+    assert torch.equal(b["frames"], torch.from_numpy(ds[0]["frames"]))
+    assert b["action_mask"].dtype == torch.bool
+    # Frames are mapped, not read: as numpy they are the memmap itself,
+    # and torch.from_numpy shares its memory.
+    m = next(iter(oxefs.Loader(demo, stop=1)))["frames"]
+    assert isinstance(m, np.memmap)
+
+
+def test_dataloader_with_workers(demo):
+    torch = _torch()
+    from torch.utils.data import DataLoader
+
+    ds = oxefs.Batches(demo, torch=True)
+    seen = 0
+    for batch in DataLoader(ds, batch_size=None, num_workers=2):
+        assert isinstance(batch["frames"], torch.Tensor)
+        assert batch["action"].shape[0] == batch["frames"].shape[0]
+        seen += 1
+        if seen == 6:
+            break
+    assert seen == 6
+
+
+def test_mount_names_a_bad_config(tmp_path):
+    _binary()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent")
+    missing = tmp_path / "nope.yaml"
+    with pytest.raises(oxefs.OxefsError) as e:
+        with oxefs.mount(missing, timeout=30):
+            pass
+    assert str(missing) in str(e.value)
+
+
+def test_mount_cleans_up_on_error(tmp_path):
+    _binary()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent")
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    with pytest.raises(KeyError):
+        with oxefs.mount(mountpoint=mnt) as m:
+            process = m.process
+            assert os.path.exists(mnt / "info.json")
+            raise KeyError("the trainer failed")
+    assert process.poll() is not None, "the daemon still runs"
+    with open("/proc/self/mounts") as f:
+        assert not any(line.split()[1] == str(mnt) for line in f), "still mounted"
+
+
+def test_rank_world_from_environment(monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    assert oxefs.rank_world() == (1, 3)
+    monkeypatch.setenv("RANK", "3")
+    with pytest.raises(ValueError, match="RANK=3 WORLD_SIZE=3"):
+        oxefs.rank_world()
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("WORLD_SIZE")
+    assert oxefs.rank_world() == (0, 1)
+
+
+def test_ranks_list_equal_lengths(monkeypatch):
+    _binary()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent")
+    lengths = []
+    for rank in range(3):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "3")
+        with oxefs.mount() as m:
+            assert (m.info["rank"], m.info["world"]) == (rank, 3)
+            lengths.append(len(oxefs.Batches(m)))
+    assert len(set(lengths)) == 1, f"ranks list {lengths} batches"
+
+
+def test_binary_must_exist(monkeypatch, tmp_path):
+    monkeypatch.setenv("OXEFS_BIN", str(tmp_path / "missing"))
+    with pytest.raises(oxefs.OxefsError, match="not an executable"):
+        oxefs.find_binary()
+
+
+def test_package_installs(tmp_path):
+    """The package builds as a wheel (pip, no network: setuptools from the system)."""
+    pip = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True)
+    if pip.returncode != 0:
+        pytest.skip("pip is not installed")
+    # Built from a copy: a build writes build/ and *.egg-info beside the sources.
+    src = tmp_path / "src"
+    shutil.copytree(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), src,
+                    ignore=shutil.ignore_patterns("tests", "build", "*.egg-info", "__pycache__"))
+    out = tmp_path / "dist"
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)],
+        capture_output=True, text=True,
+    )
+    if r.returncode != 0 and "No module named" in (r.stdout + r.stderr):
+        pytest.skip("setuptools/wheel are not installed: " + (r.stderr.strip().splitlines() or [""])[-1])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert any(name.startswith("oxefs-0.1.0") and name.endswith(".whl") for name in os.listdir(out))
