@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -272,8 +273,11 @@ print("sha", hashlib.sha256(m.tobytes()).hexdigest(), int(m.sum()), flush=True)
 	case <-time.After(20 * time.Second):
 		t.Fatalf("daemon still running 20s after its last reader closed (--grace 5m):\n%s", d.stderr())
 	}
+	// numpy opens the file twice (np.load reads the header through one
+	// descriptor, the memmap opens another); the kernel's release of the
+	// first is asynchronous, so the daemon may still count it at the signal.
 	log := d.stderr()
-	if !strings.Contains(log, "detached; serving 1 open files") || !strings.Contains(log, "last open file was closed") {
+	if !regexp.MustCompile(`detached; serving [12] open files`).MatchString(log) || !strings.Contains(log, "last open file was closed") {
 		t.Errorf("the daemon log does not say it detached, served the open file and saw it closed:\n%s", log)
 	}
 }
