@@ -105,13 +105,19 @@ func NewStore(opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close stops shared work and waits for the shard fetches in flight.
+// Close stops shared work and waits for the shard fetches in flight and
+// for the disk-cache fills of its sources.
 func (s *Store) Close() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.cancel()
 	s.running.Wait()
+	if s.disk != nil {
+		// The disk-cache fills of this store's sources run under s.ctx;
+		// once they have noticed, nothing writes in the cache directory.
+		s.disk.Wait()
+	}
 }
 
 // begin registers a shard fetch; it reports false once the store is closing.

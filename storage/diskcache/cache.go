@@ -264,6 +264,26 @@ func (c *Cache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, 
 	return e, err
 }
 
+// Wait returns once no fill runs in this process: every fill started here
+// has published its file or removed its temp file and let go of its lock.
+// Fills end when their fillCtx does, so a caller that cancelled the
+// fillCtx of every backend it wrapped (see Wrap) waits only for them to
+// notice.
+func (c *Cache) Wait() {
+	for {
+		c.mu.Lock()
+		var f *fill
+		for _, f = range c.fills {
+			break
+		}
+		c.mu.Unlock()
+		if f == nil {
+			return
+		}
+		<-f.done
+	}
+}
+
 // Contains reports whether key is cached, without touching its LRU position.
 func (c *Cache) Contains(key string) bool {
 	_, err := os.Stat(c.path(key))

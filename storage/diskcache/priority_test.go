@@ -175,3 +175,41 @@ func TestPausedSliceAbandonsItsRequest(t *testing.T) {
 		t.Errorf("the slice was resumed (request %d) while the reader still waited (first %d requests)", found, before)
 	}
 }
+
+// TestWaitOutlastsFills: Wait returns only once the fills running here have
+// ended, temp files removed.
+func TestWaitOutlastsFills(t *testing.T) {
+	c, err := Open(t.TempDir(), 1<<20, testLog(t), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := make(chan struct{})
+	go c.Open(context.Background(), fillCtx, "ds/held", func(ctx context.Context, w io.Writer, _ func(int64) error) error {
+		w.Write([]byte("partial"))
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	<-started
+	waited := make(chan struct{})
+	go func() {
+		c.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("Wait returned while a fill ran")
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return after the fill ended")
+	}
+	if tmp := tempFiles(t, c); len(tmp) != 0 {
+		t.Errorf("temp files left when Wait returned: %q", tmp)
+	}
+}
