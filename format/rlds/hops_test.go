@@ -379,19 +379,89 @@ func TestFetchEpisodesNotShards(t *testing.T) {
 	}
 }
 
+// fixtureSpans returns the record spans of shard sh of f, failing unless it
+// has at least need records.
+func fixtureSpans(t *testing.T, f *hopFixture, sh testkit.ManifestShard, need int) []tfrecord.Span {
+	t.Helper()
+	spans, err := localSpans(t, f.objects[sh.File])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) < need {
+		t.Fatalf("shard %s has %d records; the test needs %d", sh.File, len(spans), need)
+	}
+	return spans
+}
+
+// prefetchUntil starts a prefetch of train shard 0 (whose first request the
+// fixture's plan hangs) and returns once its first delivered bytes are in
+// the download's temp file. The prefetch's result arrives on the channel.
+func prefetchUntil(t *testing.T, ctx context.Context, f *hopFixture, s *Store, ds *Dataset, name string, delivered int64) <-chan error {
+	t.Helper()
+	prefetched := make(chan error, 1)
+	go func() {
+		_, err := s.Prefetch(ctx, []ShardRef{{ds, "train", 0}}, 1, nil)
+		prefetched <- err
+	}()
+	select {
+	case <-f.proxy.Hung:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the prefetch never reached its hang")
+	}
+	testkit.WaitFor(t, 10*time.Second, time.Millisecond, "the delivered bytes in the download's temp file", func() bool {
+		ok, _, _ := ds.cached.ReadFilling(ctx, name, make([]byte, delivered), 0)
+		return ok
+	})
+	return prefetched
+}
+
+// checkReads fails unless the ranged reads among requests are exactly want
+// (metadata requests, which have no Range, are left out).
+func checkReads(t *testing.T, requests []testkit.SeenRequest, want ...string) {
+	t.Helper()
+	left := map[string]bool{}
+	for _, w := range want {
+		left[w] = true
+	}
+	for _, r := range requests {
+		if r.Method != "GET" || r.Range == "" {
+			continue
+		}
+		if !left[r.Range] {
+			t.Errorf("unexpected read %q; want only %q", r.Range, want)
+		}
+		delete(left, r.Range)
+	}
+	if len(left) != 0 {
+		t.Errorf("reads never made: %v", left)
+	}
+}
+
+// checkCachedShard fails unless the whole cached copy of the named shard
+// is want, byte for byte.
+func checkCachedShard(t *testing.T, ds *Dataset, name string, want []byte) {
+	t.Helper()
+	whole, err := ds.cached.OpenCached(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	got := make([]byte, whole.Size())
+	if _, err := whole.ReadAt(got, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the cached shard %s differs from the object", name)
+	}
+}
+
 // TestRecordFromPrefetchUnderWay: while a whole-shard prefetch streams the
 // shard, a record whose bytes have already arrived is read from that
 // download, checked, and cached, without a request of its own.
 func TestRecordFromPrefetchUnderWay(t *testing.T) {
 	f := newHopFixture(t, nil)
 	sh := f.md.Splits["train"].Shards[0]
-	spans, err := localSpans(t, f.objects[sh.File])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(spans) < 4 {
-		t.Fatalf("shard 0 has %d records; the test needs 4", len(spans))
-	}
+	spans := fixtureSpans(t, f, sh, 4)
 	s, ds := f.open(t, t.TempDir())
 	ctx := context.Background()
 	// Index the shard before the download starts.
@@ -413,30 +483,11 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 	}
 	f.plan.Store(&plan)
 	pctx, cancel := context.WithCancel(ctx)
-	prefetched := make(chan error, 1)
-	go func() {
-		_, err := s.Prefetch(pctx, []ShardRef{{ds, "train", 0}}, 1, nil)
-		prefetched <- err
-	}()
+	prefetched := prefetchUntil(t, pctx, f, s, ds, sh.File, delivered)
 	defer func() {
 		cancel()
 		<-prefetched
 	}()
-	select {
-	case <-f.proxy.Hung:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the prefetch never reached its hang")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ok, _, _ := ds.cached.ReadFilling(ctx, sh.File, make([]byte, delivered), 0); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the delivered bytes never reached the download's temp file; requests %+v", f.proxy.Requests())
-		}
-		time.Sleep(time.Millisecond)
-	}
 
 	requests := len(f.proxy.Requests())
 	rec := sh.Records[1]
@@ -474,13 +525,7 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 func TestWholeShardReusesCachedRecords(t *testing.T) {
 	f := newHopFixture(t, nil)
 	sh := f.md.Splits["train"].Shards[0]
-	spans, err := localSpans(t, f.objects[sh.File])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(spans) < 3 {
-		t.Fatalf("shard 0 has %d records; the test needs 3", len(spans))
-	}
+	spans := fixtureSpans(t, f, sh, 3)
 	s, ds := f.open(t, t.TempDir())
 	ctx := context.Background()
 	for _, i := range []int{0, 2} {
@@ -496,34 +541,10 @@ func TestWholeShardReusesCachedRecords(t *testing.T) {
 		t.Errorf("%d cached records reused, want 2", got)
 	}
 	// What was fetched: everything but records 0 and 2.
-	want := map[string]bool{
-		fmt.Sprintf("bytes=%d-%d", spans[0].End(), spans[2].Offset-1):                true,
-		fmt.Sprintf("bytes=%d-%d", spans[2].End(), int64(len(f.objects[sh.File]))-1): true,
-	}
-	for _, r := range f.proxy.Requests()[requests:] {
-		if r.Method != "GET" || r.Range == "" && strings.HasPrefix(r.Path, "/storage/v1/") {
-			continue // Stat
-		}
-		if !want[r.Range] {
-			t.Errorf("the whole-shard download requested %q; want only the gaps %v", r.Range, want)
-		}
-		delete(want, r.Range)
-	}
-	if len(want) != 0 {
-		t.Errorf("gaps never requested: %v", want)
-	}
-	whole, err := ds.cached.OpenCached(sh.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer whole.Close()
-	got := make([]byte, whole.Size())
-	if _, err := whole.ReadAt(got, 0); err != nil && err != io.EOF {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, f.objects[sh.File]) {
-		t.Fatal("the shard assembled from cached records and fetched gaps differs from the object")
-	}
+	checkReads(t, f.proxy.Requests()[requests:],
+		fmt.Sprintf("bytes=%d-%d", spans[0].End(), spans[2].Offset-1),
+		fmt.Sprintf("bytes=%d-%d", spans[2].End(), int64(len(f.objects[sh.File]))-1))
+	checkCachedShard(t, ds, sh.File, f.objects[sh.File])
 }
 
 // TestPausedPrefetchSkipsRecordsCachedMeanwhile: a whole-shard prefetch
@@ -534,13 +555,7 @@ func TestPausedPrefetchSkipsRecordsCachedMeanwhile(t *testing.T) {
 	f := newHopFixture(t, nil)
 	sh := f.md.Splits["train"].Shards[0]
 	data := f.objects[sh.File]
-	spans, err := localSpans(t, data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(spans) < 5 {
-		t.Fatalf("shard 0 has %d records; the test needs 5", len(spans))
-	}
+	spans := fixtureSpans(t, f, sh, 5)
 	s, ds := f.open(t, t.TempDir())
 	ctx := context.Background()
 	if _, err := ds.remoteIndex(ctx, sh.File); err != nil {
@@ -554,26 +569,7 @@ func TestPausedPrefetchSkipsRecordsCachedMeanwhile(t *testing.T) {
 		return testkit.Pass()
 	}
 	f.plan.Store(&plan)
-	prefetched := make(chan error, 1)
-	go func() {
-		_, err := s.Prefetch(ctx, []ShardRef{{ds, "train", 0}}, 1, nil)
-		prefetched <- err
-	}()
-	select {
-	case <-f.proxy.Hung:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the prefetch never reached its hang")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ok, _, _ := ds.cached.ReadFilling(ctx, sh.File, make([]byte, delivered), 0); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the delivered bytes never reached the download's temp file")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	prefetched := prefetchUntil(t, ctx, f, s, ds, sh.File, delivered)
 	requests := len(f.proxy.Requests())
 	rec := sh.Records[3]
 	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
@@ -590,33 +586,9 @@ func TestPausedPrefetchSkipsRecordsCachedMeanwhile(t *testing.T) {
 		t.Fatal("the paused prefetch never completed")
 	}
 	r3 := spans[rec.Index]
-	want := map[string]bool{
-		fmt.Sprintf("bytes=%d-%d", r3.Offset, r3.End()-1):        true, // the record, on its own
-		fmt.Sprintf("bytes=%d-%d", delivered, r3.Offset-1):       true, // the prefetch, up to it
-		fmt.Sprintf("bytes=%d-%d", r3.End(), int64(len(data))-1): true, // and after it
-	}
-	for _, r := range f.proxy.Requests()[requests:] {
-		if r.Method != "GET" || r.Range == "" {
-			continue // metadata
-		}
-		if !want[r.Range] {
-			t.Errorf("unexpected read %q; want only %v", r.Range, want)
-		}
-		delete(want, r.Range)
-	}
-	if len(want) != 0 {
-		t.Errorf("reads never made: %v", want)
-	}
-	whole, err := ds.cached.OpenCached(sh.File)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer whole.Close()
-	got := make([]byte, whole.Size())
-	if _, err := whole.ReadAt(got, 0); err != nil && err != io.EOF {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, data) {
-		t.Fatal("the shard assembled around the cached record differs from the object")
-	}
+	checkReads(t, f.proxy.Requests()[requests:],
+		fmt.Sprintf("bytes=%d-%d", r3.Offset, r3.End()-1),        // the record, on its own
+		fmt.Sprintf("bytes=%d-%d", delivered, r3.Offset-1),       // the prefetch, up to it
+		fmt.Sprintf("bytes=%d-%d", r3.End(), int64(len(data))-1)) // and after it
+	checkCachedShard(t, ds, sh.File, data)
 }
