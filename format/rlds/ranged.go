@@ -88,15 +88,15 @@ func (d *Dataset) fetchRecord(ctx context.Context, name, version string, s tfrec
 // record with both CRCs right; it reports whether it did. Nothing is
 // written to w otherwise, so the caller fetches the record itself.
 func (d *Dataset) copyFilling(ctx context.Context, name, version string, s tfrecord.Span, w io.Writer) bool {
-	if version == "" {
-		return false // the fill's bytes could be of another version
+	if version == "" || !d.cached.Filled(name, s.Offset, s.End()-s.Offset) {
+		return false // none under way, not arrived yet, or of an unknown version
 	}
 	buf := make([]byte, s.End()-s.Offset)
 	ok, got, err := d.cached.ReadFilling(ctx, name, buf, s.Offset)
 	if err != nil || !ok || got != version {
 		return false
 	}
-	if checkRecord(bytes.NewReader(buf), io.Discard, s) != nil {
+	if _, err := copyChecked(bytes.NewReader(buf), io.Discard, s); err != nil {
 		return false
 	}
 	if _, err := w.Write(buf); err != nil {
@@ -116,7 +116,7 @@ func (d *Dataset) copyRecord(ctx context.Context, name, version string, s tfreco
 		return storage.OpenVersion(ctx, d.remote, name, version, off, n)
 	})
 	defer rc.Close()
-	got, err := checkRecordCounted(rc, w, s)
+	got, err := copyChecked(rc, w, s)
 	d.store.Stats.RangeBytes.Add(got)
 	if _, corrupt := errors.AsType[*tfrecord.CorruptError](err); err == nil || corrupt {
 		d.store.Stats.RangesFetched.Add(1) // all its bytes came
@@ -124,9 +124,9 @@ func (d *Dataset) copyRecord(ctx context.Context, name, version string, s tfreco
 	return err
 }
 
-// checkRecordCounted copies the record at s from r into w, checking its
+// copyChecked copies the record at s from r into w, checking its
 // framing and both CRCs on the way, and returns the bytes copied.
-func checkRecordCounted(r io.Reader, w io.Writer, s tfrecord.Span) (int64, error) {
+func copyChecked(r io.Reader, w io.Writer, s tfrecord.Span) (int64, error) {
 	n := s.End() - s.Offset
 	x := tfrecord.NewIndexer(maxRecord)
 	got, err := io.Copy(io.MultiWriter(x, w), r)
@@ -148,12 +148,6 @@ func checkRecordCounted(r io.Reader, w io.Writer, s tfrecord.Span) (int64, error
 			Reason: fmt.Sprintf("record length does not match span length %d", s.Len)}
 	}
 	return got, nil
-}
-
-// checkRecord is checkRecordCounted without the count.
-func checkRecord(r io.Reader, w io.Writer, s tfrecord.Span) error {
-	_, err := checkRecordCounted(r, w, s)
-	return err
 }
 
 // atShardOffset turns a *tfrecord.CorruptError about a record read on its

@@ -138,16 +138,10 @@ func TestPausedSliceAbandonsItsRequest(t *testing.T) {
 		t.Fatal("the slice at the hanging offset was never requested")
 	}
 	// Give the hung request time to deliver its bytes before the pause.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ok, _, _ := c.ReadFilling("gs/big", make([]byte, sent), hangAt); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the hung slice's first bytes never reached the fill")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.WaitFor(t, 10*time.Second, time.Millisecond, "the hung slice's first bytes in the fill", func() bool {
+		ok, _, _ := c.ReadFilling("gs/big", make([]byte, sent), hangAt)
+		return ok
+	})
 	done := c.Demand(WithPriority(context.Background(), 0))
 	time.Sleep(300 * time.Millisecond) // requests that would start during the pause show now
 	before := len(proxy.Requests())

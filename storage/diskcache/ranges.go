@@ -1,6 +1,7 @@
 package diskcache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,8 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"context"
 
 	"github.com/oxefs/oxefs/storage"
 )

@@ -120,15 +120,25 @@ func (s *sink) readAt(p []byte, off int64) (bool, string, error) {
 	if s.closed {
 		return false, "", nil
 	}
-	end := off + int64(len(p))
-	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].end > off })
-	if len(p) > 0 && (i == len(s.spans) || s.spans[i].off > off || s.spans[i].end < end) {
+	if !s.hasLocked(off, off+int64(len(p))) {
 		return false, "", nil
 	}
 	if _, err := s.f.ReadAt(p, off); err != nil {
 		return false, "", err
 	}
 	return true, s.version, nil
+}
+
+// hasLocked reports whether [off, end) is all written. s.mu is held.
+func (s *sink) hasLocked(off, end int64) bool {
+	if s.closed {
+		return false
+	}
+	if end <= off {
+		return true
+	}
+	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].end > off })
+	return i < len(s.spans) && s.spans[i].off <= off && s.spans[i].end >= end
 }
 
 // close stops the reads through s, waiting for those under way: the temp
@@ -147,6 +157,16 @@ func (c *Cache) FillProgress() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.progress
+}
+
+// sinkOf returns the sink of the fill of key under way here, or nil.
+func (c *Cache) sinkOf(key string) *sink {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.fills[key]; f != nil {
+		return f.sink
+	}
+	return nil
 }
 
 func (c *Cache) wake() {
@@ -175,12 +195,7 @@ func (c *Cache) ReadFilling(key string, p []byte, off int64) (ok bool, version s
 	if off < 0 {
 		return false, "", fmt.Errorf("disk cache %s: negative offset %d", key, off)
 	}
-	c.mu.Lock()
-	var s *sink
-	if f := c.fills[key]; f != nil {
-		s = f.sink
-	}
-	c.mu.Unlock()
+	s := c.sinkOf(key)
 	if s == nil {
 		return false, "", nil
 	}
@@ -189,6 +204,19 @@ func (c *Cache) ReadFilling(key string, p []byte, off int64) (ok bool, version s
 		return false, "", fmt.Errorf("disk cache %s: reading the fill in progress: %w", key, err)
 	}
 	return ok, version, nil
+}
+
+// Filled reports whether the n bytes at off of the named object are
+// already written by its fill under way in this process, so that a caller
+// can tell before it sets a buffer aside for ReadFilling.
+func (b *Backend) Filled(name string, off, n int64) bool {
+	s := b.cache.sinkOf(b.Key(name))
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hasLocked(off, off+n)
 }
 
 // ReadFilling reads len(p) bytes of the named object at off from its fill
