@@ -69,3 +69,40 @@ func defaultCacheDir() string {
 	}
 	return filepath.Join(os.TempDir(), "oxefs-cache")
 }
+
+// parseRanks reads --ranks: ranks and inclusive ranges separated by
+// commas ("0-7", "8-15", "0,2,4-5"), each in 0..world-1 and none twice,
+// returned in the order given.
+func parseRanks(text string, world int) ([]int, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("--ranks %s --world %d: %s", text, world, fmt.Sprintf(format, args...))
+	}
+	if world < 1 {
+		return nil, bad("--world must be at least 1")
+	}
+	var out []int
+	seen := map[int]bool{}
+	for part := range strings.SplitSeq(text, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		if !isRange {
+			hi = lo
+		}
+		a, errA := strconv.Atoi(strings.TrimSpace(lo))
+		b, errB := strconv.Atoi(strings.TrimSpace(hi))
+		if errA != nil || errB != nil || a > b {
+			return nil, bad("%q is not a rank or a range such as 0-7", part)
+		}
+		for r := a; r <= b; r++ {
+			if r >= world {
+				return nil, bad("rank %d is not in 0..%d", r, world-1)
+			}
+			if seen[r] {
+				return nil, bad("rank %d is listed twice", r)
+			}
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -70,12 +70,15 @@ const offlineHelp = "Never contact remote sources: serve from what `oxefs warm` 
 
 // open builds the pipeline, validating the whole config against the data;
 // offline, from the cache alone (see --offline).
-func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool) (*loader.Pipeline, error) {
+//
+// ranks, when not nil, are the ranks one daemon serves (mount --ranks);
+// --rank is then left out.
+func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool, ranks []int) (*loader.Pipeline, error) {
 	if err := f.check(hostMemory()); err != nil {
 		return nil, err
 	}
 	if f.World < 1 || f.Rank < 0 || f.Rank >= f.World {
-		return nil, fmt.Errorf("--rank %d --world %d: need 0 ≤ rank < world", f.Rank, f.World)
+		return nil, fmt.Errorf("--rank %d --world %d: the rank must be in 0..%d", f.Rank, f.World, max(f.World, 1)-1)
 	}
 	cfg, err := f.loadConfig(log)
 	if err != nil {
@@ -90,6 +93,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool
 		Readahead:    f.Readahead,
 		Rank:         f.Rank,
 		World:        f.World,
+		Ranks:        ranks,
 		Strict:       f.Strict,
 		MaxFetchRate: int64(f.MaxFetchRate),
 		Offline:      offline,
@@ -103,6 +107,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool
 type mountCmd struct {
 	Mountpoint string `arg:"" help:"Empty directory to mount on (see --nonempty); created if missing." type:"path"`
 	pipelineFlags
+	Ranks      string        `help:"Serve these ranks of --world from this one daemon, each under MOUNTPOINT/rank/R/ (e.g. 0-7 on the first 8-GPU node, 8-15 on the second): one cache, one decode pool, one --mem. Instead of --rank." placeholder:"0-7"`
 	AllowOther bool          `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
 	DirectIO   bool          `help:"Serve .npy files with direct I/O: faster large reads, but numpy mmap_mode cannot map them." name:"direct-io"`
 	NonEmpty   bool          `help:"Mount over a directory that holds files (hidden while mounted). A live oxefs mount is refused regardless." name:"nonempty"`
@@ -114,13 +119,22 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err := os.MkdirAll(c.Mountpoint, 0o755); err != nil {
 		return err
 	}
-	p, err := c.open(ctx, log, c.Offline)
+	var ranks []int
+	if c.Ranks != "" {
+		if c.Rank != 0 {
+			return fmt.Errorf("--rank %d --ranks %s: give one (--ranks serves several ranks, each under rank/R/)", c.Rank, c.Ranks)
+		}
+		var err error
+		if ranks, err = parseRanks(c.Ranks, c.World); err != nil {
+			return err
+		}
+	}
+	p, err := c.open(ctx, log, c.Offline, ranks)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	opts := fs.Options{
-		Train: fsView{p.Train},
 		Info:  p.Info,
 		Stats: p.Stats,
 		Recorder: func(n int64, val bool, bytes int, wait time.Duration) {
@@ -128,8 +142,19 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 		},
 		Log: log,
 	}
-	if p.Val != nil { // a nil *Scheduler in the interface would not be nil
-		opts.Val = fsView{p.Val}
+	if p.MultiRank() {
+		for _, r := range p.Ranks {
+			fr := fs.Rank{Rank: r.Rank, Train: fsView{r.Train}, Info: r.Info, Stats: func() []byte { return p.RankStats(r) }}
+			if r.Val != nil { // a nil *Scheduler in the interface would not be nil
+				fr.Val = fsView{r.Val}
+			}
+			opts.Ranks = append(opts.Ranks, fr)
+		}
+	} else {
+		opts.Train = fsView{p.Train}
+		if p.Val != nil {
+			opts.Val = fsView{p.Val}
+		}
 	}
 	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, DirectIO: c.DirectIO, NonEmpty: c.NonEmpty})
 	if errors.Is(err, fs.ErrNotEmpty) {
@@ -137,8 +162,13 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	} else if err != nil {
 		return err
 	}
-	log.Info("mounted", "mountpoint", c.Mountpoint, "batches", p.Train.Len(), "npy_bytes", p.Train.NPYSize(),
-		"mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder())
+	if p.MultiRank() {
+		log.Info("mounted", "mountpoint", c.Mountpoint, "ranks", c.Ranks, "world", c.World, "batches_per_rank", p.Train.Len(),
+			"npy_bytes", p.Train.NPYSize(), "mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder())
+	} else {
+		log.Info("mounted", "mountpoint", c.Mountpoint, "batches", p.Train.Len(), "npy_bytes", p.Train.NPYSize(),
+			"mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder())
+	}
 	gone := make(chan struct{})
 	go func() {
 		srv.Wait()

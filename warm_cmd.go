@@ -26,7 +26,7 @@ type warmCmd struct {
 // first needed first, then those of the val view, up to half of --disk.
 // It ends by saying whether mount --offline can serve the mix.
 func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
-	p, err := c.open(ctx, log, false)
+	p, err := c.open(ctx, log, false, nil)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,12 @@
 //	  batches/000000.npy, batches/000000.json, ...
 //	  val/batches/...        (when a validation view exists)
 //
+// or, serving several data-parallel ranks from one daemon (Options.Ranks):
+//
+//	MOUNT/
+//	  info.json, stats.json  (the daemon's)
+//	  rank/R/info.json, rank/R/stats.json, rank/R/batches/..., rank/R/val/batches/...
+//
 // A directory lists batches 0 .. Len-1 but looks up any name below Limit:
 // the train view goes on past its listing (later epochs, a resumed run),
 // the validation view is one pass (Limit = Len).
@@ -118,6 +124,8 @@ type Batch interface {
 
 // Options says what the mount serves.
 type Options struct {
+	// Train is the top directory's batches/; unused (and may be nil) with
+	// Ranks.
 	Train Batches
 	// Val is the validation view, or nil.
 	Val Batches
@@ -126,10 +134,22 @@ type Options struct {
 	// Stats returns stats.json at the moment of the read.
 	Info  func() []byte
 	Stats func() []byte
+	// Ranks, when set, are served each under rank/R/ with views and
+	// documents of its own, and the top directory holds only Info, Stats
+	// and rank/.
+	Ranks []Rank
 	// Recorder, when set, observes every batch file read: the bytes served
 	// and how long the read waited for its batch.
 	Recorder func(n int64, val bool, bytes int, wait time.Duration)
 	Log      *slog.Logger
+}
+
+// Rank is one directory rank/R/ of a mount serving several ranks.
+type Rank struct {
+	Rank       int
+	Train, Val Batches // Val may be nil
+	// Info and Stats return the rank's info.json and stats.json.
+	Info, Stats func() []byte
 }
 
 // errno is the one place where errors become errnos.
@@ -211,12 +231,28 @@ func (r *root) OnAdd(ctx context.Context) {
 		parent.AddChild(name, child, false)
 		return child
 	}
-	add(&r.Inode, "info.json", &dynamicFile{content: r.opts.Info}, syscall.S_IFREG)
-	add(&r.Inode, "stats.json", &dynamicFile{content: r.opts.Stats}, syscall.S_IFREG)
-	add(&r.Inode, "batches", &batchDir{b: r.opts.Train, opts: &r.opts, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
-	if r.opts.Val != nil {
-		val := add(&r.Inode, "val", &gofs.Inode{}, syscall.S_IFDIR)
-		add(val, "batches", &batchDir{b: r.opts.Val, opts: &r.opts, val: true, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
+	// views adds info.json, stats.json, batches/ and val/batches/ to dir;
+	// slot numbers the views apart in inode numbers (batchIno).
+	views := func(dir *gofs.Inode, train, val Batches, info, stats func() []byte, slot uint64) {
+		add(dir, "info.json", &dynamicFile{content: info}, syscall.S_IFREG)
+		add(dir, "stats.json", &dynamicFile{content: stats}, syscall.S_IFREG)
+		if train != nil {
+			add(dir, "batches", &batchDir{b: train, opts: &r.opts, view: 2 * slot, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
+		}
+		if val != nil {
+			v := add(dir, "val", &gofs.Inode{}, syscall.S_IFDIR)
+			add(v, "batches", &batchDir{b: val, opts: &r.opts, val: true, view: 2*slot + 1, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
+		}
+	}
+	if len(r.opts.Ranks) == 0 {
+		views(&r.Inode, r.opts.Train, r.opts.Val, r.opts.Info, r.opts.Stats, 0)
+		return
+	}
+	views(&r.Inode, nil, nil, r.opts.Info, r.opts.Stats, 0)
+	ranks := add(&r.Inode, "rank", &gofs.Inode{}, syscall.S_IFDIR)
+	for i, rk := range r.opts.Ranks {
+		dir := add(ranks, strconv.Itoa(rk.Rank), &gofs.Inode{}, syscall.S_IFDIR)
+		views(dir, rk.Train, rk.Val, rk.Info, rk.Stats, uint64(i))
 	}
 }
 
@@ -270,6 +306,7 @@ type batchDir struct {
 	b        Batches
 	opts     *Options
 	val      bool
+	view     uint64 // numbers the directory apart in inode numbers
 	directIO bool
 	opens    context.Context // see root.opens
 }
@@ -288,7 +325,7 @@ func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	out.Attr.Size = uint64(f.size())
 	out.Attr.Mode = syscall.S_IFREG | 0o444
 	fileTimes(&out.Attr)
-	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.val, n, f.meta)}), 0
+	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.view, n, f.meta)}), 0
 }
 
 // batchIno is a batch file's inode number, the same at every lookup: a
@@ -296,16 +333,15 @@ func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 // looks every entry up again) finds the inode the kernel already has and
 // its cached attributes, instead of a new inode that invalidates them. The
 // numbers sit in [2⁶¹, 2⁶²), apart from go-fuse's automatic ones (from
-// 2⁶³); indices too large for the range (possible only past 2⁵⁹) get an
-// automatic number.
-func batchIno(val bool, n int64, meta bool) uint64 {
-	if n < 0 || n >= 1<<59 {
+// 2⁶³): bit 0 tells .json from .npy, bits 1..48 hold the index and bits
+// 49..60 the view (the directory's number among the mount's batch
+// directories). An index or view too large for the range (possible only
+// past 2⁴⁸ batches or 2¹² directories) gets an automatic number.
+func batchIno(view uint64, n int64, meta bool) uint64 {
+	if n < 0 || n >= 1<<48 || view >= 1<<12 {
 		return 0
 	}
-	ino := uint64(1)<<61 | uint64(n)<<1
-	if val {
-		ino |= 1 << 60
-	}
+	ino := uint64(1)<<61 | view<<49 | uint64(n)<<1
 	if meta {
 		ino |= 1
 	}
@@ -317,14 +353,14 @@ func (d *batchDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) 
 	if d.b.HasMeta() {
 		per = 2
 	}
-	return &batchStream{len: d.b.Len() * per, per: per, val: d.val}, 0
+	return &batchStream{len: d.b.Len() * per, per: per, view: d.view}, 0
 }
 
 // batchStream lists 000000.npy, 000000.json, ... without materialising the
 // list: a mount may hold millions of batches.
 type batchStream struct {
 	i, len, per int64
-	val         bool
+	view        uint64
 }
 
 func (s *batchStream) HasNext() bool { return s.i < s.len }
@@ -336,7 +372,7 @@ func (s *batchStream) Next() (fuse.DirEntry, syscall.Errno) {
 	if kind == 1 {
 		ext = ".json"
 	}
-	return fuse.DirEntry{Name: batchName(n) + ext, Mode: syscall.S_IFREG, Ino: batchIno(s.val, n, kind == 1)}, 0
+	return fuse.DirEntry{Name: batchName(n) + ext, Mode: syscall.S_IFREG, Ino: batchIno(s.view, n, kind == 1)}, 0
 }
 
 func (s *batchStream) Close() {}

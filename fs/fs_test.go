@@ -499,3 +499,86 @@ func BenchmarkRead(b *testing.B) {
 		})
 	}
 }
+
+func TestMountRanksLayout(t *testing.T) {
+	testkit.RequireFUSE(t)
+	// Two ranks whose batch files differ only in size: a file served from
+	// the wrong rank's directory (say, an inode shared between them) shows.
+	r3 := &fakeBatches{n: 2, frames: 1000, meta: true}
+	r5 := &fakeBatches{n: 2, frames: 2000, meta: true}
+	v5 := &fakeBatches{n: 1, frames: 300}
+	doc := func(s string) func() []byte { return func() []byte { return []byte(s) } }
+	dir := t.TempDir()
+	srv, err := Mount(dir, Options{
+		Info: doc(`{"ranks": [3, 5]}`), Stats: doc(`{}`),
+		Ranks: []Rank{
+			{Rank: 3, Train: r3, Info: doc(`{"rank": 3}`), Stats: doc(`{"s": 3}`)},
+			{Rank: 5, Train: r5, Val: v5, Info: doc(`{"rank": 5}`), Stats: doc(`{"s": 5}`)},
+		},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, MountOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Error(err)
+		}
+	})
+	names := func(d string) []string {
+		ents, err := os.ReadDir(filepath.Join(dir, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		dir  string
+		want []string
+	}{
+		{".", []string{"info.json", "rank", "stats.json"}},
+		{"rank", []string{"3", "5"}},
+		{"rank/3", []string{"batches", "info.json", "stats.json"}},
+		{"rank/5", []string{"batches", "info.json", "stats.json", "val"}},
+		{"rank/5/batches", []string{"000000.json", "000000.npy", "000001.json", "000001.npy"}},
+		{"rank/5/val/batches", []string{"000000.npy"}},
+	} {
+		if got := names(tc.dir); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.dir, got, tc.want)
+		}
+	}
+	inos := map[uint64]string{}
+	for _, tc := range []struct {
+		path string
+		want []byte
+	}{
+		{"rank/3/batches/000001.npy", r3.want(1)},
+		{"rank/5/batches/000001.npy", r5.want(1)},
+		{"rank/5/val/batches/000000.npy", v5.want(0)},
+		{"rank/3/batches/000000.json", []byte(`[{"batch": 0}]`)},
+		{"rank/5/info.json", []byte(`{"rank": 5}`)},
+		{"rank/3/stats.json", []byte(`{"s": 3}`)},
+		{"info.json", []byte(`{"ranks": [3, 5]}`)},
+	} {
+		got, err := os.ReadFile(filepath.Join(dir, tc.path))
+		if err != nil || !bytes.Equal(got, tc.want) {
+			t.Errorf("%s: %d bytes (%v), want %d bytes of its own rank", tc.path, len(got), err, len(tc.want))
+		}
+		st, err := os.Stat(filepath.Join(dir, tc.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ino := st.Sys().(*syscall.Stat_t).Ino
+		if other, dup := inos[ino]; dup {
+			t.Errorf("%s and %s share inode %d", tc.path, other, ino)
+		}
+		inos[ino] = tc.path
+	}
+	if _, err := os.Stat(filepath.Join(dir, "batches")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("top-level batches/ with ranks: %v, want ENOENT", err)
+	}
+}

@@ -56,8 +56,13 @@ type Server struct {
 // (or mo.NonEmpty set) and not a live oxefs mount; a stale mount left there
 // by a crashed daemon is cleaned first, and logged.
 func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
-	if opts.Train == nil || opts.Info == nil || opts.Stats == nil || opts.Log == nil {
-		return nil, errors.New("fs: Options needs Train, Info, Stats and Log")
+	if (opts.Train == nil && len(opts.Ranks) == 0) || opts.Info == nil || opts.Stats == nil || opts.Log == nil {
+		return nil, errors.New("fs: Options needs Train (or Ranks), Info, Stats and Log")
+	}
+	for _, r := range opts.Ranks {
+		if r.Train == nil || r.Info == nil || r.Stats == nil {
+			return nil, fmt.Errorf("fs: rank %d needs Train, Info and Stats", r.Rank)
+		}
 	}
 	if err := CleanStale(dir, opts.Log); err != nil {
 		return nil, err

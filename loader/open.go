@@ -38,6 +38,18 @@ type Mix struct {
 	// MaxActionDim and MaxStateDim are the widest action and state over
 	// the mix: per-sample actions and states are zero-padded to them.
 	MaxActionDim, MaxStateDim int
+	// Ranks are the plans of every rank served (MixOptions.Ranks), in
+	// order; Train and Val are the first's.
+	Ranks []RankPlans
+	// World is the number of data-parallel ranks the plans are shared by.
+	World int
+}
+
+// RankPlans are one rank's views: global batches rank, rank+world, …
+// renumbered from 0.
+type RankPlans struct {
+	Rank       int
+	Train, Val *plan.Plan
 }
 
 // Dataset is one opened dataset of a mix.
@@ -58,8 +70,11 @@ type Dataset struct {
 // MixOptions configure Open.
 type MixOptions struct {
 	// Rank and World shard both views: rank r of w sees global batches r,
-	// r+w, … renumbered from 0. World 0 means 1.
+	// r+w, … renumbered from 0. World 0 means 1. Ranks, when set, plans
+	// several ranks of the same world at once (Mix.Ranks) and Rank is
+	// ignored.
 	Rank, World int
+	Ranks       []int
 	// Workers bounds the shards read at once while indexing episode
 	// lengths; 0 means GOMAXPROCS.
 	Workers int
@@ -97,12 +112,16 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 		log = slog.New(slog.DiscardHandler)
 	}
 	world := max(opts.World, 1)
-	if opts.Rank < 0 || opts.Rank >= world {
-		return nil, fmt.Errorf("--rank %d --world %d: the rank must be in 0..%d", opts.Rank, world, world-1)
+	ranks := opts.Ranks
+	if len(ranks) == 0 {
+		ranks = []int{opts.Rank}
+	}
+	if err := CheckRanks(ranks, world); err != nil {
+		return nil, err
 	}
 	resolved := *cfg
 	resolved.Datasets = slices.Clone(cfg.Datasets)
-	m := &Mix{Config: &resolved}
+	m := &Mix{Config: &resolved, World: world}
 	var active []*config.DatasetConfig
 	for i := range resolved.Datasets {
 		d := &resolved.Datasets[i]
@@ -134,21 +153,40 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 	if err := m.plan(ctx, opened, opts); err != nil {
 		return nil, err
 	}
-	if world > 1 {
-		if n := m.Train.NumBatches(); n%int64(world) != 0 {
-			log.Info(fmt.Sprintf("the train epoch has %d batches for %d ranks: every rank lists %d, and ranks %d..%d take their last from the next epoch",
-				n, world, (n+int64(world)-1)/int64(world), n%int64(world), world-1))
-		}
-		if m.Train, err = m.Train.Shard(opts.Rank, world); err != nil {
+	if n := m.Train.NumBatches(); world > 1 && n%int64(world) != 0 {
+		log.Info(fmt.Sprintf("the train epoch has %d batches for %d ranks: every rank lists %d, and ranks %d..%d take their last from the next epoch",
+			n, world, (n+int64(world)-1)/int64(world), n%int64(world), world-1))
+	}
+	for _, r := range ranks {
+		rp := RankPlans{Rank: r}
+		if rp.Train, err = m.Train.Shard(r, world); err != nil {
 			return nil, err
 		}
 		if m.Val != nil {
-			if m.Val, err = m.Val.Shard(opts.Rank, world); err != nil {
+			if rp.Val, err = m.Val.Shard(r, world); err != nil {
 				return nil, err
 			}
 		}
+		m.Ranks = append(m.Ranks, rp)
 	}
+	m.Train, m.Val = m.Ranks[0].Train, m.Ranks[0].Val
 	return m, nil
+}
+
+// CheckRanks refuses ranks outside 0..world-1 and repeated ranks, naming
+// the valid range.
+func CheckRanks(ranks []int, world int) error {
+	seen := make(map[int]bool, len(ranks))
+	for _, r := range ranks {
+		if r < 0 || r >= world {
+			return fmt.Errorf("rank %d of world %d: ranks are 0..%d", r, world, world-1)
+		}
+		if seen[r] {
+			return fmt.Errorf("rank %d is listed twice", r)
+		}
+		seen[r] = true
+	}
+	return nil
 }
 
 // opened is one dataset after openDataset: the dataset and its resolved

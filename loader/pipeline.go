@@ -33,10 +33,13 @@ type Options struct {
 	CacheDir string
 	// Mem bounds everything the pipeline holds (see Pipeline); Disk the
 	// disk cache.
-	Mem, Disk    int64
-	Workers      int
-	Readahead    int
-	Rank, World  int
+	Mem, Disk   int64
+	Workers     int
+	Readahead   int
+	Rank, World int
+	// Ranks, when set, serves several ranks of the same world from this
+	// one pipeline (Pipeline.Ranks); Rank is then ignored.
+	Ranks        []int
 	Strict       bool
 	MaxFetchRate int64
 	// Retry bounds fetches from remote sources; zero fields take defaults.
@@ -70,7 +73,9 @@ const (
 )
 
 // Pipeline is everything behind a mount or an in-process benchmark: the
-// store, the mix, one worker pool, and a scheduler per view.
+// store, the mix, one worker pool, and a scheduler per view of each rank
+// served. Several ranks share the store, the caches, the pool and --mem:
+// each gets an equal part of the batch budget.
 type Pipeline struct {
 	// Storage is the storage stack; Store the RLDS store on it.
 	Storage *Storage
@@ -79,7 +84,11 @@ type Pipeline struct {
 	Episodes *episodes.Cache
 	Mix      *Mix
 	Pool     *Pool
-	// Train and Val schedule the two views; Val is nil without a val view.
+	// Ranks are the ranks served, in Options.Ranks order (one, Options.Rank,
+	// without it).
+	Ranks []*Rank
+	// Train and Val are the first rank's views; Val is nil without a val
+	// view.
 	Train, Val *batch.Scheduler
 	Builds     *BuildStats
 	// Read latencies, recorded by the mount (or the benchmark) per file
@@ -88,18 +97,28 @@ type Pipeline struct {
 
 	opts     Options
 	started  time.Time
-	info     []byte
+	info     []byte // the daemon's info.json with several ranks
 	prefetch *prefetcher
 	valStats *BuildStats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
 }
 
+// Rank is one rank's two views.
+type Rank struct {
+	Rank int
+	// Train and Val schedule the rank's views; Val is nil without a val
+	// view.
+	Train, Val *batch.Scheduler
+	plans      RankPlans
+	info       []byte
+}
+
 // Open opens the datasets, validates the config against them and starts the
 // workers. Nothing is built until a batch is asked for.
 func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	cfg := opts.Config
-	if err := checkMem(cfg, opts.Mem); err != nil {
+	if err := checkMem(cfg, opts.Mem, len(opts.Ranks)); err != nil {
 		return nil, err
 	}
 	debug.SetMemoryLimit(opts.Mem)
@@ -122,7 +141,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}()
 	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
-		Rank: opts.Rank, World: opts.World, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
+		Rank: opts.Rank, World: opts.World, Ranks: opts.Ranks, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
 		Offline: opts.Offline, Log: opts.Log,
 	})
 	if err != nil {
@@ -140,26 +159,37 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	opts.Log.Info("decoder", "jpeg", p.Pool.Decoder(), "workers", opts.Workers)
 
 	meta := cfg.Meta
-	budget := int64(float64(opts.Mem) * batchShare)
+	budget := int64(float64(opts.Mem)*batchShare) / int64(len(p.Mix.Ranks))
 	trainBudget, valBudget := budget, int64(0)
 	if p.Mix.Val != nil {
 		valBudget = budget / 4
 		trainBudget -= valBudget
 	}
 	p.Builds = NewBuildStats(len(p.Mix.Datasets))
-	p.Train, err = p.view(p.Mix.Train, asm, meta, trainBudget, p.Builds)
-	if err != nil {
-		return nil, err
-	}
 	if p.Mix.Val != nil {
 		p.valStats = NewBuildStats(len(p.Mix.Datasets))
-		if p.Val, err = p.view(p.Mix.Val, asm, meta, valBudget, p.valStats); err != nil {
-			return nil, fmt.Errorf("validation view: %w", err)
+	}
+	for _, rp := range p.Mix.Ranks {
+		r := &Rank{Rank: rp.Rank, plans: rp}
+		p.Ranks = append(p.Ranks, r)
+		if r.Train, err = p.view(rp.Train, true, asm, meta, trainBudget, p.Builds); err != nil {
+			return nil, err
+		}
+		if rp.Val != nil {
+			if r.Val, err = p.view(rp.Val, false, asm, meta, valBudget, p.valStats); err != nil {
+				return nil, fmt.Errorf("validation view: %w", err)
+			}
 		}
 	}
+	p.Train, p.Val = p.Ranks[0].Train, p.Ranks[0].Val
 	p.prefetch = newPrefetcher(store, p.Mix, opts.Log)
 	p.warnMemory()
-	if p.info, err = p.infoJSON(); err != nil {
+	for _, r := range p.Ranks {
+		if r.info, err = p.infoJSON(r); err != nil {
+			return nil, err
+		}
+	}
+	if p.info, err = p.infoJSON(nil); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -194,7 +224,7 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 	return out, nil
 }
 
-func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *BuildStats) (*batch.Scheduler, error) {
+func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *BuildStats) (*batch.Scheduler, error) {
 	b, err := NewBuilder(pl, p.Mix.Datasets, asm, p.Pool, BuilderOptions{
 		Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log,
 	})
@@ -227,7 +257,7 @@ func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaM
 		return meta, err
 	}
 	limit := pl.NumBatches() // the val view is one pass
-	if pl == p.Mix.Train {
+	if train {
 		limit = pl.MaxBatch() + 1 // train serves later epochs by name
 	}
 	return batch.NewScheduler(batch.Config{
@@ -241,15 +271,17 @@ func (p *Pipeline) view(pl *plan.Plan, asm []*pairs.Assembler, meta config.MetaM
 	})
 }
 
-// batchMemShare is the share of --mem that holds a view's batches.
+// batchMemShare is the share of --mem that holds one rank's view's
+// batches.
 func (p *Pipeline) batchMemShare(val bool) float64 {
+	share := batchShare * 3 / 4
 	switch {
 	case p.Val == nil:
-		return batchShare
+		share = batchShare
 	case val:
-		return batchShare / 4
+		share = batchShare / 4
 	}
-	return batchShare * 3 / 4
+	return share / float64(len(p.Ranks))
 }
 
 // memPerReader is the --mem that holds one more batch of the view: each
@@ -267,6 +299,10 @@ func (p *Pipeline) memPerReader(s *batch.Scheduler, val bool) int64 {
 func (p *Pipeline) memoryInfo() map[string]any {
 	per := p.memPerReader(p.Train, false)
 	slots := p.Train.Budget() / p.Train.BatchBytes()
+	rule := "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once"
+	if len(p.Ranks) > 1 {
+		rule = "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once in one rank"
+	}
 	return map[string]any{
 		"budget_bytes":                p.opts.Mem,
 		"batch_bytes":                 p.Train.BatchBytes(),
@@ -275,7 +311,7 @@ func (p *Pipeline) memoryInfo() map[string]any {
 		"max_concurrent_readers":      max(slots-1, 1),
 		"min_mem_bytes_per_reader":    per,
 		"min_mem_bytes":               2 * per,
-		"min_mem_rule":                "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once",
+		"min_mem_rule":                rule,
 	}
 }
 
@@ -297,15 +333,26 @@ func (p *Pipeline) warnMemory() {
 	}
 }
 
+// schedulers are the views of every rank.
+func (p *Pipeline) schedulers() []*batch.Scheduler {
+	var out []*batch.Scheduler
+	for _, r := range p.Ranks {
+		for _, s := range []*batch.Scheduler{r.Train, r.Val} {
+			if s != nil {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
 // Close stops everything.
 func (p *Pipeline) Close() {
 	if p.prefetch != nil {
 		p.prefetch.close()
 	}
-	for _, s := range []*batch.Scheduler{p.Train, p.Val} {
-		if s != nil {
-			s.Close()
-		}
+	for _, s := range p.schedulers() {
+		s.Close()
 	}
 	if p.Pool != nil {
 		p.Pool.Close()
@@ -319,10 +366,8 @@ func (p *Pipeline) Close() {
 // StopReadahead stops building batches ahead of demand: on shutdown, only
 // the readers already there are served.
 func (p *Pipeline) StopReadahead() {
-	for _, s := range []*batch.Scheduler{p.Train, p.Val} {
-		if s != nil {
-			s.StopReadahead()
-		}
+	for _, s := range p.schedulers() {
+		s.StopReadahead()
 	}
 }
 
@@ -335,11 +380,26 @@ func (p *Pipeline) View(val bool) *batch.Scheduler {
 	return p.Train
 }
 
-// Info returns info.json.
-func (p *Pipeline) Info() []byte { return p.info }
+// MultiRank reports whether the pipeline serves ranks by directory
+// (Options.Ranks set), rank/R/ each, rather than one rank at the top.
+func (p *Pipeline) MultiRank() bool { return len(p.opts.Ranks) > 0 }
 
-// infoJSON is the static description of the mount.
-func (p *Pipeline) infoJSON() ([]byte, error) {
+// Info returns the top directory's info.json: the one rank's, or with
+// several (MultiRank) the daemon's, which lists the ranks and leaves the
+// views to each rank's own (Rank.Info).
+func (p *Pipeline) Info() []byte {
+	if p.MultiRank() {
+		return p.info
+	}
+	return p.Ranks[0].info
+}
+
+// Info returns the rank's info.json.
+func (r *Rank) Info() []byte { return r.info }
+
+// infoJSON is the static description of rank r's views, or with r nil of
+// the daemon.
+func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 	view := func(s *batch.Scheduler, pl *plan.Plan) map[string]any {
 		if s == nil {
 			return nil
@@ -359,7 +419,6 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 		"pid":           os.Getpid(),
 		"config":        p.Mix.Config,
 		"seed":          p.Mix.Config.Seed,
-		"num_batches":   p.Train.Len(),
 		"batch_size":    shape[0],
 		"frames": map[string]any{
 			"shape":  shape,
@@ -368,15 +427,28 @@ func (p *Pipeline) infoJSON() ([]byte, error) {
 		},
 		"meta":       p.Mix.Config.Meta,
 		"decoder":    p.Pool.Decoder(),
-		"rank":       p.opts.Rank,
-		"world":      max(p.opts.World, 1),
-		"train":      view(p.Train, p.Mix.Train),
-		"val":        view(p.Val, p.Mix.Val),
+		"world":      p.Mix.World,
 		"action_dim": p.Mix.MaxActionDim,
 		"state_dim":  p.Mix.MaxStateDim,
 		"datasets":   p.datasetDims(),
 		"memory":     p.memoryInfo(),
 	}
+	if p.MultiRank() {
+		ranks := make([]int, len(p.Ranks))
+		for i, r := range p.Ranks {
+			ranks[i] = r.Rank
+		}
+		info["ranks"] = ranks
+	}
+	if r == nil {
+		info["num_batches"] = p.Train.Len()
+		info["rank_dirs"] = "rank/R: info.json, stats.json, batches/, val/batches/ of each rank R in ranks"
+		return json.MarshalIndent(info, "", "  ")
+	}
+	info["rank"] = r.Rank
+	info["num_batches"] = r.Train.Len()
+	info["train"] = view(r.Train, r.plans.Train)
+	info["val"] = view(r.Val, r.plans.Val)
 	return json.MarshalIndent(info, "", "  ")
 }
 
@@ -391,8 +463,22 @@ func (p *Pipeline) datasetDims() map[string]any {
 	return out
 }
 
-// Stats returns stats.json: the pipeline's live state.
+// Stats returns the top directory's stats.json: the pipeline's live
+// state, with the views of the one rank, or with several (MultiRank) of
+// every rank under "ranks".
 func (p *Pipeline) Stats() []byte {
+	if p.MultiRank() {
+		return p.stats(nil)
+	}
+	return p.stats(p.Ranks[0])
+}
+
+// RankStats returns rank r's stats.json: the pipeline's live state, with
+// r's views. The caches, fetches and samples are the daemon's, shared by
+// every rank.
+func (p *Pipeline) RankStats(r *Rank) []byte { return p.stats(r) }
+
+func (p *Pipeline) stats(r *Rank) []byte {
 	rss, peak := ReadRSS()
 	st := &p.Storage.Fetch
 	ram, disk := &p.Store.Stats, &p.Storage.Disk.Stats
@@ -426,8 +512,6 @@ func (p *Pipeline) Stats() []byte {
 	}
 	out := map[string]any{
 		"uptime_s":      time.Since(p.started).Seconds(),
-		"train":         sched(p.Train),
-		"val":           sched(p.Val),
 		"build_latency": p.BuildLatency.Summary(),
 		"read_latency":  p.ReadLatency.Summary(),
 		"ram_cache": map[string]any{
@@ -455,6 +539,15 @@ func (p *Pipeline) Stats() []byte {
 		"samples_per_dataset": perDataset(p.Builds),
 		"substitutions":       subs,
 		"bad_episodes":        bad,
+	}
+	if r != nil {
+		out["train"], out["val"] = sched(r.Train), sched(r.Val)
+	} else {
+		ranks := map[string]any{}
+		for _, r := range p.Ranks {
+			ranks[strconv.Itoa(r.Rank)] = map[string]any{"train": sched(r.Train), "val": sched(r.Val)}
+		}
+		out["ranks"] = ranks
 	}
 	out["decode_memory"] = decodeMemoryStats(p.decodeMem)
 	if u := p.Builds.Unusable(); len(u) > 0 {

@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 
+from ._dist import rank_world
+
 # Metadata fields that become arrays, and their dtypes; the others (names,
 # ids, language) stay lists of str.
 _ARRAY_FIELDS = {
@@ -27,7 +29,7 @@ def _path(mount):
 
 
 def read_info(mount):
-    """info.json of a mount, as a dict."""
+    """info.json of a mount (or of a rank directory), as a dict."""
     with open(os.path.join(_path(mount), "info.json")) as f:
         return json.load(f)
 
@@ -36,6 +38,36 @@ def read_stats(mount):
     """stats.json of a mount (its live counters), as a dict."""
     with open(os.path.join(_path(mount), "stats.json")) as f:
         return json.load(f)
+
+
+def rank_dir(mount, rank=None):
+    """The directory that serves this process's batches.
+
+    A daemon started with --ranks serves rank R under MOUNT/rank/R; rank
+    None takes this process's rank from torch.distributed or the RANK
+    environment variable (see rank_world). A single-rank mount is its own
+    directory; there, a process of a larger world must be the rank the
+    mount was started for, or every rank would read the same batches.
+    Mismatches raise ValueError naming both.
+    """
+    path = _path(mount)
+    info = read_info(path)
+    if rank is None:
+        rank, world = rank_world()
+    else:
+        world = info["world"]
+    if "ranks" in info:
+        if world != info["world"]:
+            raise ValueError(f"{path} serves a world of {info['world']} ranks, but this process is rank {rank} of {world}")
+        if rank not in info["ranks"]:
+            raise ValueError(f"{path} serves ranks {info['ranks']}, not rank {rank}: start this node's daemon with --ranks covering it")
+        return os.path.join(path, "rank", str(rank))
+    if world > 1 and (info.get("world", 1), info.get("rank", 0)) != (world, rank):
+        raise ValueError(
+            f"{path} serves rank {info.get('rank', 0)} of {info.get('world', 1)}, but this process is rank {rank} of {world}: "
+            f"mount with --world {world} --ranks covering every local rank (or --rank {rank} --world {world})"
+        )
+    return path
 
 
 def _meta_arrays(meta):
@@ -83,11 +115,13 @@ class Batches:
 
     mmap: frames are mapped from the file (np.load(mmap_mode="r")) instead
     of read into memory; torch: items hold torch tensors (sharing the
-    arrays' memory) instead of numpy arrays.
+    arrays' memory) instead of numpy arrays. rank: which rank's batches a
+    daemon serving several (--ranks) gives; None takes this process's rank
+    from torch.distributed or the environment (see rank_dir).
     """
 
-    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False):
-        self.path = _path(mount)
+    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False, rank=None):
+        self.path = rank_dir(mount, rank)
         info = read_info(self.path)
         view = info["val"] if val else info["train"]
         if view is None:
@@ -135,13 +169,13 @@ class Loader:
     batch indices [start, stop) (stop defaults to the view's length);
     batches are a pure function of their index, so resuming a run is
     starting where it stopped. readahead is how many batches are read
-    ahead.
+    ahead. rank: as for Batches.
     """
 
-    def __init__(self, mount, val=False, start=0, stop=None, readahead=2, torch=False, pin_memory=False, meta=True):
+    def __init__(self, mount, val=False, start=0, stop=None, readahead=2, torch=False, pin_memory=False, meta=True, rank=None):
         if readahead < 1:
             raise ValueError(f"readahead {readahead}: need at least 1")
-        self.batches = Batches(mount, val=val, meta=meta, mmap=True)
+        self.batches = Batches(mount, val=val, meta=meta, mmap=True, rank=rank)
         self.start = start
         self.stop = len(self.batches) if stop is None else stop
         self.readahead = readahead

@@ -53,14 +53,16 @@ def _mounted(path):
 
 
 @contextlib.contextmanager
-def mount(config=None, mountpoint=None, *, rank=None, world=None, args=(), binary=None, timeout=120):
+def mount(config=None, mountpoint=None, *, rank=None, world=None, ranks=None, args=(), binary=None, timeout=120):
     """Run `oxefs mount` for the duration of a with block.
 
     config: a mix config file (None: the built-in demo mix). mountpoint: a
     directory (None: a new temporary one, removed afterwards). rank, world:
     the data-parallel rank and world size (None: from torch.distributed
     when it is initialised, else the RANK and WORLD_SIZE environment
-    variables, else a single rank). args: more command-line flags, e.g.
+    variables, else a single rank). ranks: serve several ranks of world
+    from this one daemon, each under rank/R/ (a string such as "0-7", or a
+    list of ints); rank is then ignored. args: more command-line flags, e.g.
     ["--mem", "8GiB"]. The daemon is stopped (SIGTERM) and the directory
     unmounted when the block ends, also on an error; a daemon that stops
     before info.json appears, or within timeout seconds, raises OxefsError
@@ -75,7 +77,14 @@ def mount(config=None, mountpoint=None, *, rank=None, world=None, args=(), binar
     cmd = [exe, "mount", path]
     if config is not None:
         cmd += ["--config", os.fspath(config)]
-    if world > 1:
+    if ranks is not None:
+        if not isinstance(ranks, str):
+            ranks = [int(r) for r in ranks]
+            if world == 1 and ranks:
+                world = max(ranks) + 1  # not set, not distributed: just these
+            ranks = ",".join(map(str, ranks))
+        cmd += ["--ranks", ranks, "--world", str(world)]
+    elif world > 1:
         cmd += ["--rank", str(rank), "--world", str(world)]
     cmd += list(args)
     log = tempfile.NamedTemporaryFile(prefix="oxefs-mount-", suffix=".log", delete=False)
