@@ -37,6 +37,8 @@ type Source interface {
 	Stats() []byte
 	// Name says what is measured ("mount /tmp/oxe", "in-process mix.yaml").
 	Name() string
+	// CPU is the processor time used so far.
+	CPU() CPU
 }
 
 // Options configures Run.
@@ -75,8 +77,10 @@ type Result struct {
 	// Wall is the measured phase's duration; FirstBatch the time from the
 	// start to the first batch read.
 	Wall, FirstBatch time.Duration
-	Info             Info
-	Stats            json.RawMessage // the source's stats.json at the end
+	// CPU is the processor time the measured phase used.
+	CPU   CPU
+	Info  Info
+	Stats json.RawMessage // the source's stats.json at the end
 }
 
 // Info is what the benchmark needs from info.json.
@@ -134,10 +138,11 @@ func Run(ctx context.Context, src Source, opts Options) (*Result, error) {
 		measureFrom time.Time
 		firstOnce   sync.Once
 	)
+	var cpuFrom CPU
 	warmLeft.Store(opts.Warmup)
 	if opts.Warmup == 0 {
 		close(warmDone)
-		measureFrom = start
+		measureFrom, cpuFrom = start, src.CPU()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -177,7 +182,7 @@ func Run(ctx context.Context, src Source, opts Options) (*Result, error) {
 				mu.Unlock()
 				if warm && warmLeft.Add(-1) == 0 {
 					mu.Lock()
-					measureFrom = time.Now()
+					measureFrom, cpuFrom = time.Now(), src.CPU()
 					mu.Unlock()
 					close(warmDone)
 				}
@@ -200,6 +205,8 @@ func Run(ctx context.Context, src Source, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Wall = time.Since(measureFrom)
+	cpu := src.CPU()
+	res.CPU = CPU{Pipeline: cpu.Pipeline - cpuFrom.Pipeline, Reader: cpu.Reader - cpuFrom.Reader}
 	res.Stats = json.RawMessage(src.Stats())
 	return res, nil
 }
@@ -238,25 +245,29 @@ func countDatasets(meta []byte) (map[string]int, string) {
 
 // Summary is what a run measured: the table printed and --json's object.
 type Summary struct {
-	Source       string             `json:"source"`
-	Readers      int                `json:"readers"`
-	Batches      int64              `json:"batches"`
-	BatchSize    int                `json:"batch_size"`
-	BatchesPerS  float64            `json:"batches_per_s"`
-	SamplesPerS  float64            `json:"samples_per_s"`
-	MBPerS       float64            `json:"mb_per_s"`
-	Latency      batch.Summary      `json:"latency"`
-	FirstBatchS  float64            `json:"time_to_first_batch_s"`
-	PeakRSS      int64              `json:"daemon_peak_rss_bytes"`
-	MemBudget    int64              `json:"daemon_mem_budget_bytes"`
-	RAMHitRate   float64            `json:"ram_cache_hit_rate"`
-	DiskHitRate  float64            `json:"disk_cache_hit_rate"`
-	FetchedBytes int64              `json:"fetched_bytes"`
-	Decoder      string             `json:"decoder"`
-	Shares       map[string]float64 `json:"shares"`
-	Targets      map[string]float64 `json:"targets"`
-	MaxDeviation float64            `json:"max_share_deviation"`
-	Mixture      MixtureSummary     `json:"mixture"`
+	Source      string        `json:"source"`
+	Readers     int           `json:"readers"`
+	Batches     int64         `json:"batches"`
+	BatchSize   int           `json:"batch_size"`
+	BatchesPerS float64       `json:"batches_per_s"`
+	SamplesPerS float64       `json:"samples_per_s"`
+	MBPerS      float64       `json:"mb_per_s"`
+	Latency     batch.Summary `json:"latency"`
+	FirstBatchS float64       `json:"time_to_first_batch_s"`
+	// CPU per sample over the measured phase: the process building
+	// batches, and the reader when it is another process (a mount).
+	PipelineCPUms float64            `json:"pipeline_cpu_ms_per_sample"`
+	ReaderCPUms   float64            `json:"reader_cpu_ms_per_sample"`
+	PeakRSS       int64              `json:"daemon_peak_rss_bytes"`
+	MemBudget     int64              `json:"daemon_mem_budget_bytes"`
+	RAMHitRate    float64            `json:"ram_cache_hit_rate"`
+	DiskHitRate   float64            `json:"disk_cache_hit_rate"`
+	FetchedBytes  int64              `json:"fetched_bytes"`
+	Decoder       string             `json:"decoder"`
+	Shares        map[string]float64 `json:"shares"`
+	Targets       map[string]float64 `json:"targets"`
+	MaxDeviation  float64            `json:"max_share_deviation"`
+	Mixture       MixtureSummary     `json:"mixture"`
 }
 
 // MixtureSummary is mixture_summary.txt.
@@ -303,6 +314,10 @@ func (r *Result) Summarise() Summary {
 		s.BatchesPerS = float64(len(m)) / secs
 		s.SamplesPerS = s.BatchesPerS * float64(r.Info.BatchSize)
 		s.MBPerS = float64(bytes) / 1e6 / secs
+	}
+	if n := float64(len(m) * r.Info.BatchSize); n > 0 {
+		s.PipelineCPUms = float64(r.CPU.Pipeline) / float64(time.Millisecond) / n
+		s.ReaderCPUms = float64(r.CPU.Reader) / float64(time.Millisecond) / n
 	}
 	for d, c := range counts {
 		s.Shares[d] = float64(c) / float64(samples)

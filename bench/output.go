@@ -125,6 +125,11 @@ func (s Summary) Print(w io.Writer) {
 	row("throughput", "%.2f batches/s   %.1f samples/s   %.1f MB/s", s.BatchesPerS, s.SamplesPerS, s.MBPerS)
 	row("latency", "p50 %s   p90 %s   p99 %s   max %s", ms(s.Latency.P50), ms(s.Latency.P90), ms(s.Latency.P99), ms(s.Latency.Max))
 	row("time to first batch", "%s", ms(s.FirstBatchS))
+	if s.ReaderCPUms > 0 {
+		row("CPU per sample", "%.2f ms daemon + %.2f ms reader = %.2f ms", s.PipelineCPUms, s.ReaderCPUms, s.PipelineCPUms+s.ReaderCPUms)
+	} else if s.PipelineCPUms > 0 {
+		row("CPU per sample", "%.2f ms (this process: pipeline and readers)", s.PipelineCPUms)
+	}
 	if s.MemBudget > 0 {
 		row("daemon peak RSS", "%.0f MiB (--mem %.0f MiB)", float64(s.PeakRSS)/(1<<20), float64(s.MemBudget)/(1<<20))
 	}

@@ -60,6 +60,16 @@ func (m Mount) Info() []byte { return viewInfo(mustRead(filepath.Join(m.Dir, "in
 // Stats reads stats.json.
 func (m Mount) Stats() []byte { return mustRead(filepath.Join(m.Dir, "stats.json")) }
 
+// CPU is the daemon's processor time (its pid from info.json; zero if it
+// runs where /proc does not show it) and this process's.
+func (m Mount) CPU() CPU {
+	c := CPU{Reader: selfCPU()}
+	if pid := daemonPID(mustRead(filepath.Join(m.Dir, "info.json"))); pid > 0 {
+		c.Pipeline, _ = processCPU(pid)
+	}
+	return c
+}
+
 func mustRead(path string) []byte {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -120,3 +130,6 @@ func (s InProcess) Info() []byte { return viewInfo(s.P.Info(), s.Val) }
 
 // Stats returns the pipeline's stats.json.
 func (s InProcess) Stats() []byte { return s.P.Stats() }
+
+// CPU is this process's processor time: the pipeline and its readers.
+func (s InProcess) CPU() CPU { return CPU{Pipeline: selfCPU()} }
