@@ -1,6 +1,9 @@
 package episode
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Key names one episode of a dataset: the Index-th episode of shard Shard
 // of split Split. A shard is the format's unit of storage locality (an RLDS
@@ -21,6 +24,36 @@ type Range struct {
 
 // Len is the number of episodes in the range.
 func (r Range) Len() int64 { return r.To - r.From }
+
+// Segment is a run of consecutive episodes of one shard, part of a split
+// selection.
+type Segment struct {
+	Split string // the split the shard belongs to: "train"
+	Shard int    // shard index within the split
+	First int    // first record within the shard
+	Count int    // number of records
+}
+
+// Segments cuts ranges at shard boundaries, in order.
+func (in *Info) Segments(ranges []Range) ([]Segment, error) {
+	var segs []Segment
+	for _, r := range ranges {
+		si, ok := in.Split(r.Split)
+		if !ok {
+			return nil, fmt.Errorf("no split %q", r.Split)
+		}
+		for i := r.From; i < r.To; {
+			shard, rec := si.Locate(i)
+			if shard < 0 {
+				return nil, fmt.Errorf("split %s: episode %d out of range", r.Split, i)
+			}
+			n := min(r.To-i, si.ShardEpisodes[shard]-rec)
+			segs = append(segs, Segment{Split: r.Split, Shard: shard, First: int(rec), Count: int(n)})
+			i += n
+		}
+	}
+	return segs, nil
+}
 
 // Split is one split of a dataset.
 type Split struct {

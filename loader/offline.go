@@ -87,7 +87,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 // selections.
 func missingOf(o opened, needLengths bool) []string {
 	ranges := append(slices.Clone(o.train), o.val...)
-	segs, err := SegmentsOf(o.ds.Data.Info(), ranges)
+	segs, err := o.ds.Data.Info().Segments(ranges)
 	if err != nil {
 		return []string{err.Error()}
 	}

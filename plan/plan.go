@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/keyed"
 )
 
@@ -39,12 +40,7 @@ type Options struct {
 
 // Segment is a run of consecutive records of one shard, part of a split
 // selection.
-type Segment struct {
-	Split string // the TFDS split the shard belongs to: "train"
-	Shard int    // shard index within the split
-	First int    // first record within the shard
-	Count int    // number of records
-}
+type Segment = episode.Segment
 
 // DatasetShape is everything the plan needs to know about one dataset.
 type DatasetShape struct {

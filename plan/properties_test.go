@@ -47,11 +47,11 @@ func coverageCases() []coverageCase {
 	// splits.
 	rng := rand.New(rand.NewPCG(5, 6))
 	b := DatasetShape{Name: "pairs", Split: "train[5:]+val", Weight: config.NewWeight(1, 1), MinOffset: 3,
-		Segments: []Segment{{"train", 0, 5, 15}, {"train", 1, 0, 20}, {"train", 2, 0, 7}, {"val", 0, 0, 6}, {"val", 1, 0, 4}}}
+		Segments: []Segment{{Split: "train", Shard: 0, First: 5, Count: 15}, {Split: "train", Shard: 1, First: 0, Count: 20}, {Split: "train", Shard: 2, First: 0, Count: 7}, {Split: "val", Shard: 0, First: 0, Count: 6}, {Split: "val", Shard: 1, First: 0, Count: 4}}}
 	c = coverageCase{
 		name:   "samples_per_episode 0",
 		opts:   Options{Seed: 12, BatchSize: 24, SamplesPerEpisode: 0, WindowShards: 2},
-		shapes: []DatasetShape{b, {Name: "other", Weight: config.NewWeight(1, 1), MinOffset: 1, Segments: []Segment{{"train", 0, 0, 10}}, Lengths: repeat32(10, 30)}},
+		shapes: []DatasetShape{b, {Name: "other", Weight: config.NewWeight(1, 1), MinOffset: 1, Segments: []Segment{{Split: "train", Shard: 0, First: 0, Count: 10}}, Lengths: repeat32(10, 30)}},
 	}
 	for _, sg := range b.Segments {
 		for r := range sg.Count {
@@ -152,7 +152,7 @@ func TestCoverage(t *testing.T) {
 // unreadable episodes and never plans a t without a valid pair.
 func TestTooShortEpisodes(t *testing.T) {
 	s := DatasetShape{Name: "d", Weight: config.NewWeight(1, 1), MinOffset: 5,
-		Segments: []Segment{{"train", 0, 0, 6}},
+		Segments: []Segment{{Split: "train", Shard: 0, First: 0, Count: 6}},
 		Lengths:  []int32{6, 5, -1, 0, 10, 1}}
 	p := mustPlan(t, Options{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
 	d := p.Info().Datasets[0]

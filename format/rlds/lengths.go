@@ -219,64 +219,43 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 	if len(todo) == 0 {
 		return l, nil
 	}
-	type job struct {
-		split  string
-		shard  int
-		first  int64 // index within the split of the shard's first record
-		length int64
-	}
-	var jobs []job
+	var ranges []episode.Range
 	for _, name := range todo {
 		s, ok := d.Meta.Split(name)
 		if !ok {
 			return nil, fmt.Errorf("dataset %s: no split %q (valid: %v)", d.Name, name, d.Splits())
 		}
 		l.Splits[name] = make([]int32, s.NumExamples())
-		var first int64
-		for i, n := range s.ShardLengths {
-			jobs = append(jobs, job{name, i, first, n})
-			first += n
+		ranges = append(ranges, episode.Range{Split: name, From: 0, To: s.NumExamples()})
+	}
+	segs, err := d.info.Segments(ranges)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
+	}
+	// at[k] is segment k's first episode's index within its split: the
+	// segments cover whole splits, in order.
+	at := make([]int, len(segs))
+	for k := 1; k < len(segs); k++ {
+		if segs[k].Split == segs[k-1].Split {
+			at[k] = at[k-1] + segs[k-1].Count
 		}
 	}
-	var (
-		g, gctx = errgroup.WithContext(ctx)
-		results = make([][]string, len(jobs)) // corrupt ids per job
-	)
-	g.SetLimit(max(workers, 1))
-	for ji, j := range jobs {
-		g.Go(func() error {
-			out := l.Splits[j.split][j.first : j.first+j.length]
-			if d.cached != nil {
-				// Every record is read: the whole shard in one download
-				// beats a request per record. Held open, it stays cached
-				// until the loop is done. Errors are the loads' to report.
-				if name, err := d.ShardName(j.split, j.shard); err == nil {
-					if f, _, err := d.openShard(gctx, name, false); err == nil {
-						defer f.Close()
-					}
-				}
-			}
-			for r := range int(j.length) {
-				ref := Ref{Split: j.split, Shard: j.shard, Record: r}
-				ep, err := d.load(gctx, ref)
-				switch {
-				case err == nil:
-					out[r] = int32(ep.steps)
-				case errors.Is(err, episode.ErrCorrupt):
-					out[r] = -1
-					results[ji] = append(results[ji], d.EpisodeID(ref))
-					d.store.log.Warn("corrupt episode while indexing lengths", "err", err)
-				default:
-					return err
-				}
-				if progress != nil {
-					progress(1)
-				}
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	results := make([][]string, len(segs)) // corrupt ids per segment
+	err = d.Scan(ctx, segs, workers, func(seg int, ref Ref, ep episode.Episode, err error) error {
+		i := at[seg] + ref.Record - segs[seg].First
+		if err != nil {
+			l.Splits[ref.Split][i] = -1
+			results[seg] = append(results[seg], d.EpisodeID(ref))
+			d.store.log.Warn("corrupt episode while indexing lengths", "err", err)
+		} else {
+			l.Splits[ref.Split][i] = int32(ep.Steps())
+		}
+		if progress != nil {
+			progress(1)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("dataset %s: length index: %w", d.Name, err)
 	}
 	for _, ids := range results {
