@@ -103,19 +103,25 @@ func (p *lineProgress) line() error {
 	return err
 }
 
-// indexProgress shows episode-length indexing, one bar per dataset.
+// indexProgress shows episode-length indexing and statistics passes, one
+// bar per dataset and pass.
 func indexProgress() func(loader.IndexProgress) {
 	var (
 		mu   sync.Mutex
-		bars = map[string]progress{}
+		bars = map[loader.IndexProgress]progress{}
 	)
 	return func(p loader.IndexProgress) {
 		mu.Lock()
 		defer mu.Unlock()
-		bar := bars[p.Dataset]
+		k := loader.IndexProgress{Dataset: p.Dataset, Stats: p.Stats}
+		bar := bars[k]
 		if bar == nil {
-			bar = newBar(p.Total, fmt.Sprintf("indexing %s episode lengths", p.Dataset), "episodes")
-			bars[p.Dataset] = bar
+			what := fmt.Sprintf("indexing %s episode lengths", p.Dataset)
+			if p.Stats {
+				what = fmt.Sprintf("%s statistics", p.Dataset)
+			}
+			bar = newBar(p.Total, what, "episodes")
+			bars[k] = bar
 		}
 		_ = bar.Set64(p.Done)
 		if p.Done >= p.Total {

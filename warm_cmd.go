@@ -18,6 +18,7 @@ type warmCmd struct {
 	pipelineFlags
 	All     bool  `help:"Fetch every train shard of every dataset, not only those the first batches need."`
 	Batches int64 `help:"Fetch the train shards of this many batches from the start, in plan order." default:"10000"`
+	Stats   bool  `help:"Also compute each dataset's normalisation statistics (as oxefs stats does; it reads every train episode, so every train shard is fetched)."`
 }
 
 // Run opens the mix (which builds missing episode-length indexes, with
@@ -56,7 +57,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	if len(trainRefs)+len(valRefs) == 0 {
 		fmt.Println("every dataset is local: shards are read in place, nothing to fetch; episode-length indexes are ready")
-		return nil
+		return c.stats(ctx, p)
 	}
 	remote := append(append([]rlds.ShardRef(nil), trainRefs...), valRefs...)
 	bar := newBar(int64(len(remote)), "fetching shards", "shards")
@@ -80,7 +81,15 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	fmt.Println("mount --offline can serve this mix from this cache")
-	return nil
+	return c.stats(ctx, p)
+}
+
+// stats computes and prints the statistics with --stats.
+func (c *warmCmd) stats(ctx context.Context, p *loader.Pipeline) error {
+	if !c.Stats {
+		return nil
+	}
+	return printStats(ctx, p, c.Workers, false)
 }
 
 // remoteRefs keeps the shards of sources whose files are not read in place.

@@ -25,6 +25,7 @@ type Config struct {
 	Resize            ResizeMode      `json:"resize"`
 	WindowShards      int             `json:"window_shards"`
 	NumBatches        int64           `json:"num_batches,omitempty"` // 0: one pass over the sample units
+	Normalize         Normalize       `json:"normalize"`
 	Datasets          []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key
@@ -48,6 +49,16 @@ type DatasetConfig struct {
 	line  int            // line of the entry
 	lines map[string]int // line of each key
 }
+
+// Normalize says how batches normalise actions and states with each
+// dataset's statistics.
+type Normalize struct {
+	Action NormMode `json:"action"`
+	State  NormMode `json:"state"`
+}
+
+// Any reports whether anything is normalised.
+func (n Normalize) Any() bool { return n.Action != NormNone || n.State != NormNone }
 
 // Offset is a dataset's frame offset, the distance from a sample's first
 // frame to its last: a fixed value (Min == Max) or a range [Min, Max]

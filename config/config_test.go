@@ -58,6 +58,7 @@ stride: 2
 resize: pad
 window_shards: 8
 num_batches: 100000
+normalize: {action: q01_q99, state: mean_std}
 datasets:
   - name: bridge
     source: gs://gresearch/robotics/bridge/0.1.0
@@ -77,11 +78,11 @@ datasets:
 	}
 	if c.Seed != 1<<64-1 || c.BatchSize != 128 || c.ImageSize != [2]int{224, 320} || c.Layout != BCFHW ||
 		c.Meta != MetaDataset || c.SamplesPerEpisode != 0 || c.PairFrames != FramesStride || c.Stride != 2 || c.Resize != Pad ||
-		c.WindowShards != 8 || c.NumBatches != 100000 || c.Frames() != 4 {
+		c.WindowShards != 8 || c.NumBatches != 100000 || c.Frames() != 4 || c.Normalize != (Normalize{NormQuantile, NormMeanStd}) {
 		t.Fatalf("%+v", c)
 	}
 	d := c.Datasets[0]
-	if d.ValSplit != "train[90%:]" || d.Robot != "WidowX" || d.Offset != (Offset{6, 6}) || len(d.ActionKeys) != 2 || d.Line("robot") != 25 {
+	if d.ValSplit != "train[90%:]" || d.Robot != "WidowX" || d.Offset != (Offset{6, 6}) || len(d.ActionKeys) != 2 || d.Line("robot") != 26 {
 		t.Fatalf("%+v (robot on line %d)", d, d.Line("robot"))
 	}
 }
@@ -117,6 +118,9 @@ func TestParseErrors(t *testing.T) {
 		{"meta", "meta: all\n" + ds, []string{`meta: "all" is not one of full, dataset, none`}},
 		{"pair_frames", "pair_frames: pairs\n" + ds, []string{`pair_frames: "pairs" is not one of endpoints, all, stride, fixed_n`}},
 		{"resize", "resize: stretch\n" + ds, []string{`resize: "stretch" is not one of squash, crop, pad`}},
+		{"normalize mode", "normalize: {action: minmax}\n" + ds, []string{"line 1", `normalize.action: "minmax" is not one of none, q01_q99, mean_std`}},
+		{"normalize key", "normalize: {actions: q01_q99}\n" + ds, []string{`unknown key "actions"`, "did you mean action?", "valid keys: action, state"}},
+		{"normalize scalar", "normalize: q01_q99\n" + ds, []string{"normalize: must be a mapping such as {action: q01_q99}"}},
 		{"batch_size 0", "batch_size: 0\n" + ds, []string{"line 1", "batch_size: must be in 1..65536, got 0"}},
 		{"batch_size negative", "batch_size: -4\n" + ds, []string{"batch_size: must be in 1..65536, got -4"}},
 		{"batch_size string", "batch_size: \"64\"\n" + ds, []string{"batch_size: must be an integer", `got "64"`}},

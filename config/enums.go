@@ -172,3 +172,36 @@ func ParseMetaMode(s string) (MetaMode, error) {
 	i, err := metaModes.parse(s)
 	return MetaMode(i), err
 }
+
+// NormMode says how a batch's actions or states are normalised with their
+// dataset's statistics (oxefs stats), per dimension; padded dimensions stay
+// 0 in every mode.
+type NormMode uint8
+
+const (
+	// NormNone: the values as stored (summed over the offset, for
+	// actions). The default.
+	NormNone NormMode = iota
+	// NormQuantile: 2·(x − q01)/(q99 − q01) − 1, clipped to [−1, 1]; a
+	// dimension whose q99 equals its q01 gives 0.
+	NormQuantile
+	// NormMeanStd: (x − mean)/std; a dimension whose std is 0 gives x − mean.
+	NormMeanStd
+)
+
+var normModes = names{"normalize", []string{"none", "q01_q99", "mean_std"}}
+
+func (m NormMode) String() string { return normModes.name(uint8(m), "NormMode") }
+
+// Valid reports whether m is one of the modes.
+func (m NormMode) Valid() bool { return normModes.valid(uint8(m)) }
+
+// MarshalText writes the mode's name, as the config spells it.
+func (m NormMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// ParseNormMode reads a normalize value; an unknown one is a *ConfigError
+// listing the valid choices.
+func ParseNormMode(s string) (NormMode, error) {
+	i, err := normModes.parse(s)
+	return NormMode(i), err
+}

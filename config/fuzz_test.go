@@ -48,6 +48,8 @@ func FuzzParse(f *testing.F) {
 			"    language_key: steps/language_instruction\n    action_keys: [steps/action]\n    state_key: steps/observation/state\n    robot: widowx\n" +
 			"  - {name: b, source: /y, weight: proportionate, offset: 4}\n",
 		"pair_frames: stride\nstride: 2\ndatasets:\n  - {source: /d/bridge/0.1.0, offset: 4}\n",
+		"normalize: {action: q01_q99, state: mean_std}\ndatasets:\n  - {source: /x, action_keys: [a]}\n",
+		"normalize:\n  action: none\n  state: q01_q99\n  state: none\ndatasets: [{source: /x}]\n",
 		"x: &a [1, 2]\ny: *a\n",
 		"datasets: [{name: a, source: /x, weight: 1/3}, {name: b, source: /x, weight: 1e-5}]",
 		"datasets:\n  - &d {name: a, source: /x}\n  - *d\n",

@@ -14,8 +14,9 @@ import (
 // Keys of a config and of a dataset entry, in the order the docs list them.
 var (
 	configKeys = []string{"seed", "batch_size", "image_size", "layout", "meta", "samples_per_episode",
-		"pair_frames", "stride", "num_frames", "resize", "window_shards", "num_batches", "datasets"}
-	datasetKeys = []string{"name", "source", "anonymous", "split", "val_split", "weight", "image_key",
+		"pair_frames", "stride", "num_frames", "resize", "window_shards", "num_batches", "normalize", "datasets"}
+	normalizeKeys = []string{"action", "state"}
+	datasetKeys   = []string{"name", "source", "anonymous", "split", "val_split", "weight", "image_key",
 		"offset", "language_key", "action_keys", "state_key", "robot"}
 )
 
@@ -105,6 +106,19 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 			f.int(&c.WindowShards)
 		case "num_batches":
 			f.int64(&c.NumBatches)
+		case "normalize":
+			if v.Kind != yaml.MappingNode {
+				f.bad("must be a mapping such as {action: q01_q99}")
+				return
+			}
+			p.mapping(v, "", normalizeKeys, map[string]int{}, func(key string, v *yaml.Node) {
+				g := field{p: p, key: "normalize." + key, v: v, line: v.Line}
+				if key == "action" {
+					enum(g, &c.Normalize.Action, ParseNormMode)
+				} else {
+					enum(g, &c.Normalize.State, ParseNormMode)
+				}
+			})
 		case "datasets":
 			p.datasets(c, v)
 		}

@@ -3,6 +3,7 @@ package loader
 import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/episodes"
+	"github.com/oxefs/oxefs/norm"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
 
@@ -65,6 +66,11 @@ type Dataset struct {
 	// ActionDim is the sum of the action keys' per-step sizes; StateDim the
 	// state key's per-step size (0 when not configured).
 	ActionDim, StateDim int
+	// Train is the split selection the train view samples from.
+	Train []episode.Range
+	// Norm holds the dataset's normalisation statistics, once loaded or
+	// computed (Mix.NormStats); nil before.
+	Norm *norm.Stats
 }
 
 // MixOptions configure Open.
@@ -91,10 +97,12 @@ type MixOptions struct {
 	Log     *slog.Logger
 }
 
-// IndexProgress is the state of one dataset's episode-length indexing.
+// IndexProgress is the state of one dataset's pass over its episodes:
+// episode-length indexing, or the statistics pass (Stats set).
 type IndexProgress struct {
 	Dataset     string
 	Done, Total int64
+	Stats       bool
 }
 
 // OpenMix opens the config's datasets through the store, validates the config
@@ -142,6 +150,7 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 	}
 	for j, o := range opened {
 		o.ds.Episodes = o.ds.Data
+		o.ds.Train = o.train
 		if opts.Episodes != nil {
 			o.ds.Episodes = opts.Episodes.Wrap(o.ds.Data)
 		}
@@ -462,7 +471,7 @@ func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths *rlds.Len
 		Weight:    d.Config.Weight,
 		MinOffset: d.Config.Offset.Min,
 	}
-	segs, err := SegmentsOf(d.Data.Info(), ranges)
+	segs, err := d.Data.Info().Segments(ranges)
 	if err != nil {
 		return s, fmt.Errorf("dataset %s: %w", d.Config.Name, err)
 	}
@@ -477,26 +486,4 @@ func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths *rlds.Len
 		}
 	}
 	return s, nil
-}
-
-// SegmentsOf maps resolved split ranges to the segments of a DatasetShape:
-// each range cut at shard boundaries.
-func SegmentsOf(info *episode.Info, ranges []episode.Range) ([]plan.Segment, error) {
-	var segs []plan.Segment
-	for _, r := range ranges {
-		si, ok := info.Split(r.Split)
-		if !ok {
-			return nil, fmt.Errorf("no split %q", r.Split)
-		}
-		for i := r.From; i < r.To; {
-			shard, rec := si.Locate(i)
-			if shard < 0 {
-				return nil, fmt.Errorf("split %s: episode %d out of range", r.Split, i)
-			}
-			n := min(r.To-i, si.ShardEpisodes[shard]-rec)
-			segs = append(segs, plan.Segment{Split: r.Split, Shard: shard, First: int(rec), Count: int(n)})
-			i += n
-		}
-	}
-	return segs, nil
 }

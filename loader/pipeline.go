@@ -147,6 +147,11 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Statistics already saved are shown in info.json; normalising needs
+	// them, so they are computed now where missing.
+	if err := p.Mix.NormStats(ctx, cfg.Normalize.Any(), opts.Workers, opts.Progress); err != nil {
+		return nil, err
+	}
 	asm, err := assemblers(p.Mix)
 	if err != nil {
 		return nil, err
@@ -202,7 +207,7 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 	out := make([]*pairs.Assembler, len(m.Datasets))
 	for i, d := range m.Datasets {
 		dc := d.Config
-		a, err := pairs.New(d.Data.Info(), pairs.Config{
+		pc := pairs.Config{
 			ImageKey:     d.Image.Key,
 			Frames:       cfg.FramesOf(&dc),
 			ActionKeys:   dc.ActionKeys,
@@ -215,7 +220,12 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 			Layout:       cfg.Layout,
 			MaxActionDim: m.MaxActionDim,
 			MaxStateDim:  m.MaxStateDim,
-		})
+		}
+		if d.Norm != nil {
+			pc.ActionNorm = affine(cfg.Normalize.Action, d.Norm.ActionSum)
+			pc.StateNorm = affine(cfg.Normalize.State, d.Norm.State)
+		}
+		a, err := pairs.New(d.Data.Info(), pc)
 		if err != nil {
 			return nil, err
 		}
@@ -454,11 +464,16 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 
 // datasetDims is info.json's datasets section: each dataset's own action
 // and state widths, the real dimensions in the padded arrays (the masks in
-// each batch's metadata say the same per sample).
+// each batch's metadata say the same per sample), and its normalisation
+// statistics once computed (oxefs stats).
 func (p *Pipeline) datasetDims() map[string]any {
 	out := make(map[string]any, len(p.Mix.Datasets))
 	for _, d := range p.Mix.Datasets {
-		out[d.Config.Name] = map[string]int{"action_dim": d.ActionDim, "state_dim": d.StateDim}
+		ds := map[string]any{"action_dim": d.ActionDim, "state_dim": d.StateDim}
+		if d.Norm != nil {
+			ds["stats"] = d.Norm
+		}
+		out[d.Config.Name] = ds
 	}
 	return out
 }

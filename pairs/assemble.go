@@ -238,6 +238,7 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 			m.Action = append(m.Action, sum)
 		}
 	}
+	a.cfg.ActionNorm.apply(m.Action)
 	m.Action = padZeros(m.Action, a.cfg.MaxActionDim)
 
 	m.InitialState = m.InitialState[:0]
@@ -247,6 +248,7 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 			return err
 		}
 		m.InitialState = append(m.InitialState, vals[sel.T*a.state.dim:(sel.T+1)*a.state.dim]...)
+		a.cfg.StateNorm.apply(m.InitialState)
 	}
 	m.InitialState = padZeros(m.InitialState, a.cfg.MaxStateDim)
 

@@ -52,4 +52,30 @@ type Config struct {
 	// dimensions of the mix; shorter ones are padded with zeros.
 	// Zero means this dataset's own.
 	MaxActionDim, MaxStateDim int
+	// ActionNorm and StateNorm, when set, normalise the dataset's own
+	// dimensions of the action (after summing) and of the state; padding
+	// stays 0.
+	ActionNorm, StateNorm *Affine
+}
+
+// Affine normalises a vector per dimension: x·Scale + Shift, then clipped
+// to [−1, 1] when Clip. Scale and Shift hold one value per dimension of
+// the dataset's own vector.
+type Affine struct {
+	Scale, Shift []float64
+	Clip         bool
+}
+
+// apply normalises v in place.
+func (a *Affine) apply(v []float64) {
+	if a == nil {
+		return
+	}
+	for j := range min(len(v), len(a.Scale)) {
+		x := v[j]*a.Scale[j] + a.Shift[j]
+		if a.Clip {
+			x = max(-1, min(1, x))
+		}
+		v[j] = x
+	}
 }

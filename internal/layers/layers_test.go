@@ -32,6 +32,7 @@ var layer = map[string]int{
 	"frames/...": 3,
 	"pairs":      3,
 	"episodes":   3,
+	"norm":       3,
 
 	"batch": 4,
 
@@ -55,13 +56,14 @@ var sideways = map[string][]string{
 	"frames":      {"frames/..."},
 	"plan":        {"keyed", "config"},
 	"pairs":       {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
+	"norm":        {"config"},                            // the offset range the statistics cover
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler and the frame decoders work on any format's data, and the
 // scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episodes", "pairs", "batch"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episodes", "pairs", "norm", "batch"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

@@ -1,0 +1,152 @@
+package loader
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sync"
+
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/norm"
+	"github.com/oxefs/oxefs/pairs"
+)
+
+// statsVersion names what the saved statistics mean; changing it
+// invalidates every saved set.
+const statsVersion = 1
+
+// statsKey identifies what a dataset's statistics are computed over: the
+// train selection, the keys and the offset range.
+func statsKey(d *Dataset) string {
+	b, _ := json.Marshal(struct {
+		Version    int
+		Train      []episode.Range
+		ActionKeys []string
+		StateKey   string
+		Offset     config.Offset
+	}{statsVersion, d.Train, d.Config.ActionKeys, d.Config.StateKey, d.Config.Offset})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// statsName is the file the statistics are saved in, beside the dataset's
+// length index: one per key, so mixes that read a dataset differently keep
+// theirs.
+func statsName(key string) string { return "normstats-" + key[:16] }
+
+// NormStats sets each dataset's Norm: the statistics saved for its bytes
+// and config, or, when compute is set, computed in one pass over its train
+// selection (workers shards at once; 0 means GOMAXPROCS) and saved. Without
+// compute, a dataset with none saved keeps Norm nil. progress, when set,
+// is told how each pass advances.
+func (m *Mix) NormStats(ctx context.Context, compute bool, workers int, progress func(IndexProgress)) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for _, d := range m.Datasets {
+		key := statsKey(d)
+		b, err := d.Data.LoadDerived(ctx, statsName(key), key)
+		if err == nil {
+			var s norm.Stats
+			if err := json.Unmarshal(b, &s); err == nil {
+				d.Norm = &s
+				continue
+			}
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("dataset %s: statistics: %w", d.Config.Name, err)
+		}
+		if !compute {
+			continue
+		}
+		s, err := computeStats(ctx, d, workers, progress)
+		if err != nil {
+			return fmt.Errorf("dataset %s: statistics: %w", d.Config.Name, err)
+		}
+		out, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		if err := d.Data.SaveDerived(ctx, statsName(key), key, out); err != nil {
+			return fmt.Errorf("dataset %s: save statistics: %w", d.Config.Name, err)
+		}
+		d.Norm = s
+	}
+	return nil
+}
+
+// computeStats reads every episode of d's train selection once.
+func computeStats(ctx context.Context, d *Dataset, workers int, progress func(IndexProgress)) (*norm.Stats, error) {
+	segs, err := d.Data.Info().Segments(d.Train)
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	for _, s := range segs {
+		total += int64(s.Count)
+	}
+	acc := norm.New(norm.Spec{ActionKeys: d.Config.ActionKeys, StateKey: d.Config.StateKey, Offset: d.Config.Offset},
+		d.ActionDim, d.StateDim, len(segs))
+	var (
+		mu   sync.Mutex
+		done int64
+	)
+	report := func() {
+		if progress == nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		progress(IndexProgress{Dataset: d.Config.Name, Done: done, Total: total, Stats: true})
+	}
+	if progress != nil {
+		progress(IndexProgress{Dataset: d.Config.Name, Total: total, Stats: true})
+	}
+	err = d.Data.Scan(ctx, segs, workers, func(seg int, _ episode.Key, ep episode.Episode, err error) error {
+		defer report()
+		if err == nil {
+			err = acc.Add(seg, ep)
+		}
+		if errors.Is(err, episode.ErrCorrupt) {
+			acc.Skip(seg)
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := acc.Stats()
+	return &s, nil
+}
+
+// affine turns a dataset's statistics into a batch's normalisation; nil
+// for NormNone or without the statistic.
+func affine(mode config.NormMode, s *norm.Stat) *pairs.Affine {
+	if mode == config.NormNone || s == nil || s.Count == 0 {
+		return nil
+	}
+	a := &pairs.Affine{Scale: make([]float64, len(s.Mean)), Shift: make([]float64, len(s.Mean))}
+	for j := range a.Scale {
+		switch mode {
+		case config.NormQuantile:
+			a.Clip = true
+			if span := s.Q99[j] - s.Q01[j]; span > 0 {
+				a.Scale[j] = 2 / span
+				a.Shift[j] = -2*s.Q01[j]/span - 1
+			}
+		case config.NormMeanStd:
+			a.Scale[j], a.Shift[j] = 1, -s.Mean[j]
+			if s.Std[j] > 0 {
+				a.Scale[j], a.Shift[j] = 1/s.Std[j], -s.Mean[j]/s.Std[j]
+			}
+		}
+	}
+	return a
+}
