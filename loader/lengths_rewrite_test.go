@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/oxefs/oxefs/norm"
 )
 
 // TestOpenAllPairsAfterRewrite: samples_per_episode 0 plans from the
@@ -56,5 +58,61 @@ func TestOpenAllPairsAfterRewrite(t *testing.T) {
 	}
 	if got, want := planned(), units(rewritten); got != want {
 		t.Fatalf("after the rewrite: %d units planned, want %d (the stale index gives %d)", got, want, units(steps))
+	}
+}
+
+// TestStatsAfterRewrite: saved statistics are reused for the same bytes
+// and config, and recomputed after a rewrite in place or for another
+// config, like the length index.
+func TestStatsAfterRewrite(t *testing.T) {
+	src := filepath.Join(fixtures, "tiny_bridge/1.0.0")
+	data := t.TempDir()
+	if err := os.CopyFS(data, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := func(offset string) string {
+		return "datasets:\n  - name: bridge\n    source: " + data + "\n    image_key: steps/observation/image\n" +
+			"    offset: " + offset + "\n    action_keys: [steps/action/world_vector]\n"
+	}
+	cacheDir := t.TempDir()
+	stats := func(y string, compute bool) *norm.Stats {
+		t.Helper()
+		m, err := openYAML(t, newStore(t, cacheDir), y, MixOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.NormStats(t.Context(), compute, 2, nil); err != nil {
+			t.Fatal(err)
+		}
+		return m.Datasets[0].Norm
+	}
+	if s := stats(cfg("2"), false); s != nil {
+		t.Fatal("statistics before any were computed")
+	}
+	first := stats(cfg("2"), true)
+	if first == nil {
+		t.Fatal("no statistics computed")
+	}
+	again := stats(cfg("2"), false)
+	if again == nil || again.ActionSum.Mean[0] != first.ActionSum.Mean[0] {
+		t.Fatalf("saved statistics not reused: %+v", again)
+	}
+	if s := stats(cfg("3"), false); s != nil {
+		t.Fatal("statistics of offset 2 served for offset 3")
+	}
+	// Shard 0 gets shard 1's records: other values, the same layout.
+	b, err := os.ReadFile(filepath.Join(data, "tiny_bridge-train.tfrecord-00001-of-00003"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "tiny_bridge-train.tfrecord-00000-of-00003"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := stats(cfg("2"), false); s != nil {
+		t.Fatal("statistics of the bytes before the rewrite were served")
+	}
+	after := stats(cfg("2"), true)
+	if after.ActionSum.Mean[0] == first.ActionSum.Mean[0] {
+		t.Fatal("the rewrite did not change the statistics")
 	}
 }
