@@ -105,7 +105,7 @@ func TestBenchMount(t *testing.T) {
 			t.Errorf("mixture_summary.txt lacks %q:\n%s", want, mix)
 		}
 	}
-	for _, name := range []string{"mixture_over_time.svg", "latency.svg"} {
+	for _, name := range []string{"mixture_over_time.svg", "mixture_shares.svg", "latency.svg"} {
 		f, err := os.Open(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)

@@ -27,9 +27,9 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// ticks is the kernel's clock-tick rate for /proc/PID/stat (USER_HZ), 100
+// userHZ is the kernel's clock-tick rate for /proc/PID/stat (USER_HZ), 100
 // on every Linux architecture Go supports.
-const ticks = 100
+const userHZ = 100
 
 // processCPU reads another process's user and system time from
 // /proc/PID/stat.
@@ -50,7 +50,7 @@ func processCPU(pid int) (time.Duration, error) {
 	if err1 != nil || err2 != nil {
 		return 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
-	return time.Duration(u+s) * time.Second / ticks, nil
+	return time.Duration(u+s) * time.Second / userHZ, nil
 }
 
 // daemonPID is the "pid" of info.json, 0 without one.

@@ -2,13 +2,16 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -35,7 +38,8 @@ func viewInfo(info []byte, val bool) []byte {
 }
 
 // WriteFiles writes batch_times.jsonl, mixture_summary.txt,
-// mixture_over_time.svg, latency.svg and summary.json into dir.
+// mixture_over_time.svg, mixture_shares.svg, latency.svg and summary.json
+// into dir.
 func (r *Result) WriteFiles(dir string, s Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -70,6 +74,7 @@ func (r *Result) WriteFiles(dir string, s Summary) error {
 		}),
 		write("mixture_summary.txt", func(w io.Writer) error { return writeMixture(w, s) }),
 		write("mixture_over_time.svg", func(w io.Writer) error { return mixtureSVG(w, r.Measured(), s) }),
+		write("mixture_shares.svg", func(w io.Writer) error { return sharesSVG(w, s) }),
 		write("latency.svg", func(w io.Writer) error { return latencySVG(w, r.Measured(), s) }),
 		write("summary.json", func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -140,88 +145,249 @@ func (s Summary) Print(w io.Writer) {
 
 func ms(sec float64) string { return fmt.Sprintf("%.1f ms", sec*1e3) }
 
-// palette colours datasets in the charts.
-var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+// colour is the i-th of n distinguishable colours: a fixed palette for
+// up to 10, else hues spread by the golden angle at three lightnesses.
+func colour(i, n int) string {
+	base := []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+	if n <= len(base) {
+		return base[i%len(base)]
+	}
+	return fmt.Sprintf("hsl(%.0f,%d%%,%d%%)", math.Mod(float64(i)*137.508, 360), 60+10*(i%2), []int{40, 55, 70}[i%3])
+}
 
-const (
-	svgW, svgH       = 900, 420
-	padL, padR, padT = 60, 180, 30
-	padB             = 50
-)
-
-// mixtureSVG stacks each batch's dataset shares (x: batch, y: share).
-func mixtureSVG(w io.Writer, recs []Record, s Summary) error {
+// byShare lists the datasets by target share, largest first (then by
+// measured share, then name).
+func byShare(s Summary) []string {
 	names := datasetNames(s)
-	pw, ph := float64(svgW-padL-padR), float64(svgH-padT-padB)
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", svgW, svgH)
-	fmt.Fprintf(w, `<text x="%d" y="18">Mixture per batch: share of each dataset (%d batches)</text>`+"\n", padL, len(recs))
-	if len(recs) > 0 {
-		bw := pw / float64(len(recs))
-		for i, rec := range recs {
-			total := 0
-			for _, c := range rec.DatasetCounts {
-				total += c
-			}
-			if total == 0 {
-				continue
-			}
-			y := float64(padT)
-			for k, d := range names {
-				h := ph * float64(rec.DatasetCounts[d]) / float64(total)
-				if h > 0 {
-					fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>`+"\n",
-						float64(padL)+float64(i)*bw, y, bw, h, palette[k%len(palette)])
-				}
-				y += h
-			}
+	slices.SortStableFunc(names, func(a, b string) int {
+		if c := cmp.Compare(s.Targets[b], s.Targets[a]); c != 0 {
+			return c
 		}
-	}
-	axes(w, "batch (in index order)", "share of samples")
-	for k, d := range names {
-		if k >= 20 {
-			fmt.Fprintf(w, `<text x="%d" y="%d">… %d more</text>`+"\n", svgW-padR+10, padT+k*16+10, len(names)-k)
-			break
-		}
-		fmt.Fprintf(w, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s (target %.3f)</text>`+"\n",
-			svgW-padR+10, padT+k*16, palette[k%len(palette)], svgW-padR+24, padT+k*16+10, xmlEscape(d), s.Targets[d])
-	}
-	_, err := fmt.Fprintln(w, "</svg>")
+		return cmp.Compare(s.Shares[b], s.Shares[a])
+	})
+	return names
+}
+
+// chart is an SVG plot area with axes, ticks and labels.
+type chart struct {
+	w                      io.Writer
+	width, height          int     // the whole picture
+	left, right, top       int     // margins around the plot area
+	bottom                 int     //
+	xmin, xmax, ymin, ymax float64 // data range of the plot area
+}
+
+func (c *chart) pw() float64         { return float64(c.width - c.left - c.right) }
+func (c *chart) ph() float64         { return float64(c.height - c.top - c.bottom) }
+func (c *chart) x(v float64) float64 { return float64(c.left) + c.pw()*(v-c.xmin)/(c.xmax-c.xmin) }
+func (c *chart) y(v float64) float64 { return float64(c.top) + c.ph()*(1-(v-c.ymin)/(c.ymax-c.ymin)) }
+
+func (c *chart) begin(title string) {
+	fmt.Fprintf(c.w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", c.width, c.height)
+	fmt.Fprintf(c.w, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(c.w, `<text x="%d" y="18" font-size="14">%s</text>`+"\n", c.left, xmlEscape(title))
+}
+
+func (c *chart) end() error {
+	_, err := fmt.Fprintln(c.w, "</svg>")
 	return err
 }
 
-// latencySVG plots each batch's read latency and the percentiles.
+// axes draws both axes with ticks at xticks and yticks, labelled by
+// format, and the axis titles.
+func (c *chart) axes(xticks, yticks []float64, xfmt, yfmt func(float64) string, xlabel, ylabel string) {
+	x0, y0 := float64(c.left), float64(c.height-c.bottom)
+	fmt.Fprintf(c.w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", x0, y0, x0+c.pw(), y0)
+	fmt.Fprintf(c.w, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", x0, c.top, x0, y0)
+	for _, v := range xticks {
+		x := c.x(v)
+		fmt.Fprintf(c.w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", x, y0, x, y0+5)
+		fmt.Fprintf(c.w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x, y0+18, xfmt(v))
+	}
+	for _, v := range yticks {
+		y := c.y(v)
+		fmt.Fprintf(c.w, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", x0, y, x0+c.pw(), y)
+		fmt.Fprintf(c.w, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", x0-6, y+4, yfmt(v))
+	}
+	fmt.Fprintf(c.w, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", x0+c.pw()/2, y0+38, xmlEscape(xlabel))
+	cy := float64(c.top) + c.ph()/2
+	fmt.Fprintf(c.w, `<text x="14" y="%.1f" text-anchor="middle" transform="rotate(-90 14 %.1f)">%s</text>`+"\n", cy, cy, xmlEscape(ylabel))
+}
+
+// ticks returns about n round values covering [lo, hi].
+func ticks(lo, hi float64, n int) []float64 { return niceTicks(lo, hi, n, false) }
+
+// batchTicks are ticks at whole batch counts in [0, n].
+func batchTicks(n int) []float64 { return niceTicks(0, float64(n), 8, true) }
+
+func niceTicks(lo, hi float64, n int, whole bool) []float64 {
+	if hi <= lo {
+		return []float64{lo}
+	}
+	raw := (hi - lo) / float64(n)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag >= raw && (!whole || m*mag == math.Round(m*mag)) {
+			step = m * mag
+			break
+		}
+	}
+	if whole {
+		step = max(step, 1)
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		out = append(out, v)
+	}
+	return out
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// legendRows is how many legend lines fit beside a plot, 16 px each.
+const legendRow = 16
+
+// mixtureSVG stacks each batch's dataset shares (x: batch, y: share),
+// the datasets in order of target share, the largest at the bottom, with
+// a legend of every dataset's target and measured share.
+func mixtureSVG(w io.Writer, recs []Record, s Summary) error {
+	names := byShare(s)
+	// The legend's width: about 7 px a character at 12 px.
+	longest := 0
+	for _, d := range names {
+		longest = max(longest, len(d))
+	}
+	right := max(240, 40+7*(longest+18))
+	c := &chart{w: w, width: 700 + right, left: 60, right: right, top: 36, bottom: 56, xmin: 0, xmax: float64(max(len(recs), 1)), ymin: 0, ymax: 1}
+	c.height = max(440, c.top+legendRow*(len(names)+2)+c.bottom)
+	c.begin(fmt.Sprintf("Mixture per batch: each dataset's share of the batch's samples (%d batches)", len(recs)))
+	bw := c.pw() / c.xmax
+	for i, rec := range recs {
+		total := 0
+		for _, n := range rec.DatasetCounts {
+			total += n
+		}
+		if total == 0 {
+			continue
+		}
+		acc := 0.0
+		for k, d := range names {
+			f := float64(rec.DatasetCounts[d]) / float64(total)
+			if f > 0 {
+				fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>`+"\n",
+					c.x(float64(i)), c.y(acc+f), bw, c.y(acc)-c.y(acc+f), colour(k, len(names)))
+			}
+			acc += f
+		}
+	}
+	xt := batchTicks(len(recs))
+	first := int64(0)
+	if len(recs) > 0 {
+		first = recs[0].Index
+	}
+	c.axes(xt, ticks(0, 1, 4), func(v float64) string { return num(float64(first) + v) }, pct,
+		"batch index", "share of samples")
+	lx := c.width - c.right + 16
+	fmt.Fprintf(w, `<text x="%d" y="%d">dataset: target → measured</text>`+"\n", lx, c.top+10)
+	for k, d := range names {
+		y := c.top + legendRow*(k+1)
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s: %s → %s</text>`+"\n",
+			lx, y, colour(k, len(names)), lx+14, y+10, xmlEscape(d), pctFine(s.Targets[d]), pctFine(s.Shares[d]))
+	}
+	return c.end()
+}
+
+func pctFine(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+// sharesSVG sets each dataset's measured share beside its target, one
+// pair of bars per dataset, in order of target share.
+func sharesSVG(w io.Writer, s Summary) error {
+	names := byShare(s)
+	top := 0.0
+	for _, d := range names {
+		top = max(top, s.Targets[d], s.Shares[d])
+	}
+	top = max(top*1.1, 0.01)
+	const row = 22
+	longest := 0
+	for _, d := range names {
+		longest = max(longest, len(d))
+	}
+	left := 20 + 7*longest
+	c := &chart{w: w, width: left + 640, left: left, right: 40, top: 56, bottom: 56, xmin: 0, xmax: top, ymin: 0, ymax: 1}
+	c.height = c.top + row*max(len(names), 1) + c.bottom
+	c.begin(fmt.Sprintf("Share of samples per dataset: target and measured (largest deviation %.2f points)", 100*s.MaxDeviation))
+	fmt.Fprintf(w, `<rect x="%d" y="30" width="10" height="8" fill="#bab0ac"/><text x="%d" y="38">target</text>`+"\n", c.left, c.left+14)
+	fmt.Fprintf(w, `<rect x="%d" y="30" width="10" height="8" fill="#4e79a7"/><text x="%d" y="38">measured</text>`+"\n", c.left+70, c.left+84)
+	for k, d := range names {
+		y := float64(c.top + row*k)
+		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", c.left-6, y+14, xmlEscape(d))
+		fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.2f" height="8" fill="#bab0ac"/>`+"\n", c.left, y+3, c.x(s.Targets[d])-float64(c.left))
+		fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.2f" height="8" fill="#4e79a7"/>`+"\n", c.left, y+11, c.x(s.Shares[d])-float64(c.left))
+	}
+	c.axes(ticks(0, top, 6), nil, pct, nil, "share of samples", "")
+	return c.end()
+}
+
+// markers tell readers apart beside their colour.
+var markers = []string{"circle", "square", "triangle", "diamond"}
+
+func marker(w io.Writer, kind string, x, y float64, fill string) {
+	switch kind {
+	case "square":
+		fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="5" height="5" fill="%s"/>`+"\n", x-2.5, y-2.5, fill)
+	case "triangle":
+		fmt.Fprintf(w, `<path d="M%.2f %.2fl3 5h-6z" fill="%s"/>`+"\n", x, y-3, fill)
+	case "diamond":
+		fmt.Fprintf(w, `<path d="M%.2f %.2fl3 3l-3 3l-3 -3z" fill="%s"/>`+"\n", x, y-3, fill)
+	default:
+		fmt.Fprintf(w, `<circle cx="%.2f" cy="%.2f" r="2.5" fill="%s"/>`+"\n", x, y, fill)
+	}
+}
+
+// latencySVG plots each batch's read latency, one colour and marker per
+// reader, and the percentiles.
 func latencySVG(w io.Writer, recs []Record, s Summary) error {
-	pw, ph := float64(svgW-padL-padR), float64(svgH-padT-padB)
-	top := s.Latency.Max
+	top := s.Latency.Max * 1.05
 	if top <= 0 {
 		top = 1
 	}
-	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", svgW, svgH)
-	fmt.Fprintf(w, `<text x="%d" y="18">Read latency per batch (max %s)</text>`+"\n", padL, ms(top))
-	for i, rec := range recs {
-		x := float64(padL) + pw*(float64(i)+0.5)/float64(max(len(recs), 1))
-		y := float64(padT) + ph*(1-rec.Seconds/top)
-		fmt.Fprintf(w, `<circle cx="%.2f" cy="%.2f" r="2" fill="%s"/>`+"\n", x, y, palette[rec.Reader%len(palette)])
+	readers := 0
+	for _, rec := range recs {
+		readers = max(readers, rec.Reader+1)
 	}
+	c := &chart{w: w, width: 1000, left: 70, right: 170, top: 36, bottom: 56, xmin: 0, xmax: float64(max(len(recs), 1)), ymin: 0, ymax: top * 1e3}
+	c.height = max(440, c.top+legendRow*(readers+5)+c.bottom)
+	c.begin(fmt.Sprintf("Read latency per batch (%d batches, %d readers)", len(recs), readers))
+	for i, rec := range recs {
+		marker(w, markers[rec.Reader%len(markers)], c.x(float64(i)+0.5), c.y(rec.Seconds*1e3), colour(rec.Reader, readers))
+	}
+	first := int64(0)
+	if len(recs) > 0 {
+		first = recs[0].Index
+	}
+	c.axes(batchTicks(len(recs)), ticks(0, top*1e3, 6), func(v float64) string { return num(float64(first) + v) },
+		func(v float64) string { return num(v) }, "batch index", "read latency (ms)")
+	lx := c.width - c.right + 16
 	for k, p := range []struct {
 		name string
 		v    float64
 	}{{"p50", s.Latency.P50}, {"p90", s.Latency.P90}, {"p99", s.Latency.P99}} {
-		y := float64(padT) + ph*(1-p.v/top)
-		fmt.Fprintf(w, `<line x1="%d" x2="%.0f" y1="%.2f" y2="%.2f" stroke="%s" stroke-dasharray="4 3"/>`+"\n",
-			padL, float64(padL)+pw, y, y, palette[(k+2)%len(palette)])
-		fmt.Fprintf(w, `<text x="%.0f" y="%.2f">%s %s</text>`+"\n", float64(padL)+pw+6, y+4, p.name, ms(p.v))
+		y := c.y(p.v * 1e3)
+		dash := []string{"2 2", "6 3", "10 3"}[k]
+		fmt.Fprintf(w, `<line x1="%d" x2="%.1f" y1="%.2f" y2="%.2f" stroke="#333" stroke-dasharray="%s"/>`+"\n", c.left, float64(c.left)+c.pw(), y, y, dash)
+		ly := c.top + legendRow*k
+		fmt.Fprintf(w, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333" stroke-dasharray="%s"/><text x="%d" y="%d">%s %s</text>`+"\n",
+			lx, lx+20, ly+6, ly+6, dash, lx+26, ly+10, p.name, ms(p.v))
 	}
-	axes(w, "batch (in index order); colour: reader", "latency (0 to max)")
-	_, err := fmt.Fprintln(w, "</svg>")
-	return err
-}
-
-func axes(w io.Writer, xlabel, ylabel string) {
-	fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", padL, svgH-padB, svgW-padR, svgH-padB)
-	fmt.Fprintf(w, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", padL, padT, padL, svgH-padB)
-	fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", padL, svgH-padB+30, xmlEscape(xlabel))
-	fmt.Fprintf(w, `<text x="14" y="%d" transform="rotate(-90 14 %d)">%s</text>`+"\n", svgH/2+40, svgH/2+40, xmlEscape(ylabel))
+	for r := range readers {
+		ly := c.top + legendRow*(r+4)
+		marker(w, markers[r%len(markers)], float64(lx+5), float64(ly+6), colour(r, readers))
+		fmt.Fprintf(w, `<text x="%d" y="%d">reader %d</text>`+"\n", lx+14, ly+10, r)
+	}
+	return c.end()
 }
 
 func xmlEscape(s string) string {

@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSharesChart: datasets in order of target share, each with its
+// target and measured share, and every dataset's name in the legend of the
+// mixture chart, also with 29 datasets.
+func TestSharesChart(t *testing.T) {
+	s := Summary{
+		Targets: map[string]float64{"small": 0.1, "big": 0.6, "mid": 0.3},
+		Shares:  map[string]float64{"small": 0.12, "big": 0.58, "mid": 0.3},
+	}
+	if got := byShare(s); !slices.Equal(got, []string{"big", "mid", "small"}) {
+		t.Fatalf("byShare = %v", got)
+	}
+	var b bytes.Buffer
+	if err := sharesSVG(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if i, j, k := strings.Index(out, ">big<"), strings.Index(out, ">mid<"), strings.Index(out, ">small<"); i < 0 || i > j || j > k {
+		t.Errorf("rows not in order of target share: big %d, mid %d, small %d", i, j, k)
+	}
+	for _, tick := range []string{">0%<", ">20%<", ">60%<"} {
+		if !strings.Contains(out, tick) {
+			t.Errorf("no axis tick %s", tick)
+		}
+	}
+
+	many := Summary{Targets: map[string]float64{}, Shares: map[string]float64{}}
+	for i := range 29 {
+		name := "synth_dataset_with_a_long_name_" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
+		many.Targets[name], many.Shares[name] = 1.0/29, 1.0/29
+	}
+	b.Reset()
+	recs := []Record{{Index: 5, DatasetCounts: map[string]int{"synth_dataset_with_a_long_name_a": 3}}}
+	if err := mixtureSVG(&b, recs, many); err != nil {
+		t.Fatal(err)
+	}
+	for name := range many.Targets {
+		if !strings.Contains(b.String(), name+": 3.4% → ") {
+			t.Errorf("legend lacks %s", name)
+		}
+	}
+}
+
+func TestTicks(t *testing.T) {
+	if got := batchTicks(20); !slices.Equal(got, []float64{0, 5, 10, 15, 20}) {
+		t.Errorf("batchTicks(20) = %v", got)
+	}
+	if got := batchTicks(3); !slices.Equal(got, []float64{0, 1, 2, 3}) {
+		t.Errorf("batchTicks(3) = %v", got)
+	}
+	if got := ticks(0, 1, 4); !slices.Equal(got, []float64{0, 0.25, 0.5, 0.75, 1}) {
+		t.Errorf("ticks(0, 1, 4) = %v", got)
+	}
+}
