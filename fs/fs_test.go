@@ -103,22 +103,26 @@ func mountFake(t *testing.T, train, val *fakeBatches, mo ...MountOptions) (strin
 	return dir, srv
 }
 
+// dirNames lists a directory's entry names, sorted.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
 func TestMountLayout(t *testing.T) {
 	train := &fakeBatches{n: 3, frames: 5000, meta: true}
 	val := &fakeBatches{n: 2, frames: 100}
 	dir, _ := mountFake(t, train, val)
 
-	names := func(d string) []string {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range ents {
-			out = append(out, e.Name())
-		}
-		return out
-	}
+	names := func(d string) []string { return dirNames(t, d) }
 	if got, want := names(dir), []string{"batches", "info.json", "stats.json", "val"}; !slices.Equal(got, want) {
 		t.Errorf("root: %v, want %v", got, want)
 	}
@@ -525,17 +529,7 @@ func TestMountRanksLayout(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	names := func(d string) []string {
-		ents, err := os.ReadDir(filepath.Join(dir, d))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, e := range ents {
-			out = append(out, e.Name())
-		}
-		return out
-	}
+	names := func(d string) []string { return dirNames(t, filepath.Join(dir, d)) }
 	for _, tc := range []struct {
 		dir  string
 		want []string
