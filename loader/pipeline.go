@@ -311,7 +311,7 @@ func (p *Pipeline) memoryInfo() map[string]any {
 	slots := p.Train.Budget() / p.Train.BatchBytes()
 	rule := "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once"
 	if len(p.Ranks) > 1 {
-		rule = "--mem of (readers + 1) * min_mem_bytes_per_reader or more, readers being the batch files open at once in one rank"
+		rule += " in one rank"
 	}
 	return map[string]any{
 		"budget_bytes":                p.opts.Mem,
