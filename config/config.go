@@ -23,6 +23,7 @@ type Config struct {
 	Stride            int             `json:"stride,omitempty"`     // pair_frames: stride
 	NumFrames         int             `json:"num_frames,omitempty"` // pair_frames: fixed_n
 	Resize            ResizeMode      `json:"resize"`
+	Decode            DecodeMode      `json:"decode"`
 	WindowShards      int             `json:"window_shards"`
 	NumBatches        int64           `json:"num_batches,omitempty"` // 0: one pass over the sample units
 	Normalize         Normalize       `json:"normalize"`

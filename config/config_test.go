@@ -56,6 +56,7 @@ samples_per_episode: 0
 pair_frames: stride
 stride: 2
 resize: pad
+decode: fast
 window_shards: 8
 num_batches: 100000
 normalize: {action: q01_q99, state: mean_std}
@@ -77,12 +78,12 @@ datasets:
 		t.Fatal(err)
 	}
 	if c.Seed != 1<<64-1 || c.BatchSize != 128 || c.ImageSize != [2]int{224, 320} || c.Layout != BCFHW ||
-		c.Meta != MetaDataset || c.SamplesPerEpisode != 0 || c.PairFrames != FramesStride || c.Stride != 2 || c.Resize != Pad ||
+		c.Meta != MetaDataset || c.SamplesPerEpisode != 0 || c.PairFrames != FramesStride || c.Stride != 2 || c.Resize != Pad || c.Decode != DecodeFast ||
 		c.WindowShards != 8 || c.NumBatches != 100000 || c.Frames() != 4 || c.Normalize != (Normalize{NormQuantile, NormMeanStd}) {
 		t.Fatalf("%+v", c)
 	}
 	d := c.Datasets[0]
-	if d.ValSplit != "train[90%:]" || d.Robot != "WidowX" || d.Offset != (Offset{6, 6}) || len(d.ActionKeys) != 2 || d.Line("robot") != 26 {
+	if d.ValSplit != "train[90%:]" || d.Robot != "WidowX" || d.Offset != (Offset{6, 6}) || len(d.ActionKeys) != 2 || d.Line("robot") != 27 {
 		t.Fatalf("%+v (robot on line %d)", d, d.Line("robot"))
 	}
 }
@@ -118,6 +119,7 @@ func TestParseErrors(t *testing.T) {
 		{"meta", "meta: all\n" + ds, []string{`meta: "all" is not one of full, dataset, none`}},
 		{"pair_frames", "pair_frames: pairs\n" + ds, []string{`pair_frames: "pairs" is not one of endpoints, all, stride, fixed_n`}},
 		{"resize", "resize: stretch\n" + ds, []string{`resize: "stretch" is not one of squash, crop, pad`}},
+		{"decode", "decode: turbo\n" + ds, []string{"line 1", `decode: "turbo" is not one of exact, fast`}},
 		{"normalize mode", "normalize: {action: minmax}\n" + ds, []string{"line 1", `normalize.action: "minmax" is not one of none, q01_q99, mean_std`}},
 		{"normalize key", "normalize: {actions: q01_q99}\n" + ds, []string{`unknown key "actions"`, "did you mean action?", "valid keys: action, state"}},
 		{"normalize scalar", "normalize: q01_q99\n" + ds, []string{"normalize: must be a mapping such as {action: q01_q99}"}},

@@ -144,6 +144,38 @@ func ParseResizeMode(s string) (ResizeMode, error) {
 	return ResizeMode(i), err
 }
 
+// DecodeMode says whether frames are TensorFlow's pixels exactly or a
+// faster approximation.
+type DecodeMode uint8
+
+const (
+	// DecodeExact: TensorFlow's decode and resize, bit for bit. The
+	// default.
+	DecodeExact DecodeMode = iota
+	// DecodeFast: a JPEG at least twice the target size is decoded at 1/2,
+	// 1/4 or 1/8 of its size by libjpeg-turbo (DCT-domain scaling), and
+	// frames are resized with area weights (bilinear when enlarging) in
+	// fixed point: close to exact (see the README's PSNR), not equal.
+	DecodeFast
+)
+
+var decodeModes = names{"decode", []string{"exact", "fast"}}
+
+func (m DecodeMode) String() string { return decodeModes.name(uint8(m), "DecodeMode") }
+
+// Valid reports whether m is one of the modes.
+func (m DecodeMode) Valid() bool { return decodeModes.valid(uint8(m)) }
+
+// MarshalText writes the mode's name, as the config spells it.
+func (m DecodeMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// ParseDecodeMode reads a decode value; an unknown one is a *ConfigError
+// listing the valid choices.
+func ParseDecodeMode(s string) (DecodeMode, error) {
+	i, err := decodeModes.parse(s)
+	return DecodeMode(i), err
+}
+
 // MetaMode says what a batch's .json holds for each sample.
 type MetaMode uint8
 

@@ -42,7 +42,7 @@ func FuzzParse(f *testing.F) {
 		"layout: BCFHW\nmeta: dataset\npair_frames: all\nresize: pad\ndatasets:\n  - {name: a, source: /x, offset: 3}\n",
 		"datasets:\n  - {name: a, source: /x}\n",
 		"seed: 3\nbatch_size: 32\nimage_size: [128, 160]\nlayout: BCFHW\nmeta: none\nsamples_per_episode: 0\n" +
-			"pair_frames: fixed_n\nnum_frames: 3\nresize: crop\nwindow_shards: 2\nnum_batches: 10\n" +
+			"pair_frames: fixed_n\nnum_frames: 3\nresize: crop\ndecode: fast\nwindow_shards: 2\nnum_batches: 10\n" +
 			"datasets:\n  - name: a\n    source: gs://b/p/a/1.0.0\n    anonymous: true\n    split: train[:90%]\n" +
 			"    val_split: train[90%:]\n    weight: 0.54\n    image_key: steps/observation/image\n    offset: [3, 7]\n" +
 			"    language_key: steps/language_instruction\n    action_keys: [steps/action]\n    state_key: steps/observation/state\n    robot: widowx\n" +

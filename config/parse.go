@@ -14,7 +14,7 @@ import (
 // Keys of a config and of a dataset entry, in the order the docs list them.
 var (
 	configKeys = []string{"seed", "batch_size", "image_size", "layout", "meta", "samples_per_episode",
-		"pair_frames", "stride", "num_frames", "resize", "window_shards", "num_batches", "normalize", "datasets"}
+		"pair_frames", "stride", "num_frames", "resize", "decode", "window_shards", "num_batches", "normalize", "datasets"}
 	normalizeKeys = []string{"action", "state"}
 	datasetKeys   = []string{"name", "source", "anonymous", "split", "val_split", "weight", "image_key",
 		"offset", "language_key", "action_keys", "state_key", "robot"}
@@ -53,7 +53,7 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		SamplesPerEpisode: DefaultSamplesPerEpisode,
 		WindowShards:      DefaultWindowShards,
 		lines:             make(map[string]int),
-		// layout, meta, pair_frames and resize: each enumeration's zero
+		// layout, meta, pair_frames, resize and decode: each enumeration's zero
 		// value is its default.
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -102,6 +102,8 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 			f.int(&c.NumFrames)
 		case "resize":
 			enum(f, &c.Resize, ParseResizeMode)
+		case "decode":
+			enum(f, &c.Decode, ParseDecodeMode)
 		case "window_shards":
 			f.int(&c.WindowShards)
 		case "num_batches":

@@ -167,6 +167,9 @@ func (c *Config) validate(add func(line int, dataset, field, format string, args
 	if !c.Resize.Valid() {
 		top("resize", "%s", resizeModes.notOneOf(c.Resize.String()))
 	}
+	if !c.Decode.Valid() {
+		top("decode", "%s", decodeModes.notOneOf(c.Decode.String()))
+	}
 	if c.WindowShards <= 0 || c.WindowShards > maxSmall {
 		top("window_shards", "must be in 1..%d, got %d", maxSmall, c.WindowShards)
 	}

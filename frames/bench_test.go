@@ -46,7 +46,7 @@ func photoJPEG(tb testing.TB, w, h int) []byte {
 	return buf.Bytes()
 }
 
-var benchSizes = []struct{ w, h int }{{256, 256}, {320, 256}, {640, 360}}
+var benchSizes = []struct{ w, h int }{{256, 256}, {320, 256}, {640, 360}, {640, 480}}
 
 // loop runs op b.N times and reports frames/s by wall clock and, where the
 // thread's CPU time can be read, frames per CPU-second ("cpu-frames/s"):
@@ -68,8 +68,14 @@ func loop(b *testing.B, op func()) {
 // one-frame 256×256 BFHWC slot, as the assembler does: decoded at full size
 // and resized, or decoded in place when already 256×256.
 func oneFrame(b *testing.B, d *Decoder, data []byte) func() {
+	return oneFrameMode(b, d, data, Exact, 256)
+}
+
+// oneFrameMode is oneFrame with a decode mode and a side for the square
+// slot.
+func oneFrameMode(b *testing.B, d *Decoder, data []byte, mode DecodeMode, side int) func() {
 	var src Source = &Images{Key: "bench", Steps: 1, Encoded: steps{data}}
-	slot := Slot{Buf: make([]byte, 256*256*3), Frames: 1, H: 256, W: 256}
+	slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side, Decode: mode}
 	idx := []int{0}
 	ctx := b.Context()
 	return func() {
@@ -91,6 +97,24 @@ func BenchmarkDecodeResize(b *testing.B) {
 				b.ReportAllocs()
 				loop(b, frame)
 			})
+		}
+	}
+}
+
+// BenchmarkDecodeModes: one frame per op through the Source with
+// libjpeg-turbo, exact against fast, into 256×256 and 128×128 slots.
+func BenchmarkDecodeModes(b *testing.B) {
+	for _, side := range []int{256, 128} {
+		for _, sz := range benchSizes {
+			for _, mode := range []DecodeMode{Exact, Fast} {
+				b.Run(fmt.Sprintf("%d/%dx%d/%v", side, sz.w, sz.h, mode), func(b *testing.B) {
+					d := testDecoder(b, JPEGTurbo)
+					frame := oneFrameMode(b, d, photoJPEG(b, sz.w, sz.h), mode, side)
+					frame()
+					b.ReportAllocs()
+					loop(b, frame)
+				})
+			}
 		}
 	}
 }
@@ -202,5 +226,30 @@ func BenchmarkVsCeiling(b *testing.B) {
 			b.ReportMetric(float64(b.N)/tBare.Seconds(), "bare-frames/s")
 			b.ReportMetric(tBare.Seconds()/tPath.Seconds(), "of-ceiling")
 		})
+	}
+}
+
+// BenchmarkScaledDecode is tjDecompress2 alone at eighths/8 of the size,
+// the DCT-domain scaling `decode: fast` picks from.
+func BenchmarkScaledDecode(b *testing.B) {
+	for _, sz := range []struct{ w, h int }{{640, 480}, {640, 360}, {320, 256}} {
+		for _, n := range []int{8, 7, 6, 5, 4, 2} {
+			b.Run(fmt.Sprintf("%dx%d/%d-8", sz.w, sz.h, n), func(b *testing.B) {
+				tj, err := turbojpeg.NewDecompressor()
+				if err != nil {
+					b.Skipf("SKIPPING: libjpeg-turbo unavailable: %v", err)
+				}
+				defer tj.Close()
+				data := photoJPEG(b, sz.w, sz.h)
+				w, h := turbojpeg.Scaled(sz.w, n), turbojpeg.Scaled(sz.h, n)
+				full := make([]byte, w*h*3)
+				hdr := turbojpeg.Header{Width: sz.w, Height: sz.h}
+				loop(b, func() {
+					if err := tj.DecodeScaledRGB(data, hdr, n, full, 3*w); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+		}
 	}
 }

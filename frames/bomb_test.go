@@ -33,7 +33,7 @@ func TestDecompressionBombs(t *testing.T) {
 		for _, bomb := range bombs {
 			t.Run(choice+"/"+bomb.name, func(t *testing.T) {
 				var err error
-				n := testkit.Allocated(func() { _, err = d.decode(bomb.png, Size{}, "", nil, 0, 0) })
+				n := testkit.Allocated(func() { _, err = d.decode(bomb.png, Size{}, "", nil, 0, 0, fit{}) })
 				if !errors.Is(err, ErrUndecodable) {
 					t.Fatalf("got %v, want ErrUndecodable", err)
 				}
@@ -44,7 +44,7 @@ func TestDecompressionBombs(t *testing.T) {
 			})
 		}
 		// Within the budget: 1024×1024 RGBA 16-bit needs 8 MiB + 3 MiB.
-		img, err := d.decode(testkit.PNGBomb(t, 1024, 1024, 16, 6), Size{}, "", nil, 0, 0)
+		img, err := d.decode(testkit.PNGBomb(t, 1024, 1024, 16, 6), Size{}, "", nil, 0, 0, fit{})
 		if err != nil || img.W != 1024 || img.H != 1024 {
 			t.Fatalf("%s: a 1024x1024 PNG within the budget: %v", choice, err)
 		}

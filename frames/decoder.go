@@ -68,9 +68,10 @@ type Decoder struct {
 	mem  *DecodeMemory
 	held int64 // bytes of mem reserved for the frame being decoded
 
-	full   []byte // a full-size decoded frame, when it cannot go straight into the batch
-	chroma []byte // image/jpeg path: upsampled chroma rows
-	rz     resizer
+	full   []byte      // a full-size decoded frame, when it cannot go straight into the batch
+	chroma []byte      // image/jpeg path: upsampled chroma rows
+	rz     resizer     // TensorFlow's bilinear (Exact)
+	fz     fastResizer // area and fixed-point bilinear (Fast)
 	rd     bytes.Reader
 }
 
@@ -115,7 +116,7 @@ func (d *Decoder) Footprint() int {
 	n := cap(d.full) + cap(d.chroma)
 	n += 4 * (cap(d.rz.rows[0]) + cap(d.rz.rows[1]))
 	n += 12 * (cap(d.rz.xs) + cap(d.rz.ys))
-	return n
+	return n + d.fz.footprint()
 }
 
 // Close releases the libjpeg-turbo handle.
@@ -261,24 +262,26 @@ func frameCost(w, h int) int64 {
 // decode returns an image over direct; otherwise the image is in d.full.
 // want is checked before anything is written to direct. What the image
 // needs beyond the Decoder's own buffers is reserved from d.mem until the
-// next decode or d.release.
-func (d *Decoder) decode(b []byte, want Size, what string, direct []byte, dw, dh int) (rgbImage, error) {
+// next decode or d.release. A JPEG that libjpeg-turbo decodes is decoded
+// at the scale f picks (see fit.eighths): the image returned may be
+// smaller than the header's size.
+func (d *Decoder) decode(b []byte, want Size, what string, direct []byte, dw, dh int, f fit) (rgbImage, error) {
 	d.release()
-	img, err := d.decodeImage(b, want, what, direct, dw, dh)
+	img, err := d.decodeImage(b, want, what, direct, dw, dh, f)
 	if err != nil {
 		d.release()
 	}
 	return img, err
 }
 
-func (d *Decoder) decodeImage(b []byte, want Size, what string, direct []byte, dw, dh int) (rgbImage, error) {
+func (d *Decoder) decodeImage(b []byte, want Size, what string, direct []byte, dw, dh int, f fit) (rgbImage, error) {
 	if len(b) == 0 {
 		return rgbImage{}, ErrEmptyImage
 	}
 	switch sniff(b) {
 	case formatJPEG:
 		if d.tj != nil {
-			return d.decodeTurbo(b, want, what, direct, dw, dh)
+			return d.decodeTurbo(b, want, what, direct, dw, dh, f)
 		}
 		h, err := jpegHeader(b)
 		if err != nil {
@@ -321,7 +324,7 @@ func (d *Decoder) reader(b []byte) *bytes.Reader {
 	return &d.rd
 }
 
-func (d *Decoder) decodeTurbo(b []byte, want Size, what string, direct []byte, dw, dh int) (rgbImage, error) {
+func (d *Decoder) decodeTurbo(b []byte, want Size, what string, direct []byte, dw, dh int, f fit) (rgbImage, error) {
 	h, err := d.tj.Header(b)
 	if err != nil {
 		return rgbImage{}, fmt.Errorf("%w: %w", ErrUndecodable, err)
@@ -346,11 +349,13 @@ func (d *Decoder) decodeTurbo(b []byte, want Size, what string, direct []byte, d
 		}
 		return d.fromImage(img, want, what)
 	}
-	out := rgbImage{W: h.Width, H: h.Height, Stride: 3 * h.Width}
+	n := f.eighths(h.Width, h.Height)
+	w, hh := turbojpeg.Scaled(h.Width, n), turbojpeg.Scaled(h.Height, n)
+	out := rgbImage{W: w, H: hh, Stride: 3 * w, Encoded: Size{W: h.Width, H: h.Height}}
 	need := jh.turboBytes()
-	toDirect := direct != nil && h.Width == dw && h.Height == dh
+	toDirect := direct != nil && w == dw && hh == dh
 	if !toDirect {
-		need += frameCost(h.Width, h.Height)
+		need += frameCost(w, hh)
 	}
 	if err := d.reserve(need, h.Width, h.Height); err != nil {
 		return rgbImage{}, err
@@ -358,9 +363,9 @@ func (d *Decoder) decodeTurbo(b []byte, want Size, what string, direct []byte, d
 	if toDirect {
 		out.Pix = direct
 	} else {
-		out.Pix = d.fullBuffer(h.Width * h.Height * 3)
+		out.Pix = d.fullBuffer(w * hh * 3)
 	}
-	if err := d.tj.DecodeRGB(b, h, out.Pix, out.Stride); err != nil {
+	if err := d.tj.DecodeScaledRGB(b, h, n, out.Pix, out.Stride); err != nil {
 		// A warning (non-fatal for libjpeg) leaves an image that may be
 		// partly made up, such as grey rows after data that ends early:
 		// never hand that out as data.
@@ -394,7 +399,7 @@ func (d *Decoder) fromImage(img image.Image, want Size, what string) (rgbImage, 
 	if err := want.check(w, h, what); err != nil {
 		return rgbImage{}, err
 	}
-	out := rgbImage{Pix: d.fullBuffer(w * h * 3), W: w, H: h, Stride: 3 * w}
+	out := rgbImage{Pix: d.fullBuffer(w * h * 3), W: w, H: h, Stride: 3 * w, Encoded: Size{W: w, H: h}}
 	if err := toRGB(out.Pix, img, &d.chroma); err != nil {
 		return rgbImage{}, err
 	}

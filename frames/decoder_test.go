@@ -41,7 +41,7 @@ func TestDecodeColourLayouts(t *testing.T) {
 					t.Fatal(err)
 				}
 				shape, want := testkit.ReadNPY(t, npy)
-				img, err := d.decode(b, Size{W: shape[1], H: shape[0]}, "TensorFlow decodes", nil, 0, 0)
+				img, err := d.decode(b, Size{W: shape[1], H: shape[0]}, "TensorFlow decodes", nil, 0, 0, fit{})
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
@@ -81,7 +81,7 @@ func TestDecodePalettedPNG(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := testDecoder(t, JPEGGo)
-	img, err := d.decode(buf.Bytes(), Size{}, "", nil, 0, 0)
+	img, err := d.decode(buf.Bytes(), Size{}, "", nil, 0, 0, fit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestDecodeCMYKJPEG(t *testing.T) {
 	for _, choice := range []string{JPEGTurbo, JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
 			d := testDecoder(t, choice)
-			img, err := d.decode(buf.Bytes(), Size{W: 16, H: 16}, "expected", nil, 0, 0)
+			img, err := d.decode(buf.Bytes(), Size{W: 16, H: 16}, "expected", nil, 0, 0, fit{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,12 +186,12 @@ func TestDecodeErrors(t *testing.T) {
 		t.Run(choice, func(t *testing.T) {
 			d := testDecoder(t, choice)
 			for _, tc := range cases {
-				_, err := d.decode(tc.b, Size{}, "", nil, 0, 0)
+				_, err := d.decode(tc.b, Size{}, "", nil, 0, 0, fit{})
 				if !errors.Is(err, tc.want) {
 					t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 				}
 			}
-			_, err := d.decode(good, Size{W: 36, H: 29}, "expected", nil, 0, 0)
+			_, err := d.decode(good, Size{W: 36, H: 29}, "expected", nil, 0, 0, fit{})
 			if !errors.Is(err, ErrImageSize) {
 				t.Errorf("wrong size: %v", err)
 			}

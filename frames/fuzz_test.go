@@ -30,7 +30,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, d := range decoders {
-			img, err := d.decode(b, Size{}, "", nil, 0, 0)
+			img, err := d.decode(b, Size{}, "", nil, 0, 0, fit{})
 			if held, peak, _ := mem.Stats(); peak > mem.Limit() || (err != nil && held != 0) {
 				t.Fatalf("%s: decode memory %d held (%d at peak) of %d, error %v", d.Name(), held, peak, mem.Limit(), err)
 			}

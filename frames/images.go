@@ -54,20 +54,25 @@ func (s *Images) Decode(_ context.Context, d *Decoder, idx []int, dst Slot) erro
 	if what == "" {
 		what = "expected"
 	}
+	f := dst.fitOf()
 	for k, step := range idx {
 		fd := dst.frame(k)
 		direct, _ := fd.interleaved()
-		img, err := d.decode(s.Encoded.Bytes(step), want, what, direct, dst.W, dst.H)
+		img, err := d.decode(s.Encoded.Bytes(step), want, what, direct, dst.W, dst.H, f)
 		if err != nil {
 			return &ImageError{Key: s.Key, Step: step, Err: err}
 		}
 		if k == 0 && (want.W == 0 || want.H == 0) {
-			want, what = Size{W: img.W, H: img.H}, "the sample's first frame is"
+			want, what = img.Encoded, "the sample's first frame is"
 		}
 		if direct != nil && &img.Pix[0] == &direct[0] {
 			continue // decoded in place, already the slot's size
 		}
-		d.rz.write(fd, dst.Resize, img)
+		if dst.Decode == Fast {
+			d.fz.write(fd, dst.Resize, img)
+		} else {
+			d.rz.write(fd, dst.Resize, img)
+		}
 	}
 	d.release() // the last frame is written: its decode memory goes back
 	return nil

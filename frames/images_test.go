@@ -56,7 +56,7 @@ func TestImagesSource(t *testing.T) {
 					t.Errorf("%s: %d bytes of decode memory still held", tc.name, held)
 				}
 				for k, step := range idx {
-					img, err := d.decode(cam[step], Size{}, "", nil, 0, 0)
+					img, err := d.decode(cam[step], Size{}, "", nil, 0, 0, fit{})
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -3,10 +3,13 @@ package frames
 import "math"
 
 // rgbImage is a decoded frame: packed 8-bit RGB, Stride bytes per row.
+// Encoded is the size the encoded image declares, larger than W×H when it
+// was decoded at a DCT scale (DecodeFast).
 type rgbImage struct {
-	Pix    []byte
-	W, H   int
-	Stride int
+	Pix     []byte
+	W, H    int
+	Stride  int
+	Encoded Size
 }
 
 // box is a rectangle: columns [X, X+W), rows [Y, Y+H).

@@ -161,7 +161,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts.Log.Info("decoder", "jpeg", p.Pool.Decoder(), "workers", opts.Workers)
+	opts.Log.Info("decoder", "jpeg", p.Pool.Decoder(), "decode", opts.Config.Decode, "workers", opts.Workers)
 
 	meta := cfg.Meta
 	budget := int64(float64(opts.Mem)*batchShare) / int64(len(p.Mix.Ranks))
@@ -218,6 +218,7 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 			Width:        cfg.ImageSize[1],
 			Resize:       cfg.Resize,
 			Layout:       cfg.Layout,
+			Decode:       cfg.Decode,
 			MaxActionDim: m.MaxActionDim,
 			MaxStateDim:  m.MaxStateDim,
 		}
@@ -434,6 +435,7 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 			"shape":  shape,
 			"dtype":  "uint8",
 			"layout": p.Mix.Config.Layout,
+			"decode": p.Mix.Config.Decode,
 		},
 		"meta":       p.Mix.Config.Meta,
 		"decoder":    p.Pool.Decoder(),

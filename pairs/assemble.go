@@ -45,7 +45,7 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 	if err := cfg.Frames.Validate(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", ds.Name, err)
 	}
-	if cfg.Height < 1 || cfg.Width < 1 || !cfg.Layout.Valid() || !cfg.Resize.Valid() {
+	if cfg.Height < 1 || cfg.Width < 1 || !cfg.Layout.Valid() || !cfg.Resize.Valid() || !cfg.Decode.Valid() {
 		return nil, fmt.Errorf("dataset %s: %dx%d frames, layout %v, resize %v: out of range", ds.Name, cfg.Height, cfg.Width, cfg.Layout, cfg.Resize)
 	}
 	a := &Assembler{ds: ds, cfg: cfg, frames: cfg.Frames.Count()}
@@ -184,6 +184,7 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, ep episode.Episo
 		W:      a.cfg.Width,
 		Layout: frames.Layout(a.cfg.Layout),     // same values: TestEnumsMatchFrames
 		Resize: frames.ResizeMode(a.cfg.Resize), // same values: TestEnumsMatchFrames
+		Decode: frames.DecodeMode(a.cfg.Decode), // same values: TestEnumsMatchFrames
 	}
 	if err := src.Decode(ctx, w.dec, steps, slot); err != nil {
 		var ie *frames.ImageError

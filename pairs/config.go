@@ -48,6 +48,8 @@ type Config struct {
 	Height, Width int
 	Resize        config.ResizeMode
 	Layout        config.Layout
+	// Decode says whether frames are TensorFlow's exactly or decoded fast.
+	Decode config.DecodeMode
 	// MaxActionDim and MaxStateDim are the largest action and state
 	// dimensions of the mix; shorter ones are padded with zeros.
 	// Zero means this dataset's own.

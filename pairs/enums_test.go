@@ -3,12 +3,13 @@ package pairs
 import (
 	"testing"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/frames"
 )
 
-// TestEnumsMatchFrames: the assembler converts Config.Layout and
-// Config.Resize to package frames' types by value, so each value must name
-// the same thing in both packages.
+// TestEnumsMatchFrames: the assembler converts Config.Layout,
+// Config.Resize and Config.Decode to package frames' types by value, so
+// each value must name the same thing in both packages.
 func TestEnumsMatchFrames(t *testing.T) {
 	for i := range 4 { // every value, and one past them
 		if a, b := Layout(i).String(), frames.Layout(i).String(); a != b {
@@ -18,6 +19,11 @@ func TestEnumsMatchFrames(t *testing.T) {
 	for i := range 5 {
 		if a, b := ResizeMode(i).String(), frames.ResizeMode(i).String(); a != b {
 			t.Errorf("resize %d: %s here, %s in frames", i, a, b)
+		}
+	}
+	for i := range 3 {
+		if a, b := config.DecodeMode(i).String(), frames.DecodeMode(i).String(); a != b {
+			t.Errorf("decode %d: %s here, %s in frames", i, a, b)
 		}
 	}
 }

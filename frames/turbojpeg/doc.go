@@ -80,3 +80,7 @@ func (e *Error) Error() string {
 	}
 	return "libjpeg-turbo " + e.Op + ": " + e.Msg
 }
+
+// Scaled is the size of one side of dim pixels decoded at eighths/8 of its
+// size: ⌈dim·eighths/8⌉, libjpeg's rounding (TJSCALED).
+func Scaled(dim, eighths int) int { return (dim*eighths + 7) / 8 }

@@ -220,17 +220,29 @@ func (d *Decompressor) Header(jpeg []byte) (Header, error) {
 // data that ends early) is returned as an *Error with Warning set; the
 // caller decides whether the image is usable.
 func (d *Decompressor) DecodeRGB(jpeg []byte, h Header, dst []byte, pitch int) error {
+	return d.DecodeScaledRGB(jpeg, h, 8, dst, pitch)
+}
+
+// DecodeScaledRGB is DecodeRGB at eighths/8 of the size h (1 ≤ eighths ≤
+// 8): libjpeg scales the image down in the DCT domain, doing a fraction of
+// a full decode's work, to Scaled(h.Width, eighths) × Scaled(h.Height,
+// eighths) pixels. Eight eighths is DecodeRGB.
+func (d *Decompressor) DecodeScaledRGB(jpeg []byte, h Header, eighths int, dst []byte, pitch int) error {
 	if err := d.closed(); err != nil {
 		return err
 	}
 	if len(jpeg) == 0 {
 		return &Error{Op: "decompress", Msg: "empty input"}
 	}
-	if h.Width <= 0 || h.Height <= 0 || pitch < 3*h.Width || len(dst) < pitch*(h.Height-1)+3*h.Width {
-		return fmt.Errorf("turbojpeg: destination of %d bytes, pitch %d too small for %dx%d RGB", len(dst), pitch, h.Width, h.Height)
+	if eighths < 1 || eighths > 8 {
+		return fmt.Errorf("turbojpeg: scale %d/8 is not valid (1/8 to 8/8)", eighths)
+	}
+	w, hh := Scaled(h.Width, eighths), Scaled(h.Height, eighths)
+	if w <= 0 || hh <= 0 || pitch < 3*w || len(dst) < pitch*(hh-1)+3*w {
+		return fmt.Errorf("turbojpeg: destination of %d bytes, pitch %d too small for %dx%d RGB", len(dst), pitch, w, hh)
 	}
 	if C.oxefs_tj_rgb(d.h, (*C.uchar)(unsafe.Pointer(&jpeg[0])), C.ulong(len(jpeg)),
-		(*C.uchar)(unsafe.Pointer(&dst[0])), C.int(h.Width), C.int(pitch), C.int(h.Height)) != 0 {
+		(*C.uchar)(unsafe.Pointer(&dst[0])), C.int(w), C.int(pitch), C.int(hh)) != 0 {
 		err := d.fail("decompress")
 		runtime.KeepAlive(d)
 		return err

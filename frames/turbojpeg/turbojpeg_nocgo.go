@@ -26,3 +26,6 @@ func (d *Decompressor) Header([]byte) (Header, error) { return Header{}, errNoCg
 
 // DecodeRGB returns an error matching ErrUnavailable.
 func (d *Decompressor) DecodeRGB([]byte, Header, []byte, int) error { return errNoCgo }
+
+// DecodeScaledRGB returns an error matching ErrUnavailable.
+func (d *Decompressor) DecodeScaledRGB([]byte, Header, int, []byte, int) error { return errNoCgo }

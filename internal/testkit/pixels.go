@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"runtime"
 	"testing"
 )
@@ -35,6 +36,20 @@ func Diff(a, b []byte) DiffStats {
 	}
 	s.Mean = float64(sum) / float64(len(a))
 	return s
+}
+
+// PSNR is the peak signal-to-noise ratio of b against a, in dB, for 8-bit
+// values: 10·log10(255² / mean squared difference). Equal arrays give +Inf.
+func PSNR(a, b []byte) float64 {
+	var se float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		se += d * d
+	}
+	if se == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(255*255/(se/float64(len(a))))
 }
 
 func (s DiffStats) String() string {
