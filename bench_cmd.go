@@ -42,7 +42,7 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	default:
 		// In-process: --config's mix, or (as a mount would serve) the
 		// built-in demo mix.
-		p, err := c.open(ctx, log, c.Offline, nil)
+		p, err := c.open(ctx, log, c.Offline, nil, false)
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ const offlineHelp = "Never contact remote sources: serve from what `oxefs warm` 
 //
 // ranks, when not nil, are the ranks one daemon serves (mount --ranks);
 // --rank is then left out.
-func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool, ranks []int) (*loader.Pipeline, error) {
+func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool, ranks []int, memfd bool) (*loader.Pipeline, error) {
 	if err := f.check(hostMemory()); err != nil {
 		return nil, err
 	}
@@ -97,6 +97,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool
 		Strict:       f.Strict,
 		MaxFetchRate: int64(f.MaxFetchRate),
 		Offline:      offline,
+		Memfd:        memfd,
 		Retry:        retry.Policy{StallTimeout: f.FetchStall, MaxElapsed: f.FetchTimeout},
 		Progress:     indexProgress(),
 		Version:      version,
@@ -107,12 +108,13 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool
 type mountCmd struct {
 	Mountpoint string `arg:"" help:"Empty directory to mount on (see --nonempty); created if missing." type:"path"`
 	pipelineFlags
-	Ranks      string        `help:"Serve these ranks of --world from this one daemon, each under MOUNTPOINT/rank/R/ (e.g. 0-7 on the first 8-GPU node, 8-15 on the second): one cache, one decode pool, one --mem. Instead of --rank." placeholder:"0-7"`
-	AllowOther bool          `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
-	DirectIO   bool          `help:"Serve .npy files with direct I/O: faster large reads, but numpy mmap_mode cannot map them." name:"direct-io"`
-	NonEmpty   bool          `help:"Mount over a directory that holds files (hidden while mounted). A live oxefs mount is refused regardless." name:"nonempty"`
-	Offline    bool          `help:"${offline_help}"`
-	Grace      time.Duration `help:"On SIGINT/SIGTERM the mount is detached at once (no new opens) and files already open or mapped are served until closed, for at most this long; then the daemon exits 0. A second signal ends the wait." default:"30s"`
+	Ranks       string        `help:"Serve these ranks of --world from this one daemon, each under MOUNTPOINT/rank/R/ (e.g. 0-7 on the first 8-GPU node, 8-15 on the second): one cache, one decode pool, one --mem. Instead of --rank." placeholder:"0-7"`
+	AllowOther  bool          `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
+	Passthrough bool          `help:"Serve .npy files by FUSE passthrough where the kernel allows it (Linux 6.9 or later, as root): each batch is built in a memfd that the kernel reads and maps without the daemon. Elsewhere, and with --no-passthrough, files are served through the page cache." default:"true" negatable:""`
+	DirectIO    bool          `help:"Serve .npy files with direct I/O instead of passthrough or the page cache: each read goes to the daemon, nothing is cached, and numpy mmap_mode cannot map them." name:"direct-io"`
+	NonEmpty    bool          `help:"Mount over a directory that holds files (hidden while mounted). A live oxefs mount is refused regardless." name:"nonempty"`
+	Offline     bool          `help:"${offline_help}"`
+	Grace       time.Duration `help:"On SIGINT/SIGTERM the mount is detached at once (no new opens) and files already open or mapped are served until closed, for at most this long; then the daemon exits 0. A second signal ends the wait." default:"30s"`
 }
 
 func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
@@ -129,7 +131,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 	}
-	p, err := c.open(ctx, log, c.Offline, ranks)
+	p, err := c.open(ctx, log, c.Offline, ranks, c.Passthrough && !c.DirectIO)
 	if err != nil {
 		return err
 	}
@@ -139,12 +141,13 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 		Stats: p.Stats,
 		Recorder: func(n int64, val bool, bytes int, wait time.Duration) {
 			p.ReadLatency.Observe(wait)
+			p.ServedBytes.Add(int64(bytes))
 		},
 		Log: log,
 	}
 	if p.MultiRank() {
 		for _, r := range p.Ranks {
-			fr := fs.Rank{Rank: r.Rank, Train: fsView{r.Train}, Info: r.Info, Stats: func() []byte { return p.RankStats(r) }}
+			fr := fs.Rank{Rank: r.Rank, Train: fsView{r.Train}, Info: func() []byte { return p.RankInfo(r) }, Stats: func() []byte { return p.RankStats(r) }}
 			if r.Val != nil { // a nil *Scheduler in the interface would not be nil
 				fr.Val = fsView{r.Val}
 			}
@@ -156,18 +159,27 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 			opts.Val = fsView{p.Val}
 		}
 	}
-	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, DirectIO: c.DirectIO, NonEmpty: c.NonEmpty})
+	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, Passthrough: c.Passthrough, DirectIO: c.DirectIO, NonEmpty: c.NonEmpty})
 	if errors.Is(err, fs.ErrNotEmpty) {
 		return fmt.Errorf("%w — pass --nonempty to mount over it", err)
 	} else if err != nil {
 		return err
 	}
+	serving := loader.Serving{Mode: srv.Serving()}
+	if err := srv.Refused(); err != nil {
+		serving.Refused = err.Error()
+		log.Warn("FUSE passthrough refused: serving .npy files through the page cache", "reason", err)
+	}
+	if err := p.SetServing(serving); err != nil {
+		srv.Unmount()
+		return err
+	}
 	if p.MultiRank() {
 		log.Info("mounted", "mountpoint", c.Mountpoint, "ranks", c.Ranks, "world", c.World, "batches_per_rank", p.Train.Len(),
-			"npy_bytes", p.Train.NPYSize(), "mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder())
+			"npy_bytes", p.Train.NPYSize(), "mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder(), "serving", serving.Mode)
 	} else {
 		log.Info("mounted", "mountpoint", c.Mountpoint, "batches", p.Train.Len(), "npy_bytes", p.Train.NPYSize(),
-			"mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder())
+			"mem", c.Mem, "workers", c.Workers, "decoder", p.Pool.Decoder(), "serving", serving.Mode)
 	}
 	gone := make(chan struct{})
 	go func() {

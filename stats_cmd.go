@@ -21,7 +21,7 @@ type statsCmd struct {
 // saved for its bytes and config (one pass over its train selection, with
 // progress), saves them beside its episode-length index, and prints them.
 func (c *statsCmd) Run(ctx context.Context, log *slog.Logger) error {
-	p, err := c.open(ctx, log, false, nil)
+	p, err := c.open(ctx, log, false, nil, false)
 	if err != nil {
 		return err
 	}

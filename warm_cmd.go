@@ -27,7 +27,7 @@ type warmCmd struct {
 // first needed first, then those of the val view, up to half of --disk.
 // It ends by saying whether mount --offline can serve the mix.
 func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
-	p, err := c.open(ctx, log, false, nil)
+	p, err := c.open(ctx, log, false, nil, false)
 	if err != nil {
 		return err
 	}

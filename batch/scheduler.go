@@ -45,6 +45,14 @@ type Config struct {
 	// Readahead is how many batches after each requested one are built
 	// ahead while memory allows.
 	Readahead int
+	// Memfd puts each batch's whole .npy file (header, then array) in a
+	// memfd of its own, which Batch.BackingFd hands out for the kernel to
+	// serve reads and mappings from (FUSE passthrough). Such a buffer is
+	// never reused for another batch: a reader may still map the file
+	// after closing it, and must keep seeing the batch it opened. An
+	// evicted batch's memfd is closed and a new one made. Where a memfd
+	// cannot be made, the batch gets a heap buffer (Stats.HeapFallbacks).
+	Memfd bool
 }
 
 // Stats counts the scheduler's work. Fields are updated atomically.
@@ -58,6 +66,7 @@ type Stats struct {
 	Evictions     atomic.Int64
 	MemoryWaits   atomic.Int64 // a demanded build queued for memory
 	BuildNanos    atomic.Int64 // total build time
+	HeapFallbacks atomic.Int64 // Config.Memfd: buffers that had to be heap memory
 }
 
 // ErrClosed is returned by Get after Close: the daemon is shutting down.
@@ -87,30 +96,31 @@ type Scheduler struct {
 	builds sync.WaitGroup // builds running; Add only under mu while !closed
 
 	noAhead atomic.Bool // set once by StopReadahead
+	memfd   atomic.Bool // new buffers are memfds (Config.Memfd, SetMemfd)
 
 	mu      sync.Mutex
 	entries map[int64]*entry // guarded by mu: batches queued, being built or held
 	idle    list.List        // guarded by mu: built, unpinned entries, least recently used first
 	queue   list.List        // guarded by mu: entries waiting for memory, first come first
 	held    int64            // guarded by mu: bytes of all buffers, in entries and spare
-	spare   [][]byte         // guarded by mu: buffers of evicted batches, reused first
+	spare   []*buffer        // guarded by mu: heap buffers of evicted batches, reused first
 	closed  bool             // guarded by mu: Close was called
 
 	Stats Stats
 }
 
-// entry is one batch: queued for memory (queued set, frames nil), being
-// built (frames set, done open), or built (done closed).
+// entry is one batch: queued for memory (queued set, buf nil), being
+// built (buf set, done open), or built (done closed).
 type entry struct {
 	n         int64
 	done      chan struct{} // closed when the build ends (or a queued entry fails)
 	readahead bool          // started by readahead, not by a reader
 
-	// set before done is closed; frames is set when memory is assigned,
+	// set before done is closed; buf is set when memory is assigned,
 	// under Scheduler.mu, and cleared on eviction
-	frames []byte
-	meta   []byte
-	err    error
+	buf  *buffer
+	meta []byte
+	err  error
 
 	pins   int           // guarded by Scheduler.mu: readers holding or waiting for it, plus 1 while building
 	served bool          // guarded by Scheduler.mu: a reader asked for it
@@ -142,6 +152,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 		entries: make(map[int64]*entry),
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.memfd.Store(cfg.Memfd)
 	return s, nil
 }
 
@@ -159,9 +170,19 @@ func (s *Scheduler) Close() {
 		close(e.done)
 		delete(s.entries, e.n)
 	}
+	// Idle batches go now; held ones when released (unpinLocked).
+	for el := s.idle.Front(); el != nil; el = s.idle.Front() {
+		s.removeLocked(el.Value.(*entry))
+	}
+	s.freeSpareLocked()
 	s.mu.Unlock()
 	s.builds.Wait()
 }
+
+// SetMemfd says whether buffers made from now on are memfds (see
+// Config.Memfd): a mount whose kernel refuses passthrough turns them off,
+// so that its batches go back to reused heap buffers.
+func (s *Scheduler) SetMemfd(on bool) { s.memfd.Store(on) }
 
 // Len is the number of batches.
 func (s *Scheduler) Len() int64 { return s.cfg.Len }
@@ -206,11 +227,21 @@ type Batch struct {
 	once sync.Once
 }
 
-// NPY returns the .npy header and the array bytes.
-func (b *Batch) NPY() [][]byte { return [][]byte{b.s.header, b.e.frames} }
+// NPY returns the .npy file's bytes: the header and the array, or the
+// whole file where it is one memfd.
+func (b *Batch) NPY() [][]byte {
+	if b.e.buf.npy != nil {
+		return [][]byte{b.e.buf.npy}
+	}
+	return [][]byte{b.s.header, b.e.buf.frames}
+}
 
 // Frames returns the array bytes.
-func (b *Batch) Frames() []byte { return b.e.frames }
+func (b *Batch) Frames() []byte { return b.e.buf.frames }
+
+// BackingFd returns the memfd holding the whole .npy file (Config.Memfd),
+// valid until Release, or false when the batch is on the heap.
+func (b *Batch) BackingFd() (int, bool) { return b.e.buf.fd, b.e.buf.fd >= 0 }
 
 // Meta returns the metadata file.
 func (b *Batch) Meta() []byte { return b.e.meta }
@@ -305,7 +336,7 @@ func (s *Scheduler) admitLocked() {
 		}
 		e := s.queue.Remove(s.queue.Front()).(*entry)
 		e.queued = nil
-		e.frames = buf
+		e.buf = buf
 		e.pins++ // the build's
 		s.buildLocked(e)
 	}
@@ -344,16 +375,26 @@ func (s *Scheduler) readaheadLocked(n int64) {
 // read may be for a slower reader: DataLoader workers read strided); a
 // demanded build may evict any idle batch, so stale readahead gives way to
 // readers. It returns nil when none is free.
-func (s *Scheduler) bufferLocked(readahead bool) []byte {
-	if k := len(s.spare); k > 0 {
-		buf := s.spare[k-1]
-		s.spare = s.spare[:k-1]
-		return buf
+func (s *Scheduler) bufferLocked(readahead bool) *buffer {
+	for {
+		if k := len(s.spare); k > 0 {
+			buf := s.spare[k-1]
+			s.spare = s.spare[:k-1]
+			return buf
+		}
+		if s.held+s.size <= s.cfg.Budget {
+			s.held += s.size
+			return s.newBuffer()
+		}
+		if !s.evictLocked(readahead) {
+			return nil
+		}
 	}
-	if s.held+s.size <= s.cfg.Budget {
-		s.held += s.size
-		return make([]byte, s.size)
-	}
+}
+
+// evictLocked drops the least recently used idle batch a build of this
+// kind may evict (see bufferLocked), freeing its buffer, or reports false.
+func (s *Scheduler) evictLocked(readahead bool) bool {
 	for el := s.idle.Front(); el != nil; el = el.Next() {
 		e := el.Value.(*entry)
 		if readahead && !e.served {
@@ -361,16 +402,25 @@ func (s *Scheduler) bufferLocked(readahead bool) []byte {
 		}
 		s.removeLocked(e)
 		s.Stats.Evictions.Add(1)
-		buf := s.spare[len(s.spare)-1]
-		s.spare = s.spare[:len(s.spare)-1]
-		return buf
+		return true
 	}
-	return nil
+	return false
+}
+
+// newBuffer makes the memory of one batch (see Config.Memfd).
+func (s *Scheduler) newBuffer() *buffer {
+	if s.memfd.Load() {
+		if buf, err := memfdBuffer(s.header, s.size); err == nil {
+			return buf
+		}
+		s.Stats.HeapFallbacks.Add(1)
+	}
+	return heapBuffer(s.size)
 }
 
 // startLocked registers batch n and builds it in the background.
-func (s *Scheduler) startLocked(n int64, buf []byte, readahead bool) *entry {
-	e := &entry{n: n, done: make(chan struct{}), readahead: readahead, frames: buf, pins: 1}
+func (s *Scheduler) startLocked(n int64, buf *buffer, readahead bool) *entry {
+	e := &entry{n: n, done: make(chan struct{}), readahead: readahead, buf: buf, pins: 1}
 	s.entries[n] = e
 	s.buildLocked(e)
 	return e
@@ -385,7 +435,7 @@ func (s *Scheduler) buildLocked(e *entry) {
 	go func() {
 		defer s.builds.Done()
 		start := time.Now()
-		meta, err := s.cfg.Build(s.ctx, n, e.frames)
+		meta, err := s.cfg.Build(s.ctx, n, e.buf.frames)
 		s.Stats.BuildNanos.Add(int64(time.Since(start)))
 		if err != nil {
 			s.Stats.BuildErrors.Add(1)
@@ -428,23 +478,45 @@ func (s *Scheduler) unpinLocked(e *entry) {
 		if s.entries[e.n] == e {
 			s.removeLocked(e)
 		}
+	case s.closed:
+		if s.entries[e.n] == e {
+			s.removeLocked(e)
+		}
+		return
 	default:
 		e.elem = s.idle.PushBack(e)
 	}
 	s.admitLocked()
 }
 
-// removeLocked forgets an unpinned entry and keeps its buffer as spare.
+// removeLocked forgets an unpinned entry. Its buffer is kept as spare
+// when it is heap memory; a memfd is freed (see Config.Memfd), and so is
+// everything once the scheduler is closed.
 func (s *Scheduler) removeLocked(e *entry) {
 	if e.elem != nil {
 		s.idle.Remove(e.elem)
 		e.elem = nil
 	}
 	delete(s.entries, e.n)
-	if e.frames != nil {
-		s.spare = append(s.spare, e.frames)
-		e.frames = nil
+	if e.buf == nil {
+		return
 	}
+	if e.buf.fd >= 0 || s.closed {
+		e.buf.free()
+		s.held -= s.size
+	} else {
+		s.spare = append(s.spare, e.buf)
+	}
+	e.buf = nil
+}
+
+// freeSpareLocked frees the spare buffers.
+func (s *Scheduler) freeSpareLocked() {
+	for _, b := range s.spare {
+		b.free()
+		s.held -= s.size
+	}
+	s.spare = nil
 }
 
 // Shape is the shape of a batch's frames array.

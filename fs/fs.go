@@ -112,6 +112,14 @@ type Batches interface {
 	Get(ctx context.Context, n int64) (Batch, error)
 }
 
+// BackingFder is a Batch whose whole .npy file is one file descriptor (a
+// memfd), which the kernel can serve reads and mappings from directly
+// (FUSE passthrough). The descriptor stays valid until Release; the
+// kernel takes a reference of its own while it serves the file.
+type BackingFder interface {
+	BackingFd() (int, bool)
+}
+
 // Batch is a built batch, pinned in memory until Release.
 type Batch interface {
 	// NPY returns the .npy file's bytes as consecutive slices (e.g. the
@@ -139,7 +147,9 @@ type Options struct {
 	// and rank/.
 	Ranks []Rank
 	// Recorder, when set, observes every batch file read: the bytes served
-	// and how long the read waited for its batch.
+	// and how long the read waited for its batch. A file served by
+	// passthrough is observed once, at open, with 0 bytes: its reads never
+	// reach this process.
 	Recorder func(n int64, val bool, bytes int, wait time.Duration)
 	Log      *slog.Logger
 }
@@ -218,6 +228,7 @@ type root struct {
 	gofs.Inode
 	opts     Options
 	directIO bool
+	serve    *serving
 	// opens is cancelled when the mount stops taking opens (Server.StopOpens):
 	// opens still waiting for their batch then fail.
 	opens context.Context
@@ -237,11 +248,11 @@ func (r *root) OnAdd(ctx context.Context) {
 		add(dir, "info.json", &dynamicFile{content: info}, syscall.S_IFREG)
 		add(dir, "stats.json", &dynamicFile{content: stats}, syscall.S_IFREG)
 		if train != nil {
-			add(dir, "batches", &batchDir{b: train, opts: &r.opts, view: 2 * slot, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
+			add(dir, "batches", &batchDir{b: train, opts: &r.opts, view: 2 * slot, directIO: r.directIO, serve: r.serve, opens: r.opens}, syscall.S_IFDIR)
 		}
 		if val != nil {
 			v := add(dir, "val", &gofs.Inode{}, syscall.S_IFDIR)
-			add(v, "batches", &batchDir{b: val, opts: &r.opts, val: true, view: 2*slot + 1, directIO: r.directIO, opens: r.opens}, syscall.S_IFDIR)
+			add(v, "batches", &batchDir{b: val, opts: &r.opts, val: true, view: 2*slot + 1, directIO: r.directIO, serve: r.serve, opens: r.opens}, syscall.S_IFDIR)
 		}
 	}
 	if len(r.opts.Ranks) == 0 {
@@ -308,6 +319,7 @@ type batchDir struct {
 	val      bool
 	view     uint64 // numbers the directory apart in inode numbers
 	directIO bool
+	serve    *serving
 	opens    context.Context // see root.opens
 }
 
@@ -391,6 +403,7 @@ var (
 	_ = (gofs.NodeReader)((*batchFile)(nil))
 	_ = (gofs.FileReader)((*openBatch)(nil))
 	_ = (gofs.FileReleaser)((*openBatch)(nil))
+	_ = (gofs.FilePassthroughFder)((*openBatch)(nil))
 )
 
 // size is the file's stat size, known without building anything: a .npy
@@ -484,6 +497,34 @@ func (h *openBatch) unref() {
 
 func (h *openBatch) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	return h.file.read(ctx, h, dest, off)
+}
+
+// PassthroughFd hands the kernel the batch's memfd as the file's backing
+// file, when the mount serves by passthrough (see serving): reads and
+// mappings of the .npy file then go from the memfd to the reader without
+// this process. go-fuse asks once per inode while it has no backing file
+// registered; every open of the inode is of the same pinned batch.
+func (h *openBatch) PassthroughFd() (int, bool) {
+	if h.file.meta || h.file.dir.serve == nil || !h.file.dir.serve.passthrough.Load() {
+		return 0, false
+	}
+	bf, ok := h.b.(BackingFder)
+	if !ok {
+		return 0, false
+	}
+	fd, ok := bf.BackingFd()
+	if !ok {
+		return 0, false
+	}
+	h.file.dir.serve.backed.Add(1)
+	// No read will reach this process: the open's wait is the reader's.
+	if wait, ok := h.acquire(); ok {
+		if rec := h.file.dir.opts.Recorder; rec != nil {
+			rec(h.file.n, h.file.dir.val, 0, wait)
+		}
+		h.unref()
+	}
+	return fd, true
 }
 
 // Release unpins the batch (once reads in flight are done with it).

@@ -21,6 +21,7 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // MountOptions are the mount-level switches.
@@ -30,8 +31,16 @@ type MountOptions struct {
 	AllowOther bool
 	// Debug logs every FUSE request.
 	Debug bool
+	// Passthrough serves .npy files by FUSE passthrough where the kernel
+	// allows it (Linux 6.9 or later, and CAP_SYS_ADMIN): each batch whose
+	// Batch is a BackingFder hands the kernel its memfd, and reads and
+	// mappings go from the memfd to the reader without this process.
+	// Where the kernel refuses, files are served as without it, and
+	// Server.Serving says so.
+	Passthrough bool
 	// DirectIO serves .npy files with direct I/O instead of through the
-	// page cache: faster large reads, but files cannot be mmapped.
+	// page cache: faster large reads, but files cannot be mmapped. It
+	// turns Passthrough off.
 	DirectIO bool
 	// NonEmpty allows mounting over a directory that holds files (they are
 	// hidden while mounted). Mounting over a live oxefs mount is refused
@@ -43,6 +52,19 @@ type MountOptions struct {
 // MountOptions.NonEmpty is not set.
 var ErrNotEmpty = errors.New("not empty")
 
+// Serving modes of .npy files (Server.Serving).
+const (
+	ServePassthrough = "passthrough" // the kernel reads the batch's memfd
+	ServePageCache   = "page-cache"  // the daemon answers reads; the kernel caches them
+	ServeDirectIO    = "direct-io"   // the daemon answers every read, nothing cached
+)
+
+// serving is how .npy files are served, decided once the mount is up.
+type serving struct {
+	passthrough atomic.Bool
+	backed      atomic.Int64 // opens that handed the kernel a backing file
+}
+
 // Server is a live mount.
 type Server struct {
 	srv       *fuse.Server
@@ -50,6 +72,9 @@ type Server struct {
 	dev       uint64 // the mount's device: its minor is the fusectl connection
 	open      *atomic.Int64
 	stopOpens context.CancelFunc
+	serve     *serving
+	mode      string
+	refused   error // why passthrough was not used, when it was asked for
 }
 
 // Mount serves opts at dir until Unmount. dir must be an empty directory
@@ -91,7 +116,8 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 		},
 	}
 	opens, stopOpens := context.WithCancel(context.Background())
-	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO, opens: opens}, fopts)}
+	serve := &serving{}
+	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO, serve: serve, opens: opens}, fopts)}
 	srv, err := fuse.NewServer(raw, dir, &fopts.MountOptions)
 	if err != nil {
 		stopOpens()
@@ -102,13 +128,56 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 		stopOpens()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	s := &Server{srv: srv, dir: dir, open: &raw.open, stopOpens: stopOpens}
+	s := &Server{srv: srv, dir: dir, open: &raw.open, stopOpens: stopOpens, serve: serve, mode: ServePageCache}
+	switch {
+	case mo.DirectIO:
+		s.mode = ServeDirectIO
+	case mo.Passthrough:
+		if s.refused = probePassthrough(srv); s.refused == nil {
+			serve.passthrough.Store(true)
+			s.mode = ServePassthrough
+		}
+	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(dir, &st); err == nil {
 		s.dev = st.Dev
 	}
 	return s, nil
 }
+
+// probePassthrough registers a memfd as a backing file and unregisters
+// it: the kernel allows passthrough on this connection exactly when that
+// works (it needs FUSE_PASSTHROUGH, negotiated at init from Linux 6.9, and
+// CAP_SYS_ADMIN).
+func probePassthrough(srv *fuse.Server) error {
+	fd, err := unix.MemfdCreate("oxefs-probe", unix.MFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("memfd_create: %w", err)
+	}
+	defer unix.Close(fd)
+	id, errno := srv.RegisterBackingFd(&fuse.BackingMap{Fd: int32(fd)})
+	if errno != 0 {
+		return fmt.Errorf("the kernel refused a backing file: %w (FUSE passthrough needs Linux 6.9 or later and CAP_SYS_ADMIN, e.g. root)", errno)
+	}
+	if errno := srv.UnregisterBackingFd(id); errno != 0 {
+		return fmt.Errorf("unregistering the probe's backing file: %w", errno)
+	}
+	return nil
+}
+
+// Serving says how .npy files are served: ServePassthrough,
+// ServePageCache or ServeDirectIO. When passthrough was asked for and
+// refused, Refused says why.
+func (s *Server) Serving() string { return s.mode }
+
+// Refused is why passthrough was not used although MountOptions asked for
+// it, or nil.
+func (s *Server) Refused() error { return s.refused }
+
+// PassthroughOpens is the number of opens of .npy files that handed the
+// kernel a backing file (go-fuse asks once per inode while the kernel
+// has none for it, so opens of a file already open count once).
+func (s *Server) PassthroughOpens() int64 { return s.serve.backed.Load() }
 
 // Unmount unmounts. When files are still open the plain unmount is busy:
 // the mount is then detached (lazy unmount) and its connection aborted, so

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oxefs/oxefs/config"
@@ -49,6 +50,10 @@ type Options struct {
 	Offline bool
 	// Decoder forces a JPEG decoder ("go", "turbo"); "" picks the best.
 	Decoder string
+	// Memfd builds each batch's .npy file in a memfd of its own, for a
+	// mount that serves by FUSE passthrough (see batch.Config.Memfd);
+	// SetServing turns it off when the kernel refuses passthrough.
+	Memfd bool
 	// Progress reports episode-length indexing (samples_per_episode 0).
 	Progress func(IndexProgress)
 	Version  string
@@ -94,10 +99,15 @@ type Pipeline struct {
 	// Read latencies, recorded by the mount (or the benchmark) per file
 	// read; Build latencies per batch build.
 	ReadLatency, BuildLatency batch.Histogram
+	// ServedBytes counts the batch-file bytes the mount's reads copied
+	// out of this process; files served by passthrough add none.
+	ServedBytes atomic.Int64
 
 	opts     Options
 	started  time.Time
-	info     []byte // the daemon's info.json with several ranks
+	infoMu   sync.Mutex // guards info, every Rank.info and serving
+	info     []byte     // the daemon's info.json with several ranks
+	serving  *Serving
 	prefetch *prefetcher
 	valStats *BuildStats
 
@@ -114,6 +124,15 @@ type Rank struct {
 	info       []byte
 }
 
+// gcLimit is the Go runtime's soft memory limit: the whole budget, less
+// the batches' share when batches live in memfds, outside the Go heap.
+func gcLimit(mem int64, memfd bool) int64 {
+	if memfd {
+		return mem - int64(float64(mem)*batchShare)
+	}
+	return mem
+}
+
 // Open opens the datasets, validates the config against them and starts the
 // workers. Nothing is built until a batch is asked for.
 func Open(ctx context.Context, opts Options) (*Pipeline, error) {
@@ -121,7 +140,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err := checkMem(cfg, opts.Mem, len(opts.Ranks)); err != nil {
 		return nil, err
 	}
-	debug.SetMemoryLimit(opts.Mem)
+	debug.SetMemoryLimit(gcLimit(opts.Mem, opts.Memfd))
 	st, err := OpenStorage(StorageOptions{
 		CacheDir: opts.CacheDir, Disk: opts.Disk, Retry: opts.Retry, MaxFetchRate: opts.MaxFetchRate, Offline: opts.Offline, Log: opts.Log,
 	})
@@ -279,6 +298,7 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		Build:     build,
 		Budget:    budget,
 		Readahead: p.opts.Readahead,
+		Memfd:     p.opts.Memfd,
 	})
 }
 
@@ -400,13 +420,58 @@ func (p *Pipeline) MultiRank() bool { return len(p.opts.Ranks) > 0 }
 // views to each rank's own (Rank.Info).
 func (p *Pipeline) Info() []byte {
 	if p.MultiRank() {
+		p.infoMu.Lock()
+		defer p.infoMu.Unlock()
 		return p.info
 	}
-	return p.Ranks[0].info
+	return p.RankInfo(p.Ranks[0])
 }
 
-// Info returns the rank's info.json.
-func (r *Rank) Info() []byte { return r.info }
+// RankInfo returns rank r's info.json.
+func (p *Pipeline) RankInfo(r *Rank) []byte {
+	p.infoMu.Lock()
+	defer p.infoMu.Unlock()
+	return r.info
+}
+
+// Serving is how a mount serves its .npy files, for info.json: Mode is
+// fs's name for it (passthrough, page-cache, direct-io); Refused, when
+// set, is why passthrough was not used.
+type Serving struct {
+	Mode    string `json:"mode"`
+	Refused string `json:"passthrough_refused,omitempty"`
+}
+
+// SetServing records how the mount serves .npy files in every info.json.
+// Without passthrough, batches built from now on go back to heap buffers,
+// which are reused from batch to batch.
+func (p *Pipeline) SetServing(s Serving) error {
+	if s.Mode != "passthrough" && p.opts.Memfd {
+		debug.SetMemoryLimit(gcLimit(p.opts.Mem, false))
+		for _, r := range p.Ranks {
+			r.Train.SetMemfd(false)
+			if r.Val != nil {
+				r.Val.SetMemfd(false)
+			}
+		}
+	}
+	p.infoMu.Lock()
+	defer p.infoMu.Unlock()
+	p.serving = &s
+	for _, r := range p.Ranks {
+		info, err := p.infoJSON(r)
+		if err != nil {
+			return err
+		}
+		r.info = info
+	}
+	info, err := p.infoJSON(nil)
+	if err != nil {
+		return err
+	}
+	p.info = info
+	return nil
+}
 
 // infoJSON is the static description of rank r's views, or with r nil of
 // the daemon.
@@ -444,6 +509,9 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 		"state_dim":  p.Mix.MaxStateDim,
 		"datasets":   p.datasetDims(),
 		"memory":     p.memoryInfo(),
+	}
+	if p.serving != nil {
+		info["serving"] = p.serving
 	}
 	if p.MultiRank() {
 		ranks := make([]int, len(p.Ranks))
@@ -496,7 +564,7 @@ func (p *Pipeline) Stats() []byte {
 func (p *Pipeline) RankStats(r *Rank) []byte { return p.stats(r) }
 
 func (p *Pipeline) stats(r *Rank) []byte {
-	rss, peak := ReadRSS()
+	rss, peak, shmem := ReadRSS()
 	st := &p.Storage.Fetch
 	ram, disk := &p.Store.Stats, &p.Storage.Disk.Stats
 	subs, bad := p.Builds.Substitutions()
@@ -531,6 +599,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		"uptime_s":      time.Since(p.started).Seconds(),
 		"build_latency": p.BuildLatency.Summary(),
 		"read_latency":  p.ReadLatency.Summary(),
+		"served_bytes":  p.ServedBytes.Load(),
 		"ram_cache": map[string]any{
 			"hits": p.Episodes.Stats.Hits.Load(), "misses": p.Episodes.Stats.Misses.Load(),
 			"hit_rate":        rate(p.Episodes.Stats.Hits.Load(), p.Episodes.Stats.Misses.Load()),
@@ -551,7 +620,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 			"abandoned_for_priority": disk.Abandoned.Load(),
 		},
 		"memory": map[string]any{
-			"rss_bytes": rss, "peak_rss_bytes": peak, "budget_bytes": p.opts.Mem,
+			"rss_bytes": rss, "peak_rss_bytes": peak, "shmem_bytes": shmem, "budget_bytes": p.opts.Mem,
 		},
 		"samples_per_dataset": perDataset(p.Builds),
 		"substitutions":       subs,
@@ -601,30 +670,35 @@ func rate(hits, misses int64) float64 {
 }
 
 // ReadRSS returns the process's resident set size now and at its peak
-// (VmRSS, VmHWM), in bytes; zeros where /proc is not readable.
-func ReadRSS() (now, peak int64) {
+// (VmRSS, VmHWM) and the shared memory in it (RssShmem: batches in memfds,
+// which VmRSS and VmHWM include), in bytes; zeros where /proc is not
+// readable.
+func ReadRSS() (now, peak, shmem int64) {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		key, val, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
+		if !ok || (key != "VmRSS" && key != "VmHWM" && key != "RssShmem") {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(val), " kB"), 10, 64)
 		if err != nil {
 			continue
 		}
-		if key == "VmRSS" {
+		switch key {
+		case "VmRSS":
 			now = kb << 10
-		} else {
+		case "VmHWM":
 			peak = kb << 10
+		default:
+			shmem = kb << 10
 		}
 	}
-	return now, peak
+	return now, peak, shmem
 }
 
 // prefetcher fetches the shards the next batches need into the disk cache,
