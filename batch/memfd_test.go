@@ -6,13 +6,18 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestMemfdBuffers: with Config.Memfd each batch's whole .npy file is one
-// memfd, served as one slice; a memfd is never reused, so a reader that
-// still maps (here: holds a duplicate of) an evicted batch's file keeps
-// seeing that batch while later ones are built within the budget; Close
-// closes every memfd.
+// memfd, served as one slice and reused from batch to batch while nothing
+// is lent; a memfd lent out (Batch.BackingFd) and mapped by a reader who
+// closed it keeps its batch while later ones are built within the budget,
+// and is reused once the mapping goes; Close frees every memfd.
 func TestMemfdBuffers(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("SKIPPING: memfd buffers need Linux")
@@ -26,67 +31,84 @@ func TestMemfdBuffers(t *testing.T) {
 	}
 	before := fds()
 	tb := &testBuild{counts: map[int64]int{}}
-	s, err := NewScheduler(Config{Len: 10, Shape: []int{2, 64}, Meta: true, Build: tb.build, Budget: 2 * 128, Memfd: true})
+	const size, budget = 128, 2 * 128
+	s, err := NewScheduler(Config{Len: 40, Shape: []int{2, 64}, Meta: true, Build: tb.build, Budget: budget, Memfd: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb.s = s
 	ctx := context.Background()
-	b, err := s.Get(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd, ok := b.BackingFd()
-	if !ok {
-		t.Fatalf("no memfd (heap fallbacks: %d)", s.Stats.HeapFallbacks.Load())
-	}
-	want := append(NPYHeader([]int{2, 64}), pattern(0, 128)...)
-	if parts := b.NPY(); len(parts) != 1 || !bytes.Equal(parts[0], want) {
-		t.Fatalf("NPY() is %d parts, not the whole file in one", len(parts))
-	}
-	// A reader's own reference to the file, as a mapping would hold.
-	kept, err := os.Open("/proc/self/fd/" + itoa(fd))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kept.Close()
-	b.Release()
-	for n := int64(1); n < 10; n++ {
+	get := func(n int64) *Batch {
+		t.Helper()
 		b, err := s.Get(ctx, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(b.Frames(), pattern(n, 128)) {
+		if !bytes.Equal(b.Frames(), pattern(n, size)) {
 			t.Fatalf("batch %d: wrong bytes", n)
 		}
-		b.Release()
+		return b
 	}
-	if tb.over.Load() || s.Held() > 2*128 {
-		t.Fatalf("held %d bytes, budget %d", s.Held(), 2*128)
+	watched := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.watched)
 	}
-	got := make([]byte, len(want)+1)
-	k, err := kept.ReadAt(got, 0)
-	if err != nil && k != len(want) {
+	for n := range int64(10) {
+		get(n).Release()
+	}
+	if w := watched(); w > 2 || s.Stats.HeapFallbacks.Load() != 0 {
+		t.Fatalf("%d memfds for a budget of 2 batches (%d heap fallbacks)", w, s.Stats.HeapFallbacks.Load())
+	}
+	b := get(10)
+	want := append(NPYHeader([]int{2, 64}), pattern(10, size)...)
+	if parts := b.NPY(); len(parts) != 1 || !bytes.Equal(parts[0], want) {
+		t.Fatalf("NPY() is %d parts, not the whole file in one", len(parts))
+	}
+	fd, ok := b.BackingFd()
+	if !ok {
+		t.Fatal("no memfd lent")
+	}
+	m, err := unix.Mmap(fd, 0, len(want), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got = got[:k]
-	if !bytes.Equal(got, want) {
-		t.Fatal("an evicted batch's memfd was reused for another batch")
+	unix.Close(fd) // the reader keeps only its mapping
+	b.Release()
+	for n := int64(11); n < 30; n++ {
+		get(n).Release()
+	}
+	if tb.over.Load() || s.Held() > budget {
+		t.Fatalf("held %d bytes, budget %d", s.Held(), budget)
+	}
+	if !bytes.Equal(m, want) {
+		t.Fatal("a lent memfd still mapped was reused for another batch")
+	}
+	if w := watched(); w != 2 {
+		t.Fatalf("%d memfds, want 2 (one cooling, one in use)", w)
+	}
+	unix.Munmap(m)
+	testkit.WaitFor(t, 5*time.Second, 10*time.Millisecond, "the unmapped memfd back in use", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, b := range s.watched {
+			if b.cooling {
+				return false
+			}
+		}
+		return true
+	})
+	for n := int64(30); n < 40; n++ {
+		get(n).Release()
+	}
+	if w := watched(); w > 2 {
+		t.Fatalf("%d memfds after the lent one came back, want 2", w)
 	}
 	s.Close()
 	if s.Held() != 0 {
 		t.Errorf("held %d bytes after Close", s.Held())
 	}
-	if after := fds(); after != before+1 { // +1: kept
-		t.Errorf("%d descriptors open before, %d after Close (one kept by the test)", before, after)
+	if after := fds(); after != before {
+		t.Errorf("%d descriptors open before, %d after Close", before, after)
 	}
-}
-
-func itoa(n int) string { return string(appendInt(nil, n)) }
-
-func appendInt(b []byte, n int) []byte {
-	if n >= 10 {
-		b = appendInt(b, n/10)
-	}
-	return append(b, byte('0'+n%10))
 }

@@ -46,12 +46,13 @@ type Config struct {
 	// ahead while memory allows.
 	Readahead int
 	// Memfd puts each batch's whole .npy file (header, then array) in a
-	// memfd of its own, which Batch.BackingFd hands out for the kernel to
-	// serve reads and mappings from (FUSE passthrough). Such a buffer is
-	// never reused for another batch: a reader may still map the file
-	// after closing it, and must keep seeing the batch it opened. An
-	// evicted batch's memfd is closed and a new one made. Where a memfd
-	// cannot be made, the batch gets a heap buffer (Stats.HeapFallbacks).
+	// memfd, which Batch.BackingFd lends out for the kernel to serve reads
+	// and mappings from (FUSE passthrough). A reader may map the file and
+	// close it, and must keep seeing the batch it opened: a memfd lent out
+	// is reused for another batch only once the kernel has closed every
+	// description lent (see buffer), and counts in the budget until then.
+	// Where a memfd cannot be made, the batch gets a heap buffer
+	// (Stats.HeapFallbacks).
 	Memfd bool
 }
 
@@ -67,6 +68,8 @@ type Stats struct {
 	MemoryWaits   atomic.Int64 // a demanded build queued for memory
 	BuildNanos    atomic.Int64 // total build time
 	HeapFallbacks atomic.Int64 // Config.Memfd: buffers that had to be heap memory
+	Lent          atomic.Int64 // Config.Memfd: descriptions of memfds lent (Batch.BackingFd)
+	LostReturns   atomic.Int64 // Config.Memfd: inotify queue overflows (lent memfds then never reused)
 }
 
 // ErrClosed is returned by Get after Close: the daemon is shutting down.
@@ -103,8 +106,13 @@ type Scheduler struct {
 	idle    list.List        // guarded by mu: built, unpinned entries, least recently used first
 	queue   list.List        // guarded by mu: entries waiting for memory, first come first
 	held    int64            // guarded by mu: bytes of all buffers, in entries and spare
-	spare   []*buffer        // guarded by mu: heap buffers of evicted batches, reused first
+	spare   []*buffer        // guarded by mu: buffers of evicted batches, reused first
 	closed  bool             // guarded by mu: Close was called
+	// Config.Memfd: the memfd buffers, by inotify watch, and whether a
+	// lost event means lent buffers can no longer be reused.
+	returns *returns        // guarded by mu: created with the first memfd
+	watched map[int]*buffer // guarded by mu
+	lost    bool            // guarded by mu
 
 	Stats Stats
 }
@@ -175,6 +183,12 @@ func (s *Scheduler) Close() {
 		s.removeLocked(el.Value.(*entry))
 	}
 	s.freeSpareLocked()
+	for _, b := range s.watched {
+		if b.cooling {
+			s.dropLocked(b)
+		}
+	}
+	s.returns.close()
 	s.mu.Unlock()
 	s.builds.Wait()
 }
@@ -239,9 +253,26 @@ func (b *Batch) NPY() [][]byte {
 // Frames returns the array bytes.
 func (b *Batch) Frames() []byte { return b.e.buf.frames }
 
-// BackingFd returns the memfd holding the whole .npy file (Config.Memfd),
-// valid until Release, or false when the batch is on the heap.
-func (b *Batch) BackingFd() (int, bool) { return b.e.buf.fd, b.e.buf.fd >= 0 }
+// BackingFd lends the kernel the batch's memfd (Config.Memfd): a new
+// read-only descriptor of it, which the caller closes once the kernel has
+// taken its own reference (at the latest when the file served from it is
+// released). It reports false for a batch on the heap.
+func (b *Batch) BackingFd() (int, bool) {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := b.e.buf
+	if buf.fd < 0 || buf.wd < 0 {
+		return -1, false
+	}
+	fd, err := buf.lend()
+	if err != nil {
+		return -1, false
+	}
+	buf.lent++
+	s.Stats.Lent.Add(1)
+	return fd, true
+}
 
 // Meta returns the metadata file.
 func (b *Batch) Meta() []byte { return b.e.meta }
@@ -410,12 +441,85 @@ func (s *Scheduler) evictLocked(readahead bool) bool {
 // newBuffer makes the memory of one batch (see Config.Memfd).
 func (s *Scheduler) newBuffer() *buffer {
 	if s.memfd.Load() {
-		if buf, err := memfdBuffer(s.header, s.size); err == nil {
+		if buf, err := s.newMemfdLocked(); err == nil {
 			return buf
 		}
 		s.Stats.HeapFallbacks.Add(1)
 	}
 	return heapBuffer(s.size)
+}
+
+// newMemfdLocked makes a memfd buffer and watches it for descriptions
+// closed, starting the watcher with the first one.
+func (s *Scheduler) newMemfdLocked() (*buffer, error) {
+	if s.returns == nil {
+		r, err := newReturns()
+		if err != nil {
+			return nil, err
+		}
+		s.returns, s.watched = r, make(map[int]*buffer)
+		go r.run(s.returned, s.lostReturns)
+	}
+	buf, err := memfdBuffer(s.header, s.size)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.returns.watch(buf); err != nil {
+		buf.free()
+		return nil, err
+	}
+	s.watched[buf.wd] = buf
+	return buf, nil
+}
+
+// returned counts one description of a memfd closed for good; a buffer
+// evicted with descriptions out becomes spare with the last one.
+func (s *Scheduler) returned(wd int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.watched[wd]
+	if b == nil {
+		return
+	}
+	b.lent--
+	if b.lent > 0 || !b.cooling {
+		return
+	}
+	b.cooling = false
+	if s.closed {
+		s.dropLocked(b)
+		return
+	}
+	s.spare = append(s.spare, b)
+	s.admitLocked()
+}
+
+// lostReturns handles an inotify queue overflow: descriptions may have
+// been closed without a word, so no buffer lent out is reused any more.
+// Those evicted are freed now (their pages live on in readers that still
+// map them, outside the budget); later ones when evicted.
+func (s *Scheduler) lostReturns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Stats.LostReturns.Add(1)
+	s.lost = true
+	for _, b := range s.watched {
+		if b.cooling {
+			s.dropLocked(b)
+		}
+	}
+	s.admitLocked()
+}
+
+// dropLocked frees a buffer and takes it out of the budget.
+func (s *Scheduler) dropLocked(b *buffer) {
+	if b.wd >= 0 {
+		delete(s.watched, b.wd)
+		s.returns.unwatch(b)
+	}
+	b.cooling = false
+	b.free()
+	s.held -= s.size
 }
 
 // startLocked registers batch n and builds it in the background.
@@ -489,32 +593,32 @@ func (s *Scheduler) unpinLocked(e *entry) {
 	s.admitLocked()
 }
 
-// removeLocked forgets an unpinned entry. Its buffer is kept as spare
-// when it is heap memory; a memfd is freed (see Config.Memfd), and so is
-// everything once the scheduler is closed.
+// removeLocked forgets an unpinned entry. Its buffer is kept as spare, or,
+// while descriptions of its memfd are lent out, cools until they are all
+// closed (see Config.Memfd); once the scheduler is closed it is freed.
 func (s *Scheduler) removeLocked(e *entry) {
 	if e.elem != nil {
 		s.idle.Remove(e.elem)
 		e.elem = nil
 	}
 	delete(s.entries, e.n)
-	if e.buf == nil {
-		return
-	}
-	if e.buf.fd >= 0 || s.closed {
-		e.buf.free()
-		s.held -= s.size
-	} else {
-		s.spare = append(s.spare, e.buf)
-	}
+	b := e.buf
 	e.buf = nil
+	switch {
+	case b == nil:
+	case s.closed || (s.lost && b.lent > 0):
+		s.dropLocked(b)
+	case b.lent > 0:
+		b.cooling = true
+	default:
+		s.spare = append(s.spare, b)
+	}
 }
 
 // freeSpareLocked frees the spare buffers.
 func (s *Scheduler) freeSpareLocked() {
 	for _, b := range s.spare {
-		b.free()
-		s.held -= s.size
+		s.dropLocked(b)
 	}
 	s.spare = nil
 }

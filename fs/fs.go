@@ -112,10 +112,13 @@ type Batches interface {
 	Get(ctx context.Context, n int64) (Batch, error)
 }
 
-// BackingFder is a Batch whose whole .npy file is one file descriptor (a
-// memfd), which the kernel can serve reads and mappings from directly
-// (FUSE passthrough). The descriptor stays valid until Release; the
-// kernel takes a reference of its own while it serves the file.
+// BackingFder is a Batch whose whole .npy file is in a memfd, which the
+// kernel can serve reads and mappings from directly (FUSE passthrough).
+// BackingFd returns a new descriptor at each call, which fs closes when
+// the file handle it was asked for is released: the kernel holds a
+// reference of its own for as long as it serves the file or a reader maps
+// it, and its owner learns from that last close when the memory is free
+// again.
 type BackingFder interface {
 	BackingFd() (int, bool)
 }
@@ -466,6 +469,8 @@ type openBatch struct {
 	mu     sync.Mutex
 	refs   int  // guarded by mu: 1 until Release, plus reads in flight
 	waited bool // guarded by mu: the first read has reported wait
+	lent   int  // guarded by mu: the descriptor BackingFd gave, closed at Release
+	lended bool // guarded by mu: lent is set
 }
 
 // acquire takes a reference for a read, or reports false after Release.
@@ -516,6 +521,9 @@ func (h *openBatch) PassthroughFd() (int, bool) {
 	if !ok {
 		return 0, false
 	}
+	h.mu.Lock()
+	h.lent, h.lended = fd, true
+	h.mu.Unlock()
 	h.file.dir.serve.backed.Add(1)
 	// No read will reach this process: the open's wait is the reader's.
 	if wait, ok := h.acquire(); ok {
@@ -527,8 +535,17 @@ func (h *openBatch) PassthroughFd() (int, bool) {
 	return fd, true
 }
 
-// Release unpins the batch (once reads in flight are done with it).
+// Release closes the descriptor lent to the kernel (which keeps its own
+// reference while it needs one) and unpins the batch (once reads in
+// flight are done with it).
 func (h *openBatch) Release(ctx context.Context) syscall.Errno {
+	h.mu.Lock()
+	fd, lended := h.lent, h.lended
+	h.lended = false
+	h.mu.Unlock()
+	if lended {
+		syscall.Close(fd)
+	}
 	h.unref()
 	return 0
 }

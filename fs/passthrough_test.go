@@ -47,7 +47,12 @@ type memfdBatch struct {
 	fd int
 }
 
-func (b *memfdBatch) BackingFd() (int, bool) { return b.fd, true }
+// BackingFd lends a new read-only description, as batch.Batch does.
+func (b *memfdBatch) BackingFd() (int, bool) {
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", b.fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	return fd, err == nil
+}
+
 func (b *memfdBatch) Release() {
 	b.once.Do(func() {
 		b.pinned.Add(-1)
