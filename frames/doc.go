@@ -51,6 +51,12 @@
 // explicitly so that it never does. Frames already at the target size are
 // copied. See ResizeMode for crop and pad.
 //
+// A slot whose Decode is Fast trades that parity for less work: a JPEG at
+// least twice the slot's size is decoded by libjpeg-turbo at 1/2, 1/4 or
+// 1/8 scale in the DCT domain, and frames are resized with area weights
+// (bilinear when enlarging) in fixed point (fastresize.go): deterministic
+// and free of aliasing, but not TensorFlow's values.
+//
 // # Memory
 //
 // Before anything is decoded or allocated, an image's header is checked

@@ -131,17 +131,9 @@ func (r *fastResizer) footprint() int {
 		4*(cap(r.fx.start)+cap(r.fy.start)) + 24*cap(r.taps)
 }
 
-// write puts src, resized, into d under mode, as resizer.write does with
-// TensorFlow's bilinear rule.
-func (r *fastResizer) write(d frameDst, mode ResizeMode, src rgbImage) {
-	sb, db := place(mode, src.W, src.H, d.W, d.H)
-	d.zeroOutside(db)
-	if sb.W == db.W && sb.H == db.H {
-		d.copyFrom(src, sb, db)
-		return
-	}
-	r.resize(d, src, sb, db)
-}
+// write puts src into d under mode (see writeFrame), as resizer.write does
+// with TensorFlow's bilinear rule.
+func (r *fastResizer) write(d frameDst, mode ResizeMode, src rgbImage) { writeFrame(d, mode, src, r) }
 
 func (r *fastResizer) resize(d frameDst, src rgbImage, sb, db box) {
 	r.fx.set(sb.W, db.W)

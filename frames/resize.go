@@ -269,15 +269,20 @@ func (r *resizer) resize(d frameDst, src rgbImage, sb, db box) {
 	}
 }
 
-// write puts a decoded frame into d under mode: copied when the part that
-// is kept is already the size it goes to, resized otherwise; pad mode
-// clears the borders.
-func (r *resizer) write(d frameDst, mode ResizeMode, src rgbImage) {
+// write puts a decoded frame into d under mode (see writeFrame).
+func (r *resizer) write(d frameDst, mode ResizeMode, src rgbImage) { writeFrame(d, mode, src, r) }
+
+// writeFrame puts a decoded frame into d under mode: copied when the part
+// that is kept is already the size it goes to, resized by rz otherwise;
+// pad mode clears the borders.
+func writeFrame(d frameDst, mode ResizeMode, src rgbImage, rz interface {
+	resize(d frameDst, src rgbImage, sb, db box)
+}) {
 	sb, db := place(mode, src.W, src.H, d.W, d.H)
 	d.zeroOutside(db)
 	if sb.W == db.W && sb.H == db.H {
 		d.copyFrom(src, sb, db)
 		return
 	}
-	r.resize(d, src, sb, db)
+	rz.resize(d, src, sb, db)
 }

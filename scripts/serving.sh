@@ -17,7 +17,7 @@ OUT=${OUT:-serving-out}
 REPS=${REPS:-3}
 MEM=${MEM:-1GiB}
 BENCH=${BENCH:-"--readers 4 --warmup 20 --batches 40"}
-SIZES=${SIZES:-"256 224 128"}
+SIZES=${SIZES-"256 224 128"} # SIZES= skips the decode comparison
 mkdir -p "$OUT"
 go build -o "$OUT/oxefs" .
 X="$OUT/oxefs"
@@ -57,18 +57,24 @@ done
 python3 - "$OUT/runs" "$REPS" "$SIZES" <<'PY' | tee "$OUT/summary.txt"
 import json, statistics, sys
 runs, reps, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
-def rate(name, r):
-    return json.load(open(f"{runs}/{name}-{r}.json"))["samples_per_s"]
+def load(name, r):
+    return json.load(open(f"{runs}/{name}-{r}.json"))
+def cpu(d):  # the pipeline's CPU (the daemon's, through a mount) plus the reader's
+    return d["pipeline_cpu_ms_per_sample"] + d["reader_cpu_ms_per_sample"]
 def row(label, a, b):
-    ra = [rate(a, r) for r in range(1, reps + 1)]
-    rb = [rate(b, r) for r in range(1, reps + 1)]
-    ratios = [x / y for x, y in zip(ra, rb)]
-    print(f"| {label} | {statistics.median(ra):.0f} | {statistics.median(rb):.0f} | {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) |")
-print("| comparison | samples/s | against | ratio (range) |")
-print("|---|---|---|---|")
+    xs = [load(a, r) for r in range(1, reps + 1)]
+    ys = [load(b, r) for r in range(1, reps + 1)]
+    ratios = [x["samples_per_s"] / y["samples_per_s"] for x, y in zip(xs, ys)]
+    med = lambda v: statistics.median(v)
+    print(f"| {label} | {med([x['samples_per_s'] for x in xs]):.0f} | {med([y['samples_per_s'] for y in ys]):.0f} | "
+          f"{med(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) | {med([cpu(x) for x in xs]):.2f} / {med([cpu(y) for y in ys]):.2f} "
+          f"(reader {med([x['reader_cpu_ms_per_sample'] for x in xs]):.2f}) |")
+print("| comparison | samples/s | against | ratio (range) | CPU ms/sample, this / that |")
+print("|---|---|---|---|---|")
 for m, label in (("mix", "29-dataset mix"), ("mix-single", "one dataset")):
     row(f"{label}: passthrough mount ÷ in-process", f"{m}-passthrough", f"{m}-inproc")
     row(f"{label}: page-cache mount ÷ in-process", f"{m}-pagecache", f"{m}-inproc")
+    row(f"{label}: passthrough ÷ page-cache mount", f"{m}-passthrough", f"{m}-pagecache")
 for s in sizes:
     row(f"29-dataset mix at {s}×{s}: fast ÷ exact, in-process", f"decode-{s}-fast", f"decode-{s}-exact")
 PY
