@@ -5,18 +5,20 @@
 # Each repetition runs every case once, in turn, so that a slow spell of a
 # shared machine hits all of them; the summary gives medians of the runs
 # and the median of the per-repetition ratios.
-#   ./scripts/serving.sh            # DATA=/tmp/oxefs-synth OUT=serving-out REPS=3
-# Every case runs with MEM (1GiB: room for about 16 train batches of the
-# synth mix), so that after the warm-up batch buffers are reused as in a
-# long training run rather than each batch getting fresh memory.
-# Needs /dev/fuse (as root for passthrough); about 12 minutes on 2 cores.
+#   ./scripts/serving.sh            # DATA=/tmp/oxefs-synth OUT=serving-out REPS=5
+# Every case runs with MEM (2GiB: room for about 30 train batches of the
+# synth mix) and a warm-up of 40 batches, so that batch buffers are
+# reused while measuring, as in a long training run, rather than each
+# batch getting fresh memory.
+# Needs /dev/fuse (as root for passthrough); about 25 minutes on 2 cores
+# (SIZES= skips the decode comparison: about 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATA:-/tmp/oxefs-synth}
 OUT=${OUT:-serving-out}
-REPS=${REPS:-3}
-MEM=${MEM:-1GiB}
-BENCH=${BENCH:-"--readers 4 --warmup 20 --batches 40"}
+REPS=${REPS:-5}
+MEM=${MEM:-2GiB}
+BENCH=${BENCH:-"--readers 4 --warmup 40 --batches 40"}
 SIZES=${SIZES-"256 224 128"} # SIZES= skips the decode comparison
 mkdir -p "$OUT"
 go build -o "$OUT/oxefs" .
