@@ -194,11 +194,19 @@ func TestWeights(t *testing.T) {
 		{"1", "1", true}, {"1.0", "1", true}, {"0.54", "0.54", true}, {".5", "0.5", true}, {"3/4", "0.75", true},
 		{"1e-3", "0.001", true}, {"1_000", "1000", true}, {"1/3", "1/3", true}, {"-2", "-2", true},
 		{"proportionate", "proportionate", true}, {"abc", "", false}, {"1/0", "", false}, {"0x10", "", false},
-		{"1e100", "", false}, {"nan", "", false}, {"", "", false},
+		{"1e70", "1e70", true}, {"1e-70", "1e-70", true}, {"0.000001e-99", "1e-105", true}, {"25e98", "25e98", true},
+		{"1e100", "1e100", true}, {"1e300", "", false}, {"1e1000", "", false}, {"nan", "", false}, {"", "", false},
 	} {
 		w, err := ParseWeight(c.text)
 		if (err == nil) != c.ok || (c.ok && w.String() != c.want) {
 			t.Errorf("ParseWeight(%q) = %v, %v; want %s", c.text, w, err, c.want)
+		}
+		if err != nil {
+			continue
+		}
+		// What String writes (info.json's config) reads back to the same value.
+		if back, err := ParseWeight(w.String()); err != nil || !w.Proportionate && back.Value.Cmp(w.Value) != 0 {
+			t.Errorf("ParseWeight(%q) = %v, %v: not %s", w.String(), back, err, c.text)
 		}
 	}
 }

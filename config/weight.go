@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -38,13 +39,25 @@ func (w Weight) String() string {
 		return "proportionate"
 	case w.Value == nil:
 		return "0"
-	case w.Value.IsInt():
-		return w.Value.Num().String()
 	}
-	if f, exact := w.Value.FloatPrec(); exact {
-		return w.Value.FloatString(f)
+	f, exact := w.Value.FloatPrec()
+	if !exact {
+		return w.Value.RatString()
 	}
-	return w.Value.RatString()
+	s := w.Value.FloatString(f)
+	if w.Value.IsInt() {
+		s = w.Value.Num().String()
+	}
+	if len(s) <= maxWeightText {
+		return s
+	}
+	// Too long to read back (1e70 has 71 digits): mantissa and exponent,
+	// m·10^(z−f) with m the digits of value·10^f less its z trailing zeros.
+	m := new(big.Int).Mul(w.Value.Num(), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(f)), nil))
+	m.Quo(m, w.Value.Denom())
+	digits := m.String()
+	trimmed := strings.TrimRight(digits, "0")
+	return trimmed + "e" + strconv.Itoa(len(digits)-len(trimmed)-f)
 }
 
 // MarshalJSON writes a number (as exact as JSON allows: the decimal when it
@@ -58,9 +71,17 @@ func (w Weight) MarshalJSON() ([]byte, error) {
 }
 
 // numberText is what a weight may be written as: a decimal with an optional
-// exponent, or a fraction a/b. Exponents and lengths are bounded so that no
-// weight makes big numbers of absurd size.
-var numberText = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,2})?$|^[0-9]+/[0-9]+$`)
+// exponent, or a fraction a/b. Lengths, exponents and the size of the value
+// (maxWeightBits) are bounded so that no weight makes big numbers of
+// absurd size. A value written with a two-digit exponent and up to 64
+// characters comes back from String within these bounds, with an exponent
+// of up to three digits.
+var numberText = regexp.MustCompile(`^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?$|^[0-9]+/[0-9]+$`)
+
+const (
+	maxWeightText = 64
+	maxWeightBits = 700 // about 10^210: beyond 64 digits times 10^99
+)
 
 // ParseWeight reads the text of a YAML weight: a number (1.0, 0.25, 3/4)
 // or "proportionate".
@@ -69,11 +90,11 @@ func ParseWeight(text string) (Weight, error) {
 	if t == "proportionate" {
 		return Proportionate, nil
 	}
-	if len(t) > 64 || !numberText.MatchString(strings.ReplaceAll(t, "_", "")) {
+	if len(t) > maxWeightText || !numberText.MatchString(strings.ReplaceAll(t, "_", "")) {
 		return Weight{}, errors.New(`must be a number (1.0, 0.25, 3/4) or "proportionate"`)
 	}
 	v, ok := new(big.Rat).SetString(strings.ReplaceAll(t, "_", ""))
-	if !ok {
+	if !ok || v.Num().BitLen() > maxWeightBits || v.Denom().BitLen() > maxWeightBits {
 		return Weight{}, errors.New(`must be a number (1.0, 0.25, 3/4) or "proportionate"`)
 	}
 	return Weight{Value: v}, nil

@@ -452,19 +452,25 @@ func TestWindow(t *testing.T) {
 // as the daemon serves a built batch: the benchmark measures FUSE alone.
 type builtBatches struct {
 	header, frames []byte
+	memfd          int // > 0: the whole file is also in this memfd, lent to passthrough
 }
 
 func (b builtBatches) Len() int64     { return 1 << 40 }
 func (b builtBatches) NPYSize() int64 { return int64(len(b.header) + len(b.frames)) }
 func (b builtBatches) HasMeta() bool  { return false }
 func (b builtBatches) Get(context.Context, int64) (Batch, error) {
-	return &fakeBatch{header: b.header, frames: b.frames, pinned: new(atomic.Int64)}, nil
+	fb := &fakeBatch{header: b.header, frames: b.frames, pinned: new(atomic.Int64)}
+	if b.memfd > 0 {
+		return &memfdBatch{fakeBatch: fb, fd: -1, lendFrom: b.memfd}, nil
+	}
+	return fb, nil
 }
 
 // BenchmarkRead reads a built 25 MB batch (B=64 pairs of 256×256 frames)
-// through a real mount with 1 MiB reads: through the page cache (the
-// default; every iteration reads another batch index, so no read is served
-// from a cache) and with direct I/O.
+// through a real mount with 1 MiB reads: through the page cache (every
+// iteration reads another batch index, so no read is served from a
+// cache), with direct I/O, and by passthrough from a memfd (where the
+// kernel allows it).
 func BenchmarkRead(b *testing.B) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		b.Skipf("SKIPPED: needs /dev/fuse (%v)", err)
@@ -473,15 +479,23 @@ func BenchmarkRead(b *testing.B) {
 	for i := range batches.frames {
 		batches.frames[i] = byte(i % 251)
 	}
-	for _, direct := range []bool{false, true} {
-		b.Run(fmt.Sprintf("direct=%v", direct), func(b *testing.B) {
+	for _, mode := range []string{ServePageCache, ServeDirectIO, ServePassthrough} {
+		b.Run(mode, func(b *testing.B) {
 			dir := b.TempDir()
-			srv, err := Mount(dir, Options{Train: batches, Info: func() []byte { return nil },
-				Stats: func() []byte { return nil }, Log: slog.New(slog.DiscardHandler)}, MountOptions{DirectIO: direct})
+			bs := batches
+			if mode == ServePassthrough {
+				bs.memfd = memfdOf(b, append(slices.Clone(bs.header), bs.frames...))
+			}
+			srv, err := Mount(dir, Options{Train: bs, Info: func() []byte { return nil },
+				Stats: func() []byte { return nil }, Log: slog.New(slog.DiscardHandler)},
+				MountOptions{DirectIO: mode == ServeDirectIO, Passthrough: mode == ServePassthrough})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer srv.Unmount()
+			if srv.Serving() != mode {
+				b.Skipf("SKIPPED: serving %s, not %s (%v)", srv.Serving(), mode, srv.Refused())
+			}
 			buf := make([]byte, 1<<20)
 			b.SetBytes(batches.NPYSize())
 			i := int64(0)

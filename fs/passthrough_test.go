@@ -39,24 +39,40 @@ func (m memfdBatches) Get(ctx context.Context, n int64) (Batch, error) {
 	if _, err := unix.Pwrite(fd, all, 0); err != nil {
 		m.t.Error(err)
 	}
-	return &memfdBatch{fakeBatch: b.(*fakeBatch), fd: fd}, nil
+	return &memfdBatch{fakeBatch: b.(*fakeBatch), fd: fd, lendFrom: fd}, nil
+}
+
+// memfdOf returns a memfd holding data, closed at the end of the test.
+func memfdOf(tb testing.TB, data []byte) int {
+	fd, err := unix.MemfdCreate("test-batch", unix.MFD_CLOEXEC)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { unix.Close(fd) })
+	if _, err := unix.Pwrite(fd, data, 0); err != nil {
+		tb.Fatal(err)
+	}
+	return fd
 }
 
 type memfdBatch struct {
 	*fakeBatch
-	fd int
+	fd       int // closed at Release; -1: none of its own
+	lendFrom int // the memfd lent
 }
 
 // BackingFd lends a new read-only description, as batch.Batch does.
 func (b *memfdBatch) BackingFd() (int, bool) {
-	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", b.fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", b.lendFrom), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	return fd, err == nil
 }
 
 func (b *memfdBatch) Release() {
 	b.once.Do(func() {
 		b.pinned.Add(-1)
-		unix.Close(b.fd) // the kernel keeps its own reference while it serves the file
+		if b.fd >= 0 {
+			unix.Close(b.fd) // the kernel keeps its own reference while it serves the file
+		}
 	})
 }
 
