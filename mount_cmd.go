@@ -165,7 +165,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	} else if err != nil {
 		return err
 	}
-	serving := loader.Serving{Mode: srv.Serving()}
+	serving := loader.Serving{Mode: srv.Serving(), PassthroughOpens: srv.PassthroughOpens}
 	if err := srv.Refused(); err != nil {
 		serving.Refused = err.Error()
 		log.Warn("FUSE passthrough refused: serving .npy files through the page cache", "reason", err)

@@ -45,7 +45,11 @@ func TestMountPassthrough(t *testing.T) {
 		t.Fatal("passthrough and page-cache mounts serve different bytes")
 	}
 	var stats struct {
-		Served int64 `json:"served_bytes"`
+		Served  int64 `json:"served_bytes"`
+		Serving struct {
+			Mode  string `json:"mode"`
+			Opens int64  `json:"passthrough_opens"`
+		} `json:"serving"`
 	}
 	served := func(mnt string) int64 {
 		readJSON(t, filepath.Join(mnt, "stats.json"), &stats)
@@ -74,5 +78,17 @@ print("ok")
 	// passthrough daemon; all of them through the page-cache one.
 	if before[0] != 0 || before[1] < 8*390000 {
 		t.Errorf("numpy's reads of 8 batches: %d bytes served by the passthrough daemon (want 0), %d by the page-cache one", before[0], before[1])
+	}
+	// The script opens each of its 8 files 4 times (numpy's memmap more:
+	// it opens the file for the header, then to map it), the hashes 12
+	// more.
+	for _, tc := range []struct {
+		mnt, mode string
+		min, max  int64
+	}{{pt, "passthrough", 8*4 + 12, 8*8 + 12}, {pc, "page-cache", 0, 0}} {
+		served(tc.mnt)
+		if stats.Serving.Mode != tc.mode || stats.Serving.Opens < tc.min || stats.Serving.Opens > tc.max {
+			t.Errorf("%s: stats.json serving %+v, want %s with %d–%d passthrough opens", tc.mnt, stats.Serving, tc.mode, tc.min, tc.max)
+		}
 	}
 }

@@ -524,7 +524,6 @@ func (h *openBatch) PassthroughFd() (int, bool) {
 	h.mu.Lock()
 	h.lent, h.lended = fd, true
 	h.mu.Unlock()
-	h.file.dir.serve.backed.Add(1)
 	// No read will reach this process: the open's wait is the reader's.
 	if wait, ok := h.acquire(); ok {
 		if rec := h.file.dir.opts.Recorder; rec != nil {

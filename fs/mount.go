@@ -62,19 +62,20 @@ const (
 // serving is how .npy files are served, decided once the mount is up.
 type serving struct {
 	passthrough atomic.Bool
-	backed      atomic.Int64 // opens that handed the kernel a backing file
 }
 
 // Server is a live mount.
 type Server struct {
-	srv       *fuse.Server
-	dir       string
-	dev       uint64 // the mount's device: its minor is the fusectl connection
-	open      *atomic.Int64
-	stopOpens context.CancelFunc
-	serve     *serving
-	mode      string
-	refused   error // why passthrough was not used, when it was asked for
+	srv  *fuse.Server
+	dir  string
+	dev  uint64 // the mount's device: its minor is the fusectl connection
+	open *atomic.Int64
+	// opens answered with FOPEN_PASSTHROUGH
+	passthroughOpens *atomic.Int64
+	stopOpens        context.CancelFunc
+	serve            *serving
+	mode             string
+	refused          error // why passthrough was not used, when it was asked for
 }
 
 // Mount serves opts at dir until Unmount. dir must be an empty directory
@@ -128,7 +129,7 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 		stopOpens()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	s := &Server{srv: srv, dir: dir, open: &raw.open, stopOpens: stopOpens, serve: serve, mode: ServePageCache}
+	s := &Server{srv: srv, dir: dir, open: &raw.open, passthroughOpens: &raw.passthrough, stopOpens: stopOpens, serve: serve, mode: ServePageCache}
 	switch {
 	case mo.DirectIO:
 		s.mode = ServeDirectIO
@@ -174,10 +175,13 @@ func (s *Server) Serving() string { return s.mode }
 // it, or nil.
 func (s *Server) Refused() error { return s.refused }
 
-// PassthroughOpens is the number of opens of .npy files that handed the
-// kernel a backing file (go-fuse asks once per inode while the kernel
-// has none for it, so opens of a file already open count once).
-func (s *Server) PassthroughOpens() int64 { return s.serve.backed.Load() }
+// PassthroughOpens is the number of opens the kernel serves by
+// passthrough: those answered with FOPEN_PASSTHROUGH. (go-fuse asks a
+// batch for its memfd once per inode while the kernel has no backing file
+// for it; every open of the inode meanwhile is passthrough too. Should
+// the kernel refuse a backing file, go-fuse serves every later open
+// without passthrough, and this count stops growing.)
+func (s *Server) PassthroughOpens() int64 { return s.passthroughOpens.Load() }
 
 // Unmount unmounts. When files are still open the plain unmount is busy:
 // the mount is then detached (lazy unmount) and its connection aborted, so
@@ -239,13 +243,17 @@ func (s *Server) Wait() { s.srv.Wait() }
 // and its last mapping is gone.
 type countingFS struct {
 	fuse.RawFileSystem
-	open atomic.Int64
+	open        atomic.Int64
+	passthrough atomic.Int64 // opens answered with FOPEN_PASSTHROUGH
 }
 
 func (c *countingFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	st := c.RawFileSystem.Open(cancel, in, out)
 	if st.Ok() {
 		c.open.Add(1)
+		if out.OpenFlags&fuse.FOPEN_PASSTHROUGH != 0 {
+			c.passthrough.Add(1)
+		}
 	}
 	return st
 }

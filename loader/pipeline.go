@@ -440,6 +440,9 @@ func (p *Pipeline) RankInfo(r *Rank) []byte {
 type Serving struct {
 	Mode    string `json:"mode"`
 	Refused string `json:"passthrough_refused,omitempty"`
+	// PassthroughOpens, when set, counts the opens the kernel serves by
+	// passthrough, for stats.json.
+	PassthroughOpens func() int64 `json:"-"`
 }
 
 // SetServing records how the mount serves .npy files in every info.json.
@@ -636,6 +639,15 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		out["ranks"] = ranks
 	}
 	out["decode_memory"] = decodeMemoryStats(p.decodeMem)
+	p.infoMu.Lock()
+	if s := p.serving; s != nil {
+		sv := map[string]any{"mode": s.Mode}
+		if s.PassthroughOpens != nil {
+			sv["passthrough_opens"] = s.PassthroughOpens()
+		}
+		out["serving"] = sv
+	}
+	p.infoMu.Unlock()
 	if u := p.Builds.Unusable(); len(u) > 0 {
 		out["unusable_datasets"] = u
 	}
