@@ -2,7 +2,6 @@ package batch
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,8 +10,10 @@ import (
 )
 
 // memfdBuffer returns a memfd of the header and size bytes after it,
-// mapped shared and populated (one pass that faults every page in, rather
-// than a fault per page during the first build), the header written.
+// mapped shared, the header written. It runs under the scheduler's lock,
+// so it does not populate the mapping (about 25 ms for a 25 MB batch
+// here): the first build faults the pages in, in the decode workers, for
+// about the same total cost.
 func memfdBuffer(header []byte, size int64) (*buffer, error) {
 	fd, err := unix.MemfdCreate("oxefs-batch", unix.MFD_CLOEXEC)
 	if err != nil {
@@ -23,7 +24,7 @@ func memfdBuffer(header []byte, size int64) (*buffer, error) {
 		unix.Close(fd)
 		return nil, fmt.Errorf("memfd of %d bytes: %w", n, err)
 	}
-	mem, err := unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	mem, err := unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("mapping a memfd of %d bytes: %w", n, err)
@@ -117,5 +118,5 @@ func (r *returns) close() error {
 	if r == nil {
 		return nil
 	}
-	return errors.Join(r.f.Close())
+	return r.f.Close()
 }

@@ -44,10 +44,7 @@ func (w Weight) String() string {
 	if !exact {
 		return w.Value.RatString()
 	}
-	s := w.Value.FloatString(f)
-	if w.Value.IsInt() {
-		s = w.Value.Num().String()
-	}
+	s := w.Value.FloatString(f) // an integer's f is 0: no point
 	if len(s) <= maxWeightText {
 		return s
 	}

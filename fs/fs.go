@@ -466,11 +466,11 @@ type openBatch struct {
 	b    Batch
 	wait time.Duration // how long Open waited for the batch
 
-	mu     sync.Mutex
-	refs   int  // guarded by mu: 1 until Release, plus reads in flight
-	waited bool // guarded by mu: the first read has reported wait
-	lent   int  // guarded by mu: the descriptor BackingFd gave, closed at Release
-	lended bool // guarded by mu: lent is set
+	mu      sync.Mutex
+	refs    int  // guarded by mu: 1 until Release, plus reads in flight
+	waited  bool // guarded by mu: the first read has reported wait
+	lent    int  // guarded by mu: the descriptor BackingFd gave, closed at Release
+	hasLent bool // guarded by mu: lent is set
 }
 
 // acquire takes a reference for a read, or reports false after Release.
@@ -522,7 +522,7 @@ func (h *openBatch) PassthroughFd() (int, bool) {
 		return 0, false
 	}
 	h.mu.Lock()
-	h.lent, h.lended = fd, true
+	h.lent, h.hasLent = fd, true
 	h.mu.Unlock()
 	// No read will reach this process: the open's wait is the reader's.
 	if wait, ok := h.acquire(); ok {
@@ -539,10 +539,10 @@ func (h *openBatch) PassthroughFd() (int, bool) {
 // flight are done with it).
 func (h *openBatch) Release(ctx context.Context) syscall.Errno {
 	h.mu.Lock()
-	fd, lended := h.lent, h.lended
-	h.lended = false
+	fd, hasLent := h.lent, h.hasLent
+	h.hasLent = false
 	h.mu.Unlock()
-	if lended {
+	if hasLent {
 		syscall.Close(fd)
 	}
 	h.unref()

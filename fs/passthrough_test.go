@@ -30,28 +30,34 @@ func (m memfdBatches) Get(ctx context.Context, n int64) (Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := m.want(n)
-	fd, err := unix.MemfdCreate("test-batch", unix.MFD_CLOEXEC)
+	fd, err := newMemfd(m.want(n))
 	if err != nil {
 		m.t.Error(err)
 		return nil, err
 	}
-	if _, err := unix.Pwrite(fd, all, 0); err != nil {
-		m.t.Error(err)
-	}
 	return &memfdBatch{fakeBatch: b.(*fakeBatch), fd: fd, lendFrom: fd}, nil
+}
+
+// newMemfd returns a memfd holding data.
+func newMemfd(data []byte) (int, error) {
+	fd, err := unix.MemfdCreate("test-batch", unix.MFD_CLOEXEC)
+	if err != nil {
+		return -1, err
+	}
+	if _, err := unix.Pwrite(fd, data, 0); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // memfdOf returns a memfd holding data, closed at the end of the test.
 func memfdOf(tb testing.TB, data []byte) int {
-	fd, err := unix.MemfdCreate("test-batch", unix.MFD_CLOEXEC)
+	fd, err := newMemfd(data)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { unix.Close(fd) })
-	if _, err := unix.Pwrite(fd, data, 0); err != nil {
-		tb.Fatal(err)
-	}
 	return fd
 }
 
