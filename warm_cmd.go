@@ -33,7 +33,12 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer p.Close()
 	for _, d := range p.Mix.Datasets {
-		if err := d.Data.SaveOffline(ctx); err != nil {
+		r := d.RLDS()
+		if r == nil {
+			log.Info("not warmed: only RLDS datasets are cached for --offline; a LeRobot dataset is read offline from a local directory", "dataset", d.Config.Name)
+			continue
+		}
+		if err := r.SaveOffline(ctx); err != nil {
 			return err
 		}
 	}

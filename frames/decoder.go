@@ -73,6 +73,7 @@ type Decoder struct {
 	rz     resizer     // TensorFlow's bilinear (Exact)
 	fz     fastResizer // area and fixed-point bilinear (Fast)
 	rd     bytes.Reader
+	video  *videoState // the position in the last video file decoded from
 }
 
 // NewDecoder returns a decoder. With JPEGAuto it uses libjpeg-turbo when
@@ -116,12 +117,13 @@ func (d *Decoder) Footprint() int {
 	n := cap(d.full) + cap(d.chroma)
 	n += 4 * (cap(d.rz.rows[0]) + cap(d.rz.rows[1]))
 	n += 12 * (cap(d.rz.xs) + cap(d.rz.ys))
-	return n + d.fz.footprint()
+	return n + d.fz.footprint() + d.videoFootprint()
 }
 
 // Close releases the libjpeg-turbo handle.
 func (d *Decoder) Close() {
 	d.release()
+	d.closeVideo()
 	if d.tj != nil {
 		d.tj.Close()
 		d.tj = nil

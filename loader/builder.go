@@ -335,15 +335,15 @@ func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s plan.Sample, ds
 		}
 		if whole == 0 && tally.images >= maxImageFailures {
 			return fmt.Errorf("dataset %s: %d episodes tried in place of %s have frames that do not decode; last: %w",
-				b.datasets[s.Dataset].Data.Name, tally.images, b.datasets[s.Dataset].Data.EpisodeID(s.Episode), err)
+				b.datasets[s.Dataset].Config.Name, tally.images, b.datasets[s.Dataset].Data.EpisodeID(s.Episode), err)
 		}
 	}
 	err = b.noUsableEpisode(s, tally)
 	if tally.images == 0 && b.subs.setUnusable(s.Dataset, err) {
 		// Every episode is unusable for every sample: say so once, and
 		// fail this dataset's samples at once from now on.
-		b.stats.unusable(b.datasets[s.Dataset].Data.Name, err)
-		b.log.Error("dataset has no usable episode", "dataset", b.datasets[s.Dataset].Data.Name, "err", err)
+		b.stats.unusable(b.datasets[s.Dataset].Config.Name, err)
+		b.log.Error("dataset has no usable episode", "dataset", b.datasets[s.Dataset].Config.Name, "err", err)
 	}
 	return err
 }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/rlds"
 )
 
 // probeBytes bounds the episode bytes checkLength reads from a local
@@ -28,21 +27,6 @@ type lengthCheck struct {
 	ok      bool // some episode is long enough
 	longest int  // the most steps of a readable episode seen
 	seen    int  // episodes looked at
-}
-
-// knownLengths uses the persistent length index when it covers every split
-// of ranges, and returns it; nil when there is none.
-func knownLengths(d *Dataset, ranges []episode.Range) *rlds.Lengths {
-	l, err := d.Data.LoadLengths()
-	if err != nil {
-		return nil
-	}
-	for _, r := range ranges {
-		if ls, ok := l.Splits[r.Split]; !ok || int64(len(ls)) < r.To {
-			return nil
-		}
-	}
-	return l
 }
 
 // checkLengthsOf answers from a selection's indexed lengths.
@@ -103,7 +87,7 @@ func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []
 	dc := &d.Config
 	minOffset := dc.Offset.Min
 	var c lengthCheck
-	switch _, local := d.Data.Source.(storage.Filer); {
+	switch _, local := d.Data.Backend().(storage.Filer); {
 	case lengths != nil:
 		c = checkLengthsOf(lengths, minOffset)
 	case local:

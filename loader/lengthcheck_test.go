@@ -63,7 +63,7 @@ func TestEpisodesTooShortKnown(t *testing.T) {
 		t.Fatalf("no index: episodes_too_short %v, unreadable %v, want null", d.TooShort, d.Unreadable)
 	}
 	s := newStore(t, cacheDir)
-	ds, err := s.Open(context.Background(), "tiny_table", m.Datasets[0].Data.Source)
+	ds, err := s.Open(context.Background(), "tiny_table", m.Datasets[0].Data.Backend())
 	if err != nil {
 		t.Fatal(err)
 	}

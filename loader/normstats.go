@@ -51,7 +51,7 @@ func (m *Mix) NormStats(ctx context.Context, compute bool, workers int, progress
 	}
 	for _, d := range m.Datasets {
 		key := statsKey(d)
-		b, err := d.Data.LoadDerived(ctx, statsName(key), key)
+		b, err := loadDerived(ctx, d, statsName(key), key)
 		if err == nil {
 			var s norm.Stats
 			if err := json.Unmarshal(b, &s); err == nil {
@@ -72,7 +72,7 @@ func (m *Mix) NormStats(ctx context.Context, compute bool, workers int, progress
 		if err != nil {
 			return err
 		}
-		if err := d.Data.SaveDerived(ctx, statsName(key), key, out); err != nil {
+		if err := saveDerived(ctx, d, statsName(key), key, out); err != nil {
 			return fmt.Errorf("dataset %s: save statistics: %w", d.Config.Name, err)
 		}
 		d.Norm = s
@@ -149,4 +149,23 @@ func affine(mode config.NormMode, s *norm.Stat) *pairs.Affine {
 		}
 	}
 	return a
+}
+
+// loadDerived reads what was saved beside an RLDS dataset's length index
+// (rlds.Dataset.LoadDerived). Other formats keep nothing between runs:
+// fs.ErrNotExist.
+func loadDerived(ctx context.Context, d *Dataset, name, key string) ([]byte, error) {
+	if r := d.RLDS(); r != nil {
+		return r.LoadDerived(ctx, name, key)
+	}
+	return nil, fs.ErrNotExist
+}
+
+// saveDerived saves beside an RLDS dataset's length index; for other
+// formats it saves nothing.
+func saveDerived(ctx context.Context, d *Dataset, name, key string, b []byte) error {
+	if r := d.RLDS(); r != nil {
+		return r.SaveDerived(ctx, name, key, b)
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 	}
 	for _, o := range opened {
 		if items := missingOf(o, needLengths); len(items) > 0 {
-			missing = append(missing, fmt.Sprintf("dataset %s (%s): %s", o.ds.Config.Name, o.ds.Data.Source.Location(), strings.Join(items, "; ")))
+			missing = append(missing, fmt.Sprintf("dataset %s (%s): %s", o.ds.Config.Name, o.ds.Data.Backend().Location(), strings.Join(items, "; ")))
 		}
 	}
 	if len(missing) > 0 {
@@ -86,6 +86,10 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 // missingOf lists what the cache lacks of one opened dataset's
 // selections.
 func missingOf(o opened, needLengths bool) []string {
+	data := o.ds.RLDS()
+	if data == nil {
+		return nil // other formats are read offline only from local directories
+	}
 	ranges := append(slices.Clone(o.train), o.val...)
 	segs, err := o.ds.Data.Info().Segments(ranges)
 	if err != nil {
@@ -103,7 +107,7 @@ func missingOf(o opened, needLengths bool) []string {
 		}
 		seen[k] = true
 		total++
-		name, ok, err := o.ds.Data.ShardCached(sg.Split, sg.Shard)
+		name, ok, err := data.ShardCached(sg.Split, sg.Shard)
 		switch {
 		case err != nil:
 			items = append(items, err.Error())
@@ -118,7 +122,7 @@ func missingOf(o opened, needLengths bool) []string {
 		}
 		items = append(items, fmt.Sprintf("%d of the %d shards of its selections: %s", n, total, listed))
 	}
-	if needLengths && knownLengths(o.ds, ranges) == nil {
+	if _, ok := knownSplitLengths(o.ds, ranges); needLengths && !ok {
 		items = append(items, "the episode-length index (samples_per_episode 0)")
 	}
 	return items

@@ -59,7 +59,7 @@ type Dataset struct {
 	// Data is the dataset as its format opened it; Episodes reads its
 	// episodes through the RAM cache (MixOptions.Episodes), or straight
 	// from Data without one.
-	Data     *rlds.Dataset
+	Data     Data
 	Episodes episode.Dataset
 	// Image is the image_key feature (shape, encoding).
 	Image episode.Feature
@@ -236,7 +236,7 @@ func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store
 // episode lengths first when samples_per_episode is 0.
 func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error {
 	cfg := m.Config
-	lengths := make([]*rlds.Lengths, len(opened))
+	lengths := make([]map[string][]int32, len(opened))
 	if cfg.SamplesPerEpisode == 0 {
 		var mu sync.Mutex
 		for j, o := range opened {
@@ -250,7 +250,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 		// Not needed to plan, but an index that exists tells how many
 		// episodes are too short (info.json) and whether any is long enough.
 		for j, o := range opened {
-			lengths[j] = knownLengths(o.ds, append(slices.Clone(o.train), o.val...))
+			lengths[j], _ = knownSplitLengths(o.ds, append(slices.Clone(o.train), o.val...))
 		}
 	}
 	popts := plan.Options{
@@ -314,19 +314,25 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 // ShardRefs maps a plan's shard keys (plan.Plan.Shards, plan.Plan.ShardsAhead,
 // plan.Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
 // for rlds.Store.Prefetch.
+// Shards of datasets in other formats are left out.
 func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
-	out := make([]rlds.ShardRef, len(keys))
-	for i, k := range keys {
-		out[i] = rlds.ShardRef{Dataset: m.Datasets[k.Dataset].Data, Split: k.Split, Shard: k.Shard}
+	out := make([]rlds.ShardRef, 0, len(keys))
+	for _, k := range keys {
+		if r := m.Datasets[k.Dataset].RLDS(); r != nil {
+			out = append(out, rlds.ShardRef{Dataset: r, Split: k.Split, Shard: k.Shard})
+		}
 	}
 	return out
 }
 
 // EpisodeRefs names the episodes of samples, for rlds.Store.FetchEpisodes.
+// Episodes of datasets in other formats are left out.
 func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
-	out := make([]rlds.EpisodeRef, len(samples))
-	for i, s := range samples {
-		out[i] = rlds.EpisodeRef{Dataset: m.Datasets[s.Dataset].Data, Ref: s.Episode}
+	out := make([]rlds.EpisodeRef, 0, len(samples))
+	for _, s := range samples {
+		if r := m.Datasets[s.Dataset].RLDS(); r != nil {
+			out = append(out, rlds.EpisodeRef{Dataset: r, Ref: s.Episode})
+		}
 	}
 	return out
 }
@@ -343,23 +349,25 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	data, err := store.Open(ctx, dc.Name, src)
+	data, err := openData(ctx, dc.Name, src, store)
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
 	d := &Dataset{Config: *dc, Data: data}
-	train, err := data.Resolve(dc.Split)
+	train, err := data.Select(dc.Split)
 	if err != nil {
 		add("split", "%v", err)
 	}
 	var val []episode.Range
 	if dc.ValSplit != "" {
-		if val, err = data.Resolve(dc.ValSplit); err != nil {
+		if val, err = data.Select(dc.ValSplit); err != nil {
 			add("val_split", "%v", err)
 		}
 	}
-	checkShards(data, train, val, add)
+	if r := d.RLDS(); r != nil {
+		checkShards(r, train, val, add)
+	}
 	use, ferrs := dc.CheckFeatures(configFeatures(data.Info().Features.All()))
 	errs = append(errs, ferrs...)
 	d.Config.ImageKey = use.ImageKey
@@ -417,7 +425,14 @@ func featureKind(k episode.Kind) config.FeatureKind {
 
 // indexLengths returns the length index holding every split the ranges
 // read, building what is missing.
-func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts MixOptions, mu *sync.Mutex) (*rlds.Lengths, error) {
+func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts MixOptions, mu *sync.Mutex) (map[string][]int32, error) {
+	if ls, ok := knownSplitLengths(d, ranges); ok && d.RLDS() == nil {
+		return ls, nil // the format stores them
+	}
+	data := d.RLDS()
+	if data == nil {
+		return nil, fmt.Errorf("dataset %s: no episode lengths for samples_per_episode 0", d.Config.Name)
+	}
 	var splits []string
 	for _, r := range ranges {
 		if !slices.Contains(splits, r.Split) {
@@ -425,7 +440,7 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts 
 		}
 	}
 	sort.Strings(splits)
-	have, err := d.Data.LoadLengths()
+	have, err := data.LoadLengths()
 	var total int64
 	for _, s := range splits {
 		if err == nil {
@@ -433,12 +448,12 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts 
 				continue
 			}
 		}
-		if si, ok := d.Data.Info().Split(s); ok {
+		if si, ok := data.Info().Split(s); ok {
 			total += si.Episodes()
 		}
 	}
 	if total == 0 && err == nil {
-		return have, nil
+		return have.Splits, nil
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -455,15 +470,15 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts 
 		opts.Progress(IndexProgress{Dataset: d.Config.Name, Done: done, Total: total})
 	}
 	report(0)
-	l, err := d.Data.BuildLengths(ctx, splits, workers, report)
+	l, err := data.BuildLengths(ctx, splits, workers, report)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: episode lengths (samples_per_episode 0): %w", d.Config.Name, err)
 	}
-	return l, nil
+	return l.Splits, nil
 }
 
 // shapeOf describes a dataset's selection to the plan.
-func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths *rlds.Lengths) (plan.DatasetShape, error) {
+func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths map[string][]int32) (plan.DatasetShape, error) {
 	s := plan.DatasetShape{
 		Name:      d.Config.Name,
 		Source:    d.Config.Source,
@@ -478,7 +493,7 @@ func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths *rlds.Len
 	s.Segments = segs
 	if lengths != nil {
 		for _, r := range ranges {
-			ls, ok := lengths.Splits[r.Split]
+			ls, ok := lengths[r.Split]
 			if !ok || int64(len(ls)) < r.To {
 				return s, fmt.Errorf("dataset %s: the episode-length index lacks split %s", d.Config.Name, r.Split)
 			}

@@ -738,7 +738,7 @@ const prefetchAhead = 64
 func newPrefetcher(store *rlds.Store, m *Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
-		if _, local := d.Data.Source.(storage.Filer); !local {
+		if _, local := d.Data.Backend().(storage.Filer); !local && d.RLDS() != nil {
 			remote = true
 		}
 	}

@@ -177,7 +177,7 @@ func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 	offset := b.asm[s.Dataset].Config().Frames.Offset
 	need := offset.Min + 1
 	longest := b.subs.longest[s.Dataset].Load()
-	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Data.Name, info.Source, info.Split)
+	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Config.Name, info.Source, info.Split)
 	if t.short > 0 && t.corrupt == 0 && t.images == 0 {
 		return fmt.Errorf("%s: no episode is long enough for offset %v: all %d need at least %d steps (longest seen: %d steps); lower the offset or drop the dataset",
 			where, offset, t.short, need, longest)

@@ -197,16 +197,25 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, ep episode.Episo
 }
 
 // camera returns the frames of the assembler's camera in ep, as the
-// frames.Source the assembler decodes through. Cameras are one encoded
-// image per step today; a format that stores a camera as video would give
-// a video Source here, and nothing else of the assembler changes. The
-// source lives in w's scratch, so that making it allocates nothing.
+// frames.Source the assembler decodes through: one encoded image per step,
+// or a video track (a view that is a frames.Stream, as episode.Video is).
+// The source lives in w's scratch, so that making it allocates nothing.
 func (a *Assembler) camera(w *Worker, ep episode.Episode) (frames.Source, error) {
 	v, err := ep.Feature(a.cfg.ImageKey)
 	if err != nil {
 		return nil, err
 	}
 	w.view = v
+	if s, ok := v.(frames.Stream); ok {
+		w.video = frames.Video{
+			Key:      a.cfg.ImageKey,
+			Steps:    ep.Steps(),
+			Stream:   s,
+			Size:     a.declared,
+			SizeFrom: "the dataset declares",
+		}
+		return &w.video, nil
+	}
 	w.images = frames.Images{
 		Key:      a.cfg.ImageKey,
 		Steps:    ep.Steps(),
@@ -216,6 +225,10 @@ func (a *Assembler) camera(w *Worker, ep episode.Episode) (frames.Source, error)
 	}
 	return &w.images, nil
 }
+
+// A format's video view reaches the assembler as an episode.View; it is
+// decoded as a frames.Stream. The two declare the same methods.
+var _ frames.Stream = episode.Video(nil)
 
 func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) error {
 	m.DatasetName = a.ds.Name

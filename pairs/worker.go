@@ -19,6 +19,7 @@ type Worker struct {
 	text   []byte
 	view   episode.View // the camera's feature, read by images
 	images frames.Images
+	video  frames.Video
 }
 
 // NewWorker returns a worker that decodes with d and owns it: Close closes

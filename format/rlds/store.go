@@ -181,6 +181,16 @@ type shardSpans struct {
 	err    error // the shard could not be opened at all
 }
 
+// Wrap decorates a source the way the store reads remote sources (retries,
+// the shared rate limit, or offline stand-ins), for another format's reads
+// through the same stack.
+func (s *Store) Wrap(src storage.Backend) storage.Backend {
+	if s.remote == nil {
+		return src
+	}
+	return s.remote(src)
+}
+
 // Open reads a dataset's dataset_info.json and features.json. name
 // overrides the dataset's own name in ids and messages when not empty.
 func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
@@ -259,6 +269,9 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 
 // Info describes the dataset in the format-neutral model.
 func (d *Dataset) Info() *episode.Info { return d.info }
+
+// Backend is the source the dataset is read from.
+func (d *Dataset) Backend() storage.Backend { return d.Source }
 
 // describe converts dataset_info.json and features.json to the neutral model.
 func (d *Dataset) describe() (*episode.Info, error) {

@@ -1,0 +1,461 @@
+package lerobot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format/lerobot/mp4"
+	"github.com/oxefs/oxefs/format/rlds/tfds"
+	"github.com/oxefs/oxefs/storage"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// TaskKey is the per-step text feature oxefs adds to every LeRobot
+// dataset: the task of the step's task_index, from meta/tasks.parquet (what
+// LeRobotDataset[i]["task"] is). A dataset that declares a feature of that
+// name keeps its own.
+const TaskKey = "task"
+
+// Dataset is one opened LeRobot v3 dataset. It is safe for concurrent use.
+type Dataset struct {
+	// Name is the name used in episode ids and messages.
+	Name   string
+	Source storage.Backend
+	// Meta is meta/info.json; only this format reads it. Everything above
+	// the format sees Info.
+	Meta *Info
+
+	info     *episode.Info
+	eps      []EpisodeMeta
+	tasks    map[int64]string
+	splits   map[string][]run // each split's shards: runs of episodes in one data file
+	first    map[fileRef]int64
+	features map[string]episode.Feature
+	videoKey []string
+
+	mu     sync.Mutex
+	videos map[string]*videoFile // by path, parsed once
+}
+
+// fileRef names a data or video file by its chunk and file index.
+type fileRef struct{ chunk, file int64 }
+
+// run is one shard of a split: count episodes from first, all in one data
+// file.
+type run struct{ first, count int64 }
+
+// Open reads a LeRobot v3 dataset's metadata through src: meta/info.json,
+// the episode table and the task table. It reads no data or video file.
+func Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
+	b, err := storage.ReadFile(ctx, src, InfoPath)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	}
+	meta, err := ParseInfo(b)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	}
+	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, videos: map[string]*videoFile{}}
+	for _, f := range meta.Features {
+		if f.IsVideo() {
+			d.videoKey = append(d.videoKey, f.Key)
+		}
+	}
+	if d.eps, err = readEpisodes(ctx, src, meta, d.videoKey); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	}
+	if d.tasks, err = readTasks(ctx, src); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	}
+	for _, e := range d.eps {
+		r := fileRef{e.DataChunk, e.DataFile}
+		if f, ok := d.first[r]; !ok || e.From < f {
+			d.first[r] = e.From
+		}
+	}
+	d.splits = make(map[string][]run, len(meta.Splits))
+	for _, s := range meta.Splits {
+		var runs []run
+		for i := s.From; i < s.To; i++ {
+			e := d.eps[i]
+			if n := len(runs); n > 0 {
+				p := d.eps[runs[n-1].first]
+				if p.DataChunk == e.DataChunk && p.DataFile == e.DataFile {
+					runs[n-1].count++
+					continue
+				}
+			}
+			runs = append(runs, run{first: i, count: 1})
+		}
+		d.splits[s.Name] = runs
+	}
+	d.features = neutralFeatures(meta)
+	d.info = d.describe()
+	return d, nil
+}
+
+// neutralFeatures describes the declared features, and the task text, to
+// the neutral model. Cameras (video or image) are image features; a video
+// camera's Encoding is its codec.
+func neutralFeatures(in *Info) map[string]episode.Feature {
+	out := make(map[string]episode.Feature, len(in.Features)+1)
+	for _, f := range in.Features {
+		nf := episode.Feature{Key: f.Key, PerStep: true, Shape: slices.Clone(f.Shape)}
+		switch {
+		case f.IsVideo():
+			nf.Kind, nf.DType, nf.Encoding = episode.KindImage, "uint8", "video"
+			if f.Codec != "" {
+				nf.Encoding = "video/" + f.Codec
+			}
+		case f.IsImage():
+			nf.Kind, nf.DType, nf.Encoding = episode.KindImage, "uint8", "png"
+		case f.DType == "string":
+			nf.Kind, nf.DType, nf.Shape = episode.KindText, "string", nil
+		case slices.Contains(numericDTypes, f.DType):
+			nf.Kind, nf.DType = episode.KindTensor, f.DType
+			if len(nf.Shape) == 1 && nf.Shape[0] == 1 && scalarColumns[f.Key] {
+				nf.Shape = []int{}
+			}
+		default:
+			nf.Kind, nf.DType = episode.KindUnsupported, f.DType
+		}
+		out[f.Key] = nf
+	}
+	if _, ok := out[TaskKey]; !ok {
+		out[TaskKey] = episode.Feature{Key: TaskKey, Kind: episode.KindText, DType: "string", PerStep: true}
+	}
+	return out
+}
+
+// scalarColumns are LeRobot's bookkeeping columns: declared with shape [1],
+// stored as one value per row.
+var scalarColumns = map[string]bool{"timestamp": true, "frame_index": true, "episode_index": true, "index": true, "task_index": true}
+
+func (d *Dataset) describe() *episode.Info {
+	fs := make([]episode.Feature, 0, len(d.features))
+	for _, k := range sortedKeys(d.features) {
+		fs = append(fs, d.features[k])
+	}
+	features, _ := episode.NewFeatures(fs) // keys are a map's: unique
+	in := &episode.Info{Name: d.Name, Builder: "lerobot", Version: d.Meta.Version, Format: "lerobot", Location: d.Source.Location(), Features: features}
+	for _, s := range d.Meta.Splits {
+		sp := episode.Split{Name: s.Name}
+		for _, r := range d.splits[s.Name] {
+			sp.ShardEpisodes = append(sp.ShardEpisodes, r.count)
+		}
+		in.Splits = append(in.Splits, sp)
+	}
+	return in
+}
+
+// Info describes the dataset to the layers above the format: splits (each
+// data file an episode run is in is a shard), features.
+func (d *Dataset) Info() *episode.Info { return d.info }
+
+// Episodes are the rows of the episode table, by episode index.
+func (d *Dataset) Episodes() []EpisodeMeta { return d.eps }
+
+// Tasks is the task table: task_index → text.
+func (d *Dataset) Tasks() map[int64]string { return d.tasks }
+
+// Select resolves a split selection with TFDS's rules ("train",
+// "train[:90%]", "train[10:20]+val"), over the splits of info.json.
+func (d *Dataset) Select(spec string) ([]episode.Range, error) {
+	ti := &tfds.DatasetInfo{Name: d.Name}
+	for _, s := range d.info.Splits {
+		ti.Splits = append(ti.Splits, tfds.SplitInfo{Name: s.Name, ShardLengths: s.ShardEpisodes})
+	}
+	return tfds.Resolve(spec, ti)
+}
+
+// EpisodeIndex maps a neutral episode key to the LeRobot episode index.
+func (d *Dataset) EpisodeIndex(key episode.Key) (int64, error) {
+	runs, ok := d.splits[key.Split]
+	if !ok {
+		return 0, fmt.Errorf("dataset %s: no split %q", d.Name, key.Split)
+	}
+	if key.Shard < 0 || key.Shard >= len(runs) || key.Record < 0 || int64(key.Record) >= runs[key.Shard].count {
+		return 0, fmt.Errorf("dataset %s: no episode %s/%d/%d", d.Name, key.Split, key.Shard, key.Record)
+	}
+	return runs[key.Shard].first + int64(key.Record), nil
+}
+
+// EpisodeID names an episode: dataset/split/episode_index.
+func (d *Dataset) EpisodeID(key episode.Key) string {
+	i, err := d.EpisodeIndex(key)
+	if err != nil {
+		return fmt.Sprintf("%s/%s/?%d.%d", d.Name, key.Split, key.Shard, key.Record)
+	}
+	return episodeID(d.Name, key.Split, i)
+}
+
+func episodeID(dataset, split string, index int64) string {
+	return fmt.Sprintf("%s/%s/episode_%06d", dataset, split, index)
+}
+
+// dataPath is the data file of an episode.
+func (d *Dataset) dataPath(e *EpisodeMeta) (string, error) {
+	return FilePath(d.Meta.DataPath, e.DataChunk, e.DataFile, "")
+}
+
+// videoPath is the video file of one camera of an episode.
+func (d *Dataset) videoPath(key string, s VideoSpan) (string, error) {
+	return FilePath(d.Meta.VideoPath, s.Chunk, s.File, key)
+}
+
+// object is one file of the dataset, read by ranges.
+type object struct {
+	src  storage.Backend
+	name string
+	size int64
+}
+
+func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
+	info, err := d.Source.Stat(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &object{src: d.Source, name: name, size: info.Size}, nil
+}
+
+// readAt reads len(p) bytes at off, or fewer at the end of the object with
+// io.EOF.
+func (o *object) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if off < 0 || off > o.size {
+		return 0, fmt.Errorf("%s: read at %d of %d bytes", o.name, off, o.size)
+	}
+	want := min(int64(len(p)), o.size-off)
+	if want == 0 {
+		return 0, io.EOF
+	}
+	rc, err := o.src.Open(ctx, o.name, off, want)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	n, err := io.ReadFull(rc, p[:want])
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.name, want, off, n, io.ErrUnexpectedEOF)
+	}
+	if err == nil && want < int64(len(p)) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// boundReader is an io.ReaderAt over an object for a library that takes
+// one (parquet, mp4): it reads under ctx and remembers the first error
+// that came from the store, so that a failed read is told apart from bad
+// bytes after the library wraps it.
+type boundReader struct {
+	ctx context.Context
+	obj *object
+	mu  sync.Mutex
+	err error
+}
+
+func (r *boundReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := r.obj.readAt(r.ctx, p, off)
+	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
+		r.mu.Lock()
+		if r.err == nil {
+			r.err = err
+		}
+		r.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the store's first error, if any.
+func (r *boundReader) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// videoFile is one parsed video file: its track's samples, and their order
+// by presentation time.
+type videoFile struct {
+	once  sync.Once
+	err   error
+	path  string
+	obj   *object
+	track *mp4.Track
+	byPTS []int32 // sample indices sorted by PTS
+}
+
+// video returns the parsed video file at path, parsing it on first use. A
+// parse that failed for bad bytes is remembered; one that failed for a
+// read is retried next time.
+func (d *Dataset) video(ctx context.Context, path string) (*videoFile, error) {
+	d.mu.Lock()
+	v, ok := d.videos[path]
+	if !ok {
+		v = &videoFile{path: path}
+		d.videos[path] = v
+	}
+	d.mu.Unlock()
+	v.once.Do(func() { v.err = v.parse(ctx, d) })
+	if v.err != nil && !isCorrupt(v.err) {
+		d.mu.Lock()
+		if d.videos[path] == v {
+			delete(d.videos, path)
+		}
+		d.mu.Unlock()
+	}
+	return v, v.err
+}
+
+func (v *videoFile) parse(ctx context.Context, d *Dataset) error {
+	obj, err := d.stat(ctx, v.path)
+	if err != nil {
+		return err
+	}
+	r := &boundReader{ctx: ctx, obj: obj}
+	f, err := mp4.Parse(r, obj.size)
+	if ferr := r.failed(); ferr != nil {
+		return ferr
+	}
+	if err != nil {
+		return corrupt(err)
+	}
+	if len(f.Tracks) == 0 {
+		return corrupt(fmt.Errorf("%s has no video track", v.path))
+	}
+	t := &f.Tracks[0]
+	if t.Codec == "" {
+		return corrupt(fmt.Errorf("%s: video codec %q is not supported (valid: av01 (AV1), avc1/avc3 (H.264), hvc1/hev1 (HEVC))", v.path, t.FourCC))
+	}
+	if len(t.Samples) == 0 || t.Timescale == 0 {
+		return corrupt(fmt.Errorf("%s: the video track has no frames", v.path))
+	}
+	v.obj, v.track = obj, t
+	v.byPTS = make([]int32, len(t.Samples))
+	for i := range v.byPTS {
+		v.byPTS[i] = int32(i)
+	}
+	slices.SortStableFunc(v.byPTS, func(a, b int32) int {
+		pa, pb := t.Samples[a].PTS, t.Samples[b].PTS
+		switch {
+		case pa < pb:
+			return -1
+		case pa > pb:
+			return 1
+		}
+		return 0
+	})
+	return nil
+}
+
+// corruptBytes marks an error as the dataset's bytes being bad, not a read
+// failing.
+type corruptBytes struct{ err error }
+
+func (c *corruptBytes) Error() string { return c.err.Error() }
+func (c *corruptBytes) Unwrap() error { return c.err }
+
+func corrupt(err error) error { return &corruptBytes{err} }
+
+func isCorrupt(err error) bool {
+	var c *corruptBytes
+	return errors.As(err, &c)
+}
+
+// nearest returns the sample whose presentation time is nearest t
+// seconds, and the distance in seconds.
+func (v *videoFile) nearest(t float64) (sample int, dist float64) {
+	ts := float64(v.track.Timescale)
+	target := t * ts
+	i, _ := slices.BinarySearchFunc(v.byPTS, target, func(s int32, x float64) int {
+		p := float64(v.track.Samples[s].PTS)
+		switch {
+		case p < x:
+			return -1
+		case p > x:
+			return 1
+		}
+		return 0
+	})
+	best, bestD := -1, 0.0
+	for _, k := range []int{i - 1, i} {
+		if k < 0 || k >= len(v.byPTS) {
+			continue
+		}
+		s := int(v.byPTS[k])
+		dd := float64(v.track.Samples[s].PTS)/ts - t
+		if dd < 0 {
+			dd = -dd
+		}
+		if best < 0 || dd < bestD {
+			best, bestD = s, dd
+		}
+	}
+	return best, bestD
+}
+
+// Key returns the neutral key of the episode with LeRobot index i, in the
+// first split (by name) that holds it.
+func (d *Dataset) Key(i int64) (episode.Key, bool) {
+	for _, s := range d.Meta.Splits {
+		for k, r := range d.splits[s.Name] {
+			if i >= r.first && i < r.first+r.count {
+				return episode.Key{Split: s.Name, Shard: k, Record: int(i - r.first)}, true
+			}
+		}
+	}
+	return episode.Key{}, false
+}
+
+// Backend is the source the dataset is read from.
+func (d *Dataset) Backend() storage.Backend { return d.Source }
+
+// Lengths returns every split's episode lengths, in split order, from the
+// episode table: LeRobot stores them, so nothing is indexed.
+func (d *Dataset) Lengths() map[string][]int32 {
+	out := make(map[string][]int32, len(d.Meta.Splits))
+	for _, s := range d.Meta.Splits {
+		ls := make([]int32, 0, s.To-s.From)
+		for i := s.From; i < s.To; i++ {
+			ls = append(ls, int32(min(d.eps[i].Length, math.MaxInt32)))
+		}
+		out[s.Name] = ls
+	}
+	return out
+}
+
+// Scan loads every episode of segs, at most workers segments at once, each
+// segment's episodes in order by one goroutine. visit is called with the
+// segment's index and each episode, or with the *episode.CorruptError of
+// an episode that could not be read; any other load error, or an error
+// visit returns, stops the scan.
+func (d *Dataset) Scan(ctx context.Context, segs []episode.Segment, workers int, visit func(seg int, key episode.Key, ep episode.Episode, err error) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(workers, 1))
+	var mu sync.Mutex
+	for k, sg := range segs {
+		g.Go(func() error {
+			for r := sg.First; r < sg.First+sg.Count; r++ {
+				key := episode.Key{Split: sg.Split, Shard: sg.Shard, Record: r}
+				ep, err := d.Episode(gctx, key)
+				if err != nil && !errors.Is(err, episode.ErrCorrupt) {
+					return err
+				}
+				mu.Lock()
+				err = visit(k, key, ep, err)
+				mu.Unlock()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}

@@ -1,0 +1,129 @@
+package loader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format/lerobot"
+	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/storage/local"
+)
+
+// lerobotFixtures is where testdata/generate_lerobot.py wrote the LeRobot
+// datasets and what lerobot itself decoded from them.
+var lerobotFixtures = filepath.Join("..", "testdata", "lerobot")
+
+type lerobotExpected struct {
+	Dataset      string            `json:"dataset"`
+	I            int64             `json:"i"`
+	EpisodeIndex int64             `json:"episode_index"`
+	FrameIndex   int               `json:"frame_index"`
+	Cameras      map[string]string `json:"cameras"`
+}
+
+func readLeRobotExpected(t *testing.T) []lerobotExpected {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(lerobotFixtures, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Frames []lerobotExpected `json:"frames"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Frames
+}
+
+// requireVideo skips a test when libavcodec cannot be loaded, saying what
+// to install.
+func requireVideo(t *testing.T) {
+	t.Helper()
+	if err := av.Available(); err != nil {
+		t.Skipf("video decoding unavailable: %v", err)
+	}
+}
+
+// TestLeRobotFramesMatchLeRobot decodes, through the frame source the
+// assembler uses, every camera frame lerobot decoded (its pyav path) and
+// compares the pixels at full size. AV1 goes through the same decoder
+// (libdav1d) in both; the YUV→RGB conversion is oxefs's own, so the bound
+// is on the mean and the maximum is reported.
+func TestLeRobotFramesMatchLeRobot(t *testing.T) {
+	requireVideo(t)
+	ctx := context.Background()
+	dec, err := frames.NewDecoder(frames.DecoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	sets := map[string]*lerobot.Dataset{}
+	worst := map[string]testkit.DiffStats{}
+	for _, want := range readLeRobotExpected(t) {
+		d := sets[want.Dataset]
+		if d == nil {
+			if d, err = lerobot.Open(ctx, want.Dataset, local.New(filepath.Join(lerobotFixtures, want.Dataset))); err != nil {
+				t.Fatal(err)
+			}
+			sets[want.Dataset] = d
+		}
+		key, _ := d.Key(want.EpisodeIndex)
+		ep, err := d.Episode(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cam := range slices.Sorted(mapKeys(want.Cameras)) {
+			shape, pix := testkit.ReadNPY(t, filepath.Join(lerobotFixtures, "expected", want.Cameras[cam]))
+			h, w := shape[0], shape[1]
+			v, err := ep.Feature(cam)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var src frames.Source
+			if s, ok := v.(episode.Video); ok {
+				src = &frames.Video{Key: cam, Steps: ep.Steps(), Stream: s, Size: frames.Size{W: w, H: h}}
+			} else {
+				src = &frames.Images{Key: cam, Steps: ep.Steps(), Encoded: v, Size: frames.Size{W: w, H: h}}
+			}
+			got := make([]byte, h*w*3)
+			if err := src.Decode(ctx, dec, []int{want.FrameIndex}, frames.Slot{Buf: got, Frames: 1, H: h, W: w}); err != nil {
+				t.Fatalf("%s[%d] %s: %v", want.Dataset, want.I, cam, err)
+			}
+			st := testkit.Diff(pix, got)
+			kind := want.Dataset + " " + cam
+			old := worst[kind]
+			worst[kind] = testkit.DiffStats{Mean: max(st.Mean, old.Mean), Max: max(st.Max, old.Max), Count: old.Count + 1}
+			_, isVideo := v.(episode.Video)
+			switch {
+			case !isVideo && st.Max != 0:
+				t.Errorf("%s[%d] %s (PNG): %v, want identical", want.Dataset, want.I, cam, st)
+			case st.Mean > 0.5:
+				t.Errorf("%s[%d] %s: %v against lerobot's decode, want mean |Δ| ≤ 0.5", want.Dataset, want.I, cam, st)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(mapKeys(worst)) {
+		t.Logf("%s: %d frames against lerobot (pyav): worst mean |Δ| %.3f, max %d", k, worst[k].Count, worst[k].Mean, worst[k].Max)
+	}
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+var _ = errors.Is

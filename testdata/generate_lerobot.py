@@ -1,0 +1,168 @@
+"""Writes the LeRobot v3 fixtures under testdata/lerobot/ with the real
+`lerobot` package, and what lerobot itself reads back from them.
+
+    pip install lerobot numpy        # lerobot 0.4.x: writes format v3.0
+    python3 testdata/generate_lerobot.py      # from the repository root
+
+CI never runs this script; tests only read its outputs. See README.md.
+
+Datasets (frames are a moving colour pattern, so that every frame differs):
+
+- lerobot_av1: two cameras stored as AV1 video (libsvtav1, LeRobot's
+  default), one camera stored as PNG images inside the data parquet
+  files, float32 action[7] and observation.state[6], three tasks; 7
+  episodes of 9..16 frames; file size limits small enough that the data is
+  split over several parquet files and each video file holds several
+  episodes. splits: train 0:5, val 5:7.
+- lerobot_h264: one camera as H.264 video (lerobot's "h264" codec), 3
+  episodes, one task.
+
+expected.json records, for chosen frames (global index i), what
+LeRobotDataset(root, video_backend="pyav")[i] returns: episode_index,
+frame_index, index, timestamp, task, action, observation.state; and every
+camera's frame as uint8 [H, W, 3] in expected/<dataset>_<i>_<camera>.npy
+(lerobot's float tensor times 255, rounded: lossless for its k/255 values).
+"""
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+OUT = Path("testdata/lerobot")
+H, W = 48, 64
+FPS = 10
+TASKS = ["pick up the red cube", "open the drawer", "push the button to the left"]
+
+
+def frame(ep, t, cam):
+    """A deterministic colourful pattern that moves with t."""
+    y, x = np.mgrid[0:H, 0:W]
+    r = (x * 4 + t * 9 + ep * 31 + cam * 50) % 256
+    g = (y * 5 + t * 7 + cam * 80) % 256
+    b = ((x + y) * 3 + ep * 17 + t * 3) % 256
+    img = np.stack([r, g, b], axis=-1).astype(np.uint8)
+    # a square that moves, so that motion compensation has work to do
+    cy, cx = (t * 3 + ep) % (H - 10), (t * 5 + 2 * ep) % (W - 10)
+    img[cy : cy + 10, cx : cx + 10] = (255 - 20 * cam, 40 * ep % 256, 200)
+    return img
+
+
+def write(name, cams, images, lengths, tasks, vcodec, splits, data_mb, video_mb):
+    root = OUT / name
+    if root.exists():
+        shutil.rmtree(root)
+    features = {
+        "action": {"dtype": "float32", "shape": (7,), "names": [f"a{i}" for i in range(7)]},
+        "observation.state": {"dtype": "float32", "shape": (6,), "names": [f"s{i}" for i in range(6)]},
+    }
+    for c in cams:
+        features[c] = {"dtype": "video", "shape": (H, W, 3), "names": ["height", "width", "channels"]}
+    for c in images:
+        features[c] = {"dtype": "image", "shape": (H, W, 3), "names": ["height", "width", "channels"]}
+    ds = LeRobotDataset.create(
+        repo_id=f"oxefs/{name}",
+        fps=FPS,
+        features=features,
+        root=root,
+        robot_type="synthetic_arm",
+        use_videos=True,
+        vcodec=vcodec,
+    )
+    ds.meta.update_chunk_settings(data_files_size_in_mb=data_mb, video_files_size_in_mb=video_mb)
+    rng = np.random.default_rng(7)
+    for ep, n in enumerate(lengths):
+        task = tasks[ep % len(tasks)]
+        for t in range(n):
+            f = {
+                "action": rng.standard_normal(7).astype(np.float32),
+                "observation.state": rng.standard_normal(6).astype(np.float32),
+                "task": task,
+            }
+            for k, c in enumerate(cams + images):
+                f[c] = frame(ep, t, k)
+            ds.add_frame(f)
+        ds.save_episode()
+    ds.finalize()
+    # lerobot writes splits {"train": "0:N"}; the fixture adds a val split.
+    info_path = root / "meta" / "info.json"
+    info = json.loads(info_path.read_text())
+    info["splits"] = splits
+    info_path.write_text(json.dumps(info, indent=4) + "\n")
+    # Leftovers of encoding (per-episode image folders) are not the dataset.
+    shutil.rmtree(root / "images", ignore_errors=True)
+    return root
+
+
+def expected(name, root, picks):
+    ds = LeRobotDataset(f"oxefs/{name}", root=root, video_backend="pyav")
+    out = []
+    edir = OUT / "expected"
+    edir.mkdir(parents=True, exist_ok=True)
+    for i in picks:
+        item = ds[i]
+        rec = {
+            "dataset": name,
+            "i": i,
+            "episode_index": int(item["episode_index"]),
+            "frame_index": int(item["frame_index"]),
+            "index": int(item["index"]),
+            "timestamp": float(item["timestamp"]),
+            "task": item["task"],
+            "action": [float(v) for v in item["action"]],
+            "observation.state": [float(v) for v in item["observation.state"]],
+            "cameras": {},
+        }
+        for key in ds.meta.camera_keys:
+            chw = item[key].numpy()
+            img = np.rint(chw.transpose(1, 2, 0) * 255.0).astype(np.uint8)
+            fname = f"{name}_{i}_{key}.npy"
+            np.save(edir / fname, img)
+            rec["cameras"][key] = fname
+        out.append(rec)
+    return out
+
+
+def main():
+    import lerobot
+
+    roots = {}
+    roots["lerobot_av1"] = write(
+        "lerobot_av1",
+        cams=["observation.images.top", "observation.images.wrist"],
+        images=["observation.images.side"],
+        lengths=[12, 9, 16, 10, 13, 11, 14],
+        tasks=TASKS,
+        vcodec="libsvtav1",
+        splits={"train": "0:5", "val": "5:7"},
+        data_mb=0.012,
+        video_mb=0.03,
+    )
+    roots["lerobot_h264"] = write(
+        "lerobot_h264",
+        cams=["observation.images.front"],
+        images=[],
+        lengths=[10, 12, 9],
+        tasks=TASKS[:1],
+        vcodec="h264",
+        splits={"train": "0:3"},
+        data_mb=100,
+        video_mb=500,
+    )
+    records = []
+    records += expected("lerobot_av1", roots["lerobot_av1"], [0, 5, 11, 12, 20, 30, 40, 47, 60, 70, 84])
+    records += expected("lerobot_h264", roots["lerobot_h264"], [0, 4, 9, 10, 21, 30])
+    manifest = {
+        "lerobot_version": lerobot.__version__ if hasattr(lerobot, "__version__") else "",
+        "python": sys.version.split()[0],
+        "frames": records,
+    }
+    (OUT / "expected.json").write_text(json.dumps(manifest, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
