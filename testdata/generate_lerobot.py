@@ -22,6 +22,9 @@ LeRobotDataset(root, video_backend="pyav")[i] returns: episode_index,
 frame_index, index, timestamp, task, action, observation.state; and every
 camera's frame as uint8 [H, W, 3] in expected/<dataset>_<i>_<camera>.npy
 (lerobot's float tensor times 255, rounded: lossless for its k/255 values).
+Then, with TensorFlow (a separate environment: lerobot and tensorflow need
+different numpy versions), resize_lerobot_expected.py writes each frame
+resized as the RLDS parity tests do, expected/<...>_HxW.npy.
 """
 
 import json
@@ -56,6 +59,7 @@ def write(name, cams, images, lengths, tasks, vcodec, splits, data_mb, video_mb)
     root = OUT / name
     if root.exists():
         shutil.rmtree(root)
+    shutil.rmtree(OUT / "expected", ignore_errors=True) if name == "lerobot_av1" else None
     features = {
         "action": {"dtype": "float32", "shape": (7,), "names": [f"a{i}" for i in range(7)]},
         "observation.state": {"dtype": "float32", "shape": (6,), "names": [f"s{i}" for i in range(6)]},
@@ -154,8 +158,8 @@ def main():
         video_mb=500,
     )
     records = []
-    records += expected("lerobot_av1", roots["lerobot_av1"], [0, 5, 11, 12, 20, 30, 40, 47, 60, 70, 84])
-    records += expected("lerobot_h264", roots["lerobot_h264"], [0, 4, 9, 10, 21, 30])
+    records += expected("lerobot_av1", roots["lerobot_av1"], [0, 11, 12, 30, 47, 70, 84])
+    records += expected("lerobot_h264", roots["lerobot_h264"], [0, 9, 10, 30])
     manifest = {
         "lerobot_version": lerobot.__version__ if hasattr(lerobot, "__version__") else "",
         "python": sys.version.split()[0],
