@@ -131,6 +131,55 @@ def expected(name, root, picks):
     return out
 
 
+def corrupt():
+    """Damaged copies of files of lerobot_av1, each under
+    corrupt/<variant>/ at its path in the dataset (tests lay them over a
+    copy of the dataset); corrupt/index.json says which episodes each
+    damages. Truncated and unknown-codec videos are made by the Go tests."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = OUT / "lerobot_av1"
+    cdir = OUT / "corrupt"
+    shutil.rmtree(cdir, ignore_errors=True)
+    index = {}
+
+    def out(variant, rel):
+        p = cdir / variant / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    data1 = "data/chunk-000/file-001.parquet"
+    eps_rel = "meta/episodes/chunk-000/file-000.parquet"
+    episodes = pq.read_table(base / eps_rel)
+    in_file1 = [e for e, f in zip(episodes.column("episode_index").to_pylist(), episodes.column("data/file_index").to_pylist()) if f == 1]
+
+    # A data file without a column the features declare.
+    t = pq.read_table(base / data1).drop_columns(["observation.state"])
+    pq.write_table(t, out("missing_column", data1))
+    index["missing_column"] = {"file": data1, "episodes": in_file1, "error": "observation.state"}
+
+    # A data file that lost its last row group (the last episode's rows).
+    f = pq.ParquetFile(base / data1)
+    n = f.metadata.num_row_groups
+    with pq.ParquetWriter(out("missing_row_group", data1), f.schema_arrow) as w:
+        for i in range(n - 1):
+            w.write_table(f.read_row_group(i))
+    last = f.read_row_group(n - 1).column("episode_index").to_pylist()[0]
+    index["missing_row_group"] = {"file": data1, "episodes": [last], "error": "rows"}
+
+    # The last episode's frames of one camera put 10 s past the end of its video.
+    key = "videos/observation.images.top/from_timestamp"
+    col = episodes.column(key).to_pylist()
+    last_ep = len(col) - 1
+    col[last_ep] += 10.0
+    t = episodes.set_column(episodes.schema.get_field_index(key), key, pa.array(col, type=pa.float64()))
+    pq.write_table(t, out("past_video_end", eps_rel))
+    index["past_video_end"] = {"file": eps_rel, "episodes": [last_ep], "error": "outside its video"}
+
+    (cdir / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+
+
 def main():
     import lerobot
 
@@ -166,6 +215,7 @@ def main():
         "frames": records,
     }
     (OUT / "expected.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    corrupt()
 
 
 if __name__ == "__main__":

@@ -323,8 +323,11 @@ func (v *videoFile) parse(ctx context.Context, d *Dataset) error {
 	if ferr := r.failed(); ferr != nil {
 		return ferr
 	}
+	if errors.Is(err, mp4.ErrTruncated) {
+		return corrupt(fmt.Errorf("%s is truncated: %w", v.path, err))
+	}
 	if err != nil {
-		return corrupt(err)
+		return corrupt(fmt.Errorf("%s: %w", v.path, err))
 	}
 	if len(f.Tracks) == 0 {
 		return corrupt(fmt.Errorf("%s has no video track", v.path))
