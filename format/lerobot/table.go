@@ -19,12 +19,26 @@ type table struct {
 }
 
 // openTable reads a parquet file's footer through r.
-func openTable(name string, r io.ReaderAt, size int64) (*table, error) {
+func openTable(name string, r io.ReaderAt, size int64) (t *table, err error) {
+	defer recoverParquet(name, &err)
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable parquet file: %w", name, err)
 	}
 	return &table{name: name, f: f}, nil
+}
+
+// ErrParquet matches a parquet file the parquet library could not read
+// without failing inside: its bytes are damaged.
+var ErrParquet = errors.New("unreadable parquet file")
+
+// recoverParquet turns a panic of the parquet library on damaged bytes
+// (it indexes by lengths read from the file) into an error naming the
+// file, so that one bad file is a corrupt episode, not a crashed daemon.
+func recoverParquet(name string, err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("%s: %w: %v", name, ErrParquet, p)
+	}
 }
 
 // rows is the number of rows.
@@ -74,7 +88,8 @@ func (c *column) repeated() bool { return c.leaf.MaxRepetitionLevel > 0 }
 // row's index relative to from; a list row calls it once per element (and
 // not at all when the list is empty or null). A null scalar calls visit
 // with a null value.
-func (c *column) scan(from, to int64, visit func(row int64, v parquet.Value) error) error {
+func (c *column) scan(from, to int64, visit func(row int64, v parquet.Value) error) (err error) {
+	defer recoverParquet(c.t.name, &err)
 	if from < 0 || to > c.t.rows() || from > to {
 		return fmt.Errorf("%s: rows [%d, %d) asked, it has %d", c.t.name, from, to, c.t.rows())
 	}
