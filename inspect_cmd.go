@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/oxefs/oxefs/format/lerobot"
+	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/loader"
 	"github.com/oxefs/oxefs/storage"
 
@@ -13,7 +15,7 @@ import (
 )
 
 type inspectCmd struct {
-	Source    string   `arg:"" help:"Dataset directory: a local TFDS dir (/data/oxe/bridge/0.1.0) or gs://bucket/prefix/name/version."`
+	Source    string   `arg:"" help:"Dataset directory, local or gs://: an RLDS (TFDS) dir such as /data/oxe/bridge/0.1.0, or a LeRobot v3 dataset root (the folder holding meta/info.json)."`
 	JSON      bool     `help:"Print the description as one JSON object." name:"json"`
 	Anonymous bool     `help:"Read a public GCS bucket without credentials (e.g. gs://gresearch/robotics)."`
 	Index     bool     `help:"Build the episode-length index first (reads every episode; remote shards go through the disk cache)."`
@@ -32,10 +34,17 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	ds, err := store.Open(ctx, "", src)
+	data, err := loader.OpenData(ctx, "", src, store)
 	if err != nil {
 		return err
 	}
+	if lr, ok := data.(*lerobot.Dataset); ok {
+		if c.Index {
+			log.Info("LeRobot datasets store their episode lengths: --index has nothing to build")
+		}
+		return printDescription(lr.Describe(), c.JSON)
+	}
+	ds := data.(*rlds.Dataset)
 	if c.Index {
 		var total int64
 		for _, s := range ds.Meta.Splits {
@@ -48,8 +57,13 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 	}
-	desc := ds.Describe()
-	if c.JSON {
+	return printDescription(ds.Describe(), c.JSON)
+}
+
+// printDescription prints a dataset's description for people, or as one
+// JSON object.
+func printDescription(desc fmt.Stringer, asJSON bool) error {
+	if asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(desc)

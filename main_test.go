@@ -183,3 +183,39 @@ func fakeGCS(t *testing.T, bucket string, objects map[string]string) *fakestorag
 	t.Cleanup(srv.Stop)
 	return srv
 }
+
+// TestInspectLeRobot: inspect recognises a LeRobot v3 dataset by its
+// meta/info.json and shows what a mix config needs: splits, feature keys,
+// cameras and how each is stored, tasks; --json gives the same.
+func TestInspectLeRobot(t *testing.T) {
+	out, errOut, code := runOxefs(t, nil, "inspect", "--cache-dir", t.TempDir(), "testdata/lerobot/lerobot_av1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"lerobot_av1  lerobot v3.0", "robot_type synthetic_arm", "3 data files",
+		"train", "5 episodes", "val", "2 episodes", "steps min/median/mean/max 9/12/12.0/16",
+		"observation.images.top", "video/av1", "observation.images.side", "images in the data files",
+		"observation.state", "float32", "tasks (language_key: task): 3", `"open the drawer"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, errOut, code = runOxefs(t, nil, "inspect", "--json", "--cache-dir", t.TempDir(), "testdata/lerobot/lerobot_h264")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var desc struct {
+		Name    string
+		Format  string
+		Cameras []struct{ Key, Stored string }
+		Tasks   int
+	}
+	if err := json.Unmarshal([]byte(out), &desc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if desc.Name != "lerobot_h264" || desc.Format != "lerobot v3.0" || len(desc.Cameras) != 1 || desc.Cameras[0].Stored != "video/h264" || desc.Tasks != 1 {
+		t.Errorf("unexpected description: %+v", desc)
+	}
+}

@@ -45,10 +45,10 @@ func (d *Dataset) RLDS() *rlds.Dataset {
 	return r
 }
 
-// openData opens the dataset at src in the format its files show: a
+// OpenData opens the dataset at src in the format its files show: a
 // LeRobot v3 dataset has meta/info.json; anything else is read as RLDS
 // (dataset_info.json and features.json), whose errors say what is missing.
-func openData(ctx context.Context, name string, src storage.Backend, store *rlds.Store) (Data, error) {
+func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds.Store) (Data, error) {
 	if _, local := src.(storage.Filer); store.Offline() && !local {
 		return store.Open(ctx, name, src) // what `oxefs warm` saved: RLDS only
 	}

@@ -13,12 +13,14 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/frames/av"
 )
 
 // openParallel bounds the datasets whose metadata is fetched at once.
@@ -349,7 +351,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	data, err := openData(ctx, dc.Name, src, store)
+	data, err := OpenData(ctx, dc.Name, src, store)
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs
@@ -373,6 +375,11 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 	d.Config.ImageKey = use.ImageKey
 	if f, ok := data.Info().Features.Lookup(use.ImageKey); ok {
 		d.Image = f
+		if strings.HasPrefix(f.Encoding, "video") {
+			if err := av.Available(); err != nil {
+				add("image_key", "%s is stored as video (%s), which oxefs decodes with libavcodec: %v", use.ImageKey, f.Encoding, err)
+			}
+		}
 	}
 	d.ActionDim, d.StateDim = use.ActionDim, use.StateDim
 	return d, train, val, errs

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/oxefs/oxefs/episode"
@@ -53,7 +55,11 @@ type run struct{ first, count int64 }
 
 // Open reads a LeRobot v3 dataset's metadata through src: meta/info.json,
 // the episode table and the task table. It reads no data or video file.
+// An empty name is the last element of the source's location.
 func Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
+	if name == "" {
+		name = path.Base(strings.TrimRight(src.Location(), "/"))
+	}
 	b, err := storage.ReadFile(ctx, src, InfoPath)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
