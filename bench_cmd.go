@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/bench"
+	"github.com/oxefs/oxefs/loader"
 )
 
 type benchCmd struct {
@@ -25,6 +26,7 @@ type benchCmd struct {
 	Val     bool          `help:"Read the validation view."`
 	Offline bool          `help:"${offline_help} In-process only: a MOUNTPOINT is read as it serves."`
 	JSON    bool          `help:"Print the summary as one JSON object." name:"json"`
+	Bare    bool          `help:"In-process only: instead of the pipeline, time a bare decode loop over the same samples' video frames (--workers decoders, stored size, no scheduler, resize or metadata): the decoder's ceiling for a LeRobot mix." name:"bare-decode"`
 }
 
 func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
@@ -32,6 +34,8 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	switch {
 	case c.Mountpoint != "" && c.Config != "":
 		return errors.New("give a MOUNTPOINT to read, or --config to build in-process, not both")
+	case c.Mountpoint != "" && c.Bare:
+		return errors.New("--bare-decode runs in-process: give --config, not a MOUNTPOINT")
 	case c.Mountpoint != "" && c.Offline:
 		return errors.New("--offline builds in-process from the cache; a MOUNTPOINT is read as its daemon serves it (mount it with --offline)")
 	case c.Mountpoint != "":
@@ -47,6 +51,9 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 		defer p.Close()
+		if c.Bare {
+			return c.bare(ctx, p)
+		}
 		desc := c.Config
 		if desc == "" {
 			desc = "built-in demo mix"
@@ -71,5 +78,28 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	s.Print(os.Stdout)
 	fmt.Printf("files in %s\n", c.Out)
+	return nil
+}
+
+// bare times the bare decode loop over the samples the benchmark would
+// read: the warmup batches first, untimed, then the measured ones.
+func (c *benchCmd) bare(ctx context.Context, p *loader.Pipeline) error {
+	if c.Warmup > 0 {
+		if _, err := p.BareDecode(ctx, c.Start, c.Warmup, c.Workers); err != nil {
+			return err
+		}
+	}
+	res, err := p.BareDecode(ctx, c.Start+c.Warmup, c.Batches, c.Workers)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return json.NewEncoder(os.Stdout).Encode(map[string]any{
+			"bare_decode": true, "samples": res.Samples, "frames": res.Frames,
+			"seconds": res.Elapsed.Seconds(), "samples_per_s": res.SamplesPerSecond(), "workers": c.Workers,
+		})
+	}
+	fmt.Printf("bare decode loop, %d workers: %d samples (%d frames) in %.2f s: %.1f samples/s\n",
+		c.Workers, res.Samples, res.Frames, res.Elapsed.Seconds(), res.SamplesPerSecond())
 	return nil
 }

@@ -1,0 +1,120 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
+)
+
+// BareResult is what BareDecode measured.
+type BareResult struct {
+	Samples, Frames int
+	Elapsed         time.Duration
+}
+
+// SamplesPerSecond is Samples over Elapsed.
+func (r BareResult) SamplesPerSecond() float64 { return float64(r.Samples) / r.Elapsed.Seconds() }
+
+// BareDecode is the decoder's ceiling for batches [from, from+n) of the
+// train view: the frames those batches' samples hold, decoded at their
+// stored size by workers goroutines (one frames.Decoder each, samples
+// dealt round-robin in plan order), with nothing else of the pipeline: no
+// scheduler, no resize into a batch, no metadata. The episodes are loaded
+// first and not timed. Samples whose camera is not a video, or whose
+// episode is too short or damaged, are skipped. It is what `oxefs bench
+// --bare-decode` reports next to the pipeline's samples/s over the same
+// samples.
+func (p *Pipeline) BareDecode(ctx context.Context, from, n int64, workers int) (BareResult, error) {
+	m := p.Mix
+	asm, err := assemblers(m)
+	if err != nil {
+		return BareResult{}, err
+	}
+	type job struct {
+		v     episode.Video
+		key   string
+		idx   []int
+		steps int
+		w, h  int // stored frame size
+	}
+	var jobs []job
+	var buf []plan.Sample
+	eps := map[[2]any]episode.Episode{}
+	for b := from; b < from+n && b < m.Train.NumBatches(); b++ {
+		buf = m.Train.Batch(b, buf[:0])
+		for _, s := range buf {
+			d := m.Datasets[s.Dataset]
+			k := [2]any{s.Dataset, s.Episode}
+			ep, ok := eps[k]
+			if !ok {
+				if ep, err = d.Episodes.Episode(ctx, s.Episode); err != nil {
+					continue
+				}
+				eps[k] = ep
+			}
+			view, err := ep.Feature(d.Config.ImageKey)
+			if err != nil {
+				continue
+			}
+			v, ok := view.(episode.Video)
+			if !ok {
+				continue
+			}
+			sel, err := pairs.Select(asm[s.Dataset].Config().Frames, s.Key, s.Unit, ep.Steps(), nil)
+			if err != nil {
+				continue
+			}
+			jobs = append(jobs, job{v: v, key: d.Config.ImageKey, idx: sel.Indices, steps: ep.Steps(), w: d.Image.Shape[1], h: d.Image.Shape[0]})
+		}
+	}
+	if len(jobs) == 0 {
+		return BareResult{}, fmt.Errorf("no sample of batches %d..%d has a video camera", from, from+n-1)
+	}
+	workers = max(workers, 1)
+	errs := make([]error, workers)
+	counts := make([]int, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dec, err := frames.NewDecoder(frames.DecoderOptions{})
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer dec.Close()
+			var slot []byte
+			for i := w; i < len(jobs); i += workers {
+				j := jobs[i]
+				size := len(j.idx) * j.h * j.w * 3
+				if cap(slot) < size {
+					slot = make([]byte, size)
+				}
+				src := frames.Video{Key: j.key, Steps: j.steps, Stream: j.v}
+				err := src.Decode(ctx, dec, j.idx, frames.Slot{Buf: slot[:size], Frames: len(j.idx), H: j.h, W: j.w})
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				counts[w] += len(j.idx)
+			}
+		}()
+	}
+	wg.Wait()
+	res := BareResult{Samples: len(jobs), Elapsed: time.Since(start)}
+	for w := range workers {
+		if errs[w] != nil {
+			return res, errs[w]
+		}
+		res.Frames += counts[w]
+	}
+	return res, nil
+}
