@@ -16,16 +16,21 @@ var ErrMissingColumn = errors.New("missing column")
 type table struct {
 	name string
 	f    *parquet.File
+	g    *guard
 }
 
 // openTable reads a parquet file's footer through r.
 func openTable(name string, r io.ReaderAt, size int64) (t *table, err error) {
 	defer recoverParquet(name, &err)
-	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<20))
+	g := newGuard(name, r, size)
+	if err := g.footer(); err != nil {
+		return nil, err
+	}
+	f, err := parquet.OpenFile(g.reader(), size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true), parquet.ReadBufferSize(1<<20))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable parquet file: %w", name, err)
 	}
-	return &table{name: name, f: f}, nil
+	return &table{name: name, f: f, g: g}, nil
 }
 
 // ErrParquet matches a parquet file the parquet library could not read
@@ -95,7 +100,7 @@ func (c *column) scan(from, to int64, visit func(row int64, v parquet.Value) err
 	}
 	buf := make([]parquet.Value, 256)
 	var base int64 // first row of the row group
-	for _, rg := range c.t.f.RowGroups() {
+	for i, rg := range c.t.f.RowGroups() {
 		n := rg.NumRows()
 		if base+n <= from {
 			base += n
@@ -103,6 +108,9 @@ func (c *column) scan(from, to int64, visit func(row int64, v parquet.Value) err
 		}
 		if base >= to {
 			break
+		}
+		if err := c.guard(i); err != nil {
+			return err
 		}
 		if err := c.scanGroup(rg, base, from, to, buf, visit); err != nil {
 			return err
