@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/oxefs/oxefs/frames/av"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -87,14 +88,17 @@ type goldenDigest struct {
 	Meta string `json:"meta"`
 }
 
-// goldenCases are small mixes over the committed fixtures, each covering a
-// part of the sample and batch assembly. $DATA is testdata (absolute).
-var goldenCases = []struct {
+// goldenCase is a small mix whose batches are digested; subs: the case
+// must substitute at least one episode.
+type goldenCase struct {
 	name string
 	yaml string
-	// subs: the case must substitute at least one episode.
 	subs bool
-}{
+}
+
+// goldenCases are small mixes over the committed fixtures, each covering a
+// part of the sample and batch assembly. $DATA is testdata (absolute).
+var goldenCases = []goldenCase{
 	{name: "single_default", yaml: `
 batch_size: 4
 image_size: [16, 24]
@@ -227,22 +231,98 @@ func goldenBatches(v *goldenView, val bool) []int64 {
 //
 //	go test -run TestGoldenBatches -update-golden .
 func TestGoldenBatches(t *testing.T) {
+	checkGolden(t, goldenCases, goldenFile)
+}
+
+// goldenLeRobotFile holds the digests of lerobotGoldenCases.
+const goldenLeRobotFile = "testdata/golden/lerobot.json"
+
+// lerobotGoldenCases mix the LeRobot fixtures (AV1 and H.264 video, PNG
+// images in parquet) with RLDS: the bytes served must not change either.
+var lerobotGoldenCases = []goldenCase{
+	{name: "lerobot_mixed", yaml: `
+seed: 9
+batch_size: 6
+image_size: [20, 28]
+samples_per_episode: 2
+datasets:
+  - name: bridge
+    source: $DATA/datasets/tiny_bridge/1.0.0
+    weight: 0.3
+    image_key: steps/observation/image
+    offset: [1, 3]
+    language_key: steps/language_instruction
+    action_keys: [steps/action/world_vector]
+  - name: top
+    source: $DATA/lerobot/lerobot_av1
+    val_split: val
+    weight: 0.3
+    image_key: observation.images.top
+    offset: [1, 4]
+    language_key: task
+    action_keys: [action]
+    state_key: observation.state
+  - name: side
+    source: $DATA/lerobot/lerobot_av1
+    weight: 0.2
+    image_key: observation.images.side
+    offset: 2
+    action_keys: [action]
+  - name: front
+    source: $DATA/lerobot/lerobot_h264
+    weight: 0.2
+    image_key: observation.images.front
+    offset: [2, 5]
+    language_key: task
+    action_keys: [action]
+    state_key: observation.state
+`},
+	{name: "lerobot_every_pair_bcfhw", yaml: `
+seed: 1
+batch_size: 5
+image_size: [16, 16]
+layout: BCFHW
+pair_frames: all
+resize: crop
+samples_per_episode: 0
+datasets:
+  - source: $DATA/lerobot/lerobot_h264
+    image_key: observation.images.front
+    offset: 2
+    action_keys: [action]
+`},
+}
+
+// TestGoldenLeRobot is TestGoldenBatches for mixes with LeRobot datasets;
+// rewrite its file with
+//
+//	go test -run TestGoldenLeRobot -update-golden .
+func TestGoldenLeRobot(t *testing.T) {
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	checkGolden(t, lerobotGoldenCases, goldenLeRobotFile)
+}
+
+// checkGolden builds the cases' golden batches and compares their digests
+// with file, or rewrites file with -update-golden.
+func checkGolden(t *testing.T, cases []goldenCase, file string) {
 	data, err := filepath.Abs("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]goldenDigest{}
 	if !*updateGolden {
-		b, err := os.ReadFile(goldenFile)
+		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatalf("%v (run with -update-golden to write it)", err)
 		}
 		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatalf("%s: %v", goldenFile, err)
+			t.Fatalf("%s: %v", file, err)
 		}
 	}
 	got := map[string]goldenDigest{}
-	for _, tc := range goldenCases {
+	for _, tc := range cases {
 		p, err := openGolden(t, strings.ReplaceAll(tc.yaml, "$DATA", data))
 		if err != nil {
 			t.Fatalf("case %s: %v", tc.name, err)
@@ -276,13 +356,13 @@ func TestGoldenBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.MkdirAll(filepath.Dir(goldenFile), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(goldenFile, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("wrote %d digests to %s", len(got), goldenFile)
+		t.Logf("wrote %d digests to %s", len(got), file)
 		return
 	}
 	keys := make([]string, 0, len(want)+len(got))
@@ -300,9 +380,9 @@ func TestGoldenBatches(t *testing.T) {
 		g, inGot := got[k]
 		switch {
 		case !inGot:
-			t.Errorf("%s (case/view/batch): in %s but not built now", k, goldenFile)
+			t.Errorf("%s (case/view/batch): in %s but not built now", k, file)
 		case !inWant:
-			t.Errorf("%s (case/view/batch): built now but not in %s", k, goldenFile)
+			t.Errorf("%s (case/view/batch): built now but not in %s", k, file)
 		default:
 			if w.NPY != g.NPY {
 				t.Errorf("%s (case/view/batch): .npy bytes changed: sha256 %s, want %s", k, g.NPY, w.NPY)
