@@ -6,21 +6,28 @@ import (
 	"log/slog"
 	"time"
 
+	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
 	"github.com/oxefs/oxefs/format/rlds/synth"
+	"github.com/oxefs/oxefs/frames/av"
 )
 
 type synthCmd struct {
-	Dir       string   `arg:"" help:"Output directory: DIR/<name>/1.0.0 per dataset, and DIR/mix.yaml, mix-single.yaml, mix-two-copies.yaml." type:"path"`
+	Dir       string   `arg:"" help:"Output directory: DIR/<name>/1.0.0 per dataset (DIR/<name> with --format lerobot), and DIR/mix.yaml, mix-single.yaml, mix-two-copies.yaml (rlds)." type:"path"`
+	Format    string   `help:"Dataset format to write: rlds (TFDS TFRecord) or lerobot (LeRobot v3: parquet and MP4 video)." enum:"rlds,lerobot" default:"rlds"`
+	Codec     string   `help:"Video codec of --format lerobot: av1 (libsvtav1, else libaom-av1) or h264 (libx264)." enum:"av1,h264" default:"av1"`
 	Datasets  int      `help:"How many of the 29 synthetic datasets to write, in table order." default:"29"`
 	Episodes  int      `placeholder:"N" help:"Train episodes per dataset (val gets a tenth, at least 2); 0 keeps each dataset's default, 12 to 48."`
 	Steps     int      `placeholder:"N" help:"Steps of every episode (at least 2); 0 draws each episode's length from its dataset's range, 20 to 120."`
-	Shards    int      `placeholder:"N" help:"Train shards per dataset; 0 keeps the default, one per 6 episodes."`
-	ShardSize sizeFlag `placeholder:"SIZE" help:"With --shards: episodes per dataset such that each train shard holds about SIZE (e.g. 40MB), as OXE's large shards do; overrides --episodes."`
+	Shards    int      `placeholder:"N" help:"Train shards per dataset (rlds); 0 keeps the default, one per 6 episodes."`
+	ShardSize sizeFlag `placeholder:"SIZE" help:"With --shards (rlds): episodes per dataset such that each train shard holds about SIZE (e.g. 40MB), as OXE's large shards do; overrides --episodes."`
 	Seed      uint64   `placeholder:"S" help:"Seed: the same seed writes the same bytes."`
-	Workers   int      `placeholder:"N" help:"Shards encoded in parallel; 0 means one per CPU."`
+	Workers   int      `placeholder:"N" help:"Shards (rlds) or cameras (lerobot) encoded in parallel; 0 means one per CPU."`
 }
 
 func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
+	if c.Format == "lerobot" {
+		return c.runLeRobot(ctx, log)
+	}
 	var bar progress
 	res, err := synth.Generate(ctx, synth.Options{
 		Dir:        c.Dir,
@@ -43,12 +50,70 @@ func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	secs := res.Elapsed.Seconds()
+	c.summary(len(res.Datasets), res.Episodes, res.Frames, res.Bytes, res.Elapsed, res.MixFiles)
+	return nil
+}
+
+func (c *synthCmd) runLeRobot(ctx context.Context, log *slog.Logger) error {
+	if c.Shards != 0 || c.ShardSize != 0 {
+		return fmt.Errorf("synth: --shards and --shard-size are for --format rlds; LeRobot files roll over by size")
+	}
+	if err := av.Available(); err != nil {
+		return fmt.Errorf("synth --format lerobot encodes video: %w", err)
+	}
+	var bar progress
+	res, err := lrsynth.Generate(ctx, lrsynth.Options{
+		Dir:      c.Dir,
+		Datasets: c.Datasets,
+		Episodes: c.Episodes,
+		Steps:    c.Steps,
+		Seed:     c.Seed,
+		Workers:  c.Workers,
+		Codec:    c.Codec,
+		NewEncoder: func(w, h, fps int) (lrsynth.VideoEncoder, error) {
+			e, err := av.NewEncoder(c.Codec, w, h, fps, av.EncoderOptions{})
+			if err != nil {
+				return nil, err
+			}
+			return avEncoder{e}, nil
+		},
+		Log: log,
+		Start: func(datasets, episodes int) {
+			bar = newBar(int64(episodes), fmt.Sprintf("synth: %d LeRobot datasets", datasets), "episodes")
+		},
+		Progress: func(episodes int, _ int64) { _ = bar.Add(episodes) },
+	})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	c.summary(len(res.Datasets), res.Episodes, res.Frames, res.Bytes, res.Elapsed, res.MixFiles)
+	return nil
+}
+
+// summary prints the line that ends a run, and the mix configs written.
+func (c *synthCmd) summary(datasets, episodes, frames int, bytes int64, elapsed time.Duration, mixes []string) {
+	secs := elapsed.Seconds()
 	fmt.Printf("wrote %d datasets, %d episodes, %d frames, %.1f MB under %s in %s (%.1f episodes/s, %.1f MB/s)\n",
-		len(res.Datasets), res.Episodes, res.Frames, float64(res.Bytes)/1e6, c.Dir,
-		res.Elapsed.Round(100*time.Millisecond), float64(res.Episodes)/secs, float64(res.Bytes)/1e6/secs)
-	for _, f := range res.MixFiles {
+		datasets, episodes, frames, float64(bytes)/1e6, c.Dir,
+		elapsed.Round(100*time.Millisecond), float64(episodes)/secs, float64(bytes)/1e6/secs)
+	for _, f := range mixes {
 		fmt.Println(f)
 	}
-	return nil
+}
+
+// avEncoder gives frames/av's encoder to the LeRobot synth.
+type avEncoder struct{ *av.Encoder }
+
+func (e avEncoder) Config() []byte { return e.Extradata() }
+
+func (e avEncoder) Samples() []lrsynth.Sample {
+	pkts := e.Packets()
+	out := make([]lrsynth.Sample, len(pkts))
+	for i, p := range pkts {
+		out[i] = lrsynth.Sample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key}
+	}
+	return out
 }

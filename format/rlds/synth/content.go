@@ -1,0 +1,90 @@
+package synth
+
+import "image"
+
+// Content is one synthetic episode's content, apart from any file
+// format: its frames, actions, state and instruction, drawn from the same
+// streams as the RLDS records Generate writes for (seed, dataset, split,
+// episode), so that another format's writer (format/lerobot/synth) gives
+// the same scenes and numbers for the same seed. It is not safe for
+// concurrent use.
+type Content struct {
+	Dataset Dataset
+	Split   string
+	Index   int // within the split
+	Steps   int
+
+	// Instruction is the episode's language instruction.
+	Instruction string
+	// Actions holds, per step, the values of Dataset.Actions concatenated
+	// in order.
+	Actions [][]float32
+	// State holds, per step, Dataset.State's values; nil when the dataset
+	// has no state.
+	State [][]float32
+
+	key     episodeKey
+	motion  *motion
+	cameras []*camera
+}
+
+// EpisodeContent draws episode index of a split of d with the given number
+// of steps (at least 2; EpisodeSteps gives the default).
+func EpisodeContent(d Dataset, seed uint64, split string, index, steps int) *Content {
+	k := episodeKey{seed: seed, dataset: d.Name, split: split, index: index, steps: steps}
+	m := newMotion(k.rng(0), steps)
+	c := &Content{Dataset: d, Split: split, Index: index, Steps: steps, key: k, motion: m,
+		cameras: make([]*camera, len(d.Cameras))}
+	var full [maxActionDim]float32
+	for s := range steps {
+		m.action(s, full[:])
+		var a []float32
+		for _, t := range d.Actions {
+			a = append(a, actionPart(t, full[:])...)
+		}
+		c.Actions = append(c.Actions, a)
+		if d.State.Key != "" {
+			st := make([]float32, d.State.Dim)
+			m.state(s, st)
+			c.State = append(c.State, st)
+		}
+	}
+	c.Instruction = instruction(m, k.rng(2))
+	return c
+}
+
+// EpisodeSteps is the default length of episode index of a split of d, as
+// Generate draws it when Options.Steps is 0.
+func EpisodeSteps(d Dataset, seed uint64, split string, index int) int {
+	return episodeSteps(Options{Seed: seed}, d, split, index)
+}
+
+// SplitEpisodes returns the train and val episode counts Generate writes
+// for d: train episodes (d.Episodes when 0), and a tenth as many val, at
+// least 2.
+func SplitEpisodes(d Dataset, train int) (int, int) {
+	if train <= 0 {
+		train = d.Episodes
+	}
+	return train, max(2, train/10)
+}
+
+// ActionDim is the width of the concatenated action.
+func (d Dataset) ActionDim() int {
+	n := 0
+	for _, a := range d.Actions {
+		n += a.Dim
+	}
+	return n
+}
+
+// Render draws step s of camera cam (an index into Dataset.Cameras) into
+// img, which must be that camera's size: the frame the RLDS record holds
+// before JPEG or PNG encoding.
+func (c *Content) Render(cam, s int, img *image.RGBA) {
+	if c.cameras[cam] == nil {
+		d := c.Dataset.Cameras[cam]
+		c.cameras[cam] = newCamera(c.key.rng(1, uint64(cam)), d.Height, d.Width, d.Wrist)
+	}
+	c.cameras[cam].render(img, c.motion, s)
+}
