@@ -288,6 +288,19 @@ type Encoder struct {
 	extra   []byte
 	packets []Packet
 	drained bool
+	svt     bool // holds svtav1
+}
+
+// svtav1 admits one open libsvtav1 encoder per process: with two open at
+// once, `oxefs synth --format lerobot --workers 2` died of SIGSEGV inside
+// the library's own threads (SVT-AV1 1.4, Debian 12), where Go cannot
+// recover. Other encoders run in parallel.
+var svtav1 = make(chan struct{}, 1)
+
+func releaseSVT(held bool) {
+	if held {
+		<-svtav1
+	}
 }
 
 // NewEncoder opens an encoder for codec "av1" (libsvtav1, else libaom-av1)
@@ -309,6 +322,10 @@ func NewEncoder(codec string, width, height, fps int, opts EncoderOptions) (*Enc
 	e := &Encoder{codec: codec, w: width, h2: height}
 	var tried []string
 	for _, name := range names {
+		e.svt = name == "libsvtav1"
+		if e.svt {
+			svtav1 <- struct{}{}
+		}
 		cname := C.CString(name)
 		ret := C.oxefs_enc_alloc(&e.h, cname)
 		C.free(unsafe.Pointer(cname))
@@ -317,6 +334,8 @@ func NewEncoder(codec string, width, height, fps int, opts EncoderOptions) (*Enc
 			break
 		}
 		C.oxefs_enc_close(&e.h)
+		releaseSVT(e.svt)
+		e.svt = false
 		tried = append(tried, name)
 	}
 	if e.name == "" {
@@ -324,6 +343,7 @@ func NewEncoder(codec string, width, height, fps int, opts EncoderOptions) (*Enc
 	}
 	fail := func(err error) (*Encoder, error) {
 		C.oxefs_enc_close(&e.h)
+		releaseSVT(e.svt)
 		return nil, err
 	}
 	for _, o := range e.options(width, height, fps, opts) {
@@ -354,7 +374,11 @@ func NewEncoder(codec string, width, height, fps int, opts EncoderOptions) (*Enc
 		return fail(fmt.Errorf("av: %s: %w", e.name, err))
 	}
 	e.extra = cfg
-	e.cleanup = runtime.AddCleanup(e, func(h C.oxefs_av_enc) { C.oxefs_enc_close(&h) }, e.h)
+	type owned struct {
+		h   C.oxefs_av_enc
+		svt bool
+	}
+	e.cleanup = runtime.AddCleanup(e, func(o owned) { C.oxefs_enc_close(&o.h); releaseSVT(o.svt) }, owned{e.h, e.svt})
 	return e, nil
 }
 
@@ -487,4 +511,6 @@ func (e *Encoder) Close() {
 	}
 	e.cleanup.Stop()
 	C.oxefs_enc_close(&e.h)
+	releaseSVT(e.svt)
+	e.svt = false
 }
