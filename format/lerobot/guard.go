@@ -1,14 +1,21 @@
 package lerobot
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"sync"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
+	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
+	"github.com/pierrec/lz4/v4"
 )
 
 // The parquet library decodes Thrift by allocating what a length read
@@ -37,6 +44,9 @@ const (
 	// once and keeps for the library, which reads a chunk through a buffer
 	// of the same size (parquet.ReadBufferSize in openTable).
 	chunkWindow = 1 << 20
+	// chunkWhole is the largest chunk the guard reads whole, to check its
+	// pages' data and keep it for the library.
+	chunkWhole = 16 << 20
 	// headerWindow is the first read for a page header past chunkWindow.
 	headerWindow = 64 << 10
 )
@@ -169,9 +179,9 @@ func (g *guard) footer() error {
 	return nil
 }
 
-// guard checks the page headers of the column's chunk in a row group
-// before they are read. A chunk the footer does not list is left to the
-// library to report.
+// guard checks the page headers and pages of the column's chunk in a row
+// group before they are read. A chunk the footer does not list is left to
+// the library to report.
 func (c *column) guard(rowGroup int) error {
 	groups := c.t.f.Metadata().RowGroups
 	if rowGroup >= len(groups) || c.leaf.ColumnIndex >= len(groups[rowGroup].Columns) {
@@ -185,20 +195,26 @@ func (c *column) guard(rowGroup int) error {
 	if m.TotalCompressedSize < 0 || start > math.MaxInt64-m.TotalCompressedSize {
 		return c.t.g.errorf("row group %d column %s: chunk of %d bytes at %d", rowGroup, c.name, m.TotalCompressedSize, start)
 	}
-	return c.t.g.chunk(rowGroup, c.leaf.ColumnIndex, chunkRange{start: start, end: start + m.TotalCompressedSize, values: m.NumValues, snappy: m.Codec == format.Snappy})
+	typ := c.leaf.Node.Type()
+	return c.t.g.chunk(rowGroup, c.leaf.ColumnIndex, chunkRange{
+		start: start, end: start + m.TotalCompressedSize, values: m.NumValues, codec: m.Codec,
+		col: pageColumn{kind: typ.Kind(), size: typ.Length(), maxRep: c.leaf.MaxRepetitionLevel, maxDef: c.leaf.MaxDefinitionLevel},
+	})
 }
 
-// chunkRange is a column chunk's bytes and value count, as the footer
-// gives them.
+// chunkRange is a column chunk's bytes, value count and codec, as the
+// footer gives them, and what the schema says of its values.
 type chunkRange struct {
 	start, end, values int64
-	snappy             bool // pages are snappy-compressed
+	codec              format.CompressionCodec
+	col                pageColumn
 }
 
-// chunk checks the page headers of a column chunk before the library reads
-// them: each header is well-formed Thrift, its page lies in the chunk, its
-// sizes and value count are bounded, and the last page ends at the
-// chunk's end. A chunk is walked once per table.
+// chunk checks a column chunk before the library reads it: each page
+// header is well-formed Thrift, its page lies in the chunk, its sizes and
+// value count are bounded, the last page ends at the chunk's end, and
+// each page's data (see page) asks the library for no more memory than the
+// page holds. A chunk is walked once per table.
 func (g *guard) chunk(rowGroup, col int, c chunkRange) error {
 	key := [2]int{rowGroup, col}
 	g.mu.Lock()
@@ -210,11 +226,18 @@ func (g *guard) chunk(rowGroup, col int, c chunkRange) error {
 	if c.start < 4 || c.end < c.start || c.end > g.dataEnd {
 		return g.errorf("row group %d column %d: chunk [%d, %d) outside the data [4, %d)", rowGroup, col, c.start, c.end, g.dataEnd)
 	}
+	// The guard reads the pages' data too: a chunk up to chunkWhole is read
+	// once and kept for the library; a larger one page by page.
 	winOff := c.start
-	win, err := g.read(c.start, min(c.end-c.start, chunkWindow), true)
+	n := min(c.end-c.start, chunkWindow)
+	if c.end-c.start <= chunkWhole {
+		n = c.end - c.start
+	}
+	win, err := g.read(c.start, n, true)
 	if err != nil {
 		return err
 	}
+	var p pageChecker
 	for pos := c.start; pos < c.end; {
 		var h pageHeader
 		want := int64(headerWindow)
@@ -247,14 +270,17 @@ func (g *guard) chunk(rowGroup, col int, c chunkRange) error {
 		case h.typ == dictionaryPage && h.values > 8*h.uncompressed+8:
 			return g.errorf("row group %d column %d: dictionary of %d values in %d bytes", rowGroup, col, h.values, h.uncompressed)
 		}
-		if data := pos + h.length - winOff; c.snappy && h.typ != dataPageV2 && h.compressed > 0 && data < int64(len(win)) {
-			// Snappy sizes its output by the length its data starts with.
-			n, k := binary.Uvarint(win[data:min(int64(len(win)), data+h.compressed)])
-			if k <= 0 || n > uint64(h.uncompressed) {
-				return g.errorf("row group %d column %d: page at %d: snappy data of %d bytes for a page of %d", rowGroup, col, pos, n, h.uncompressed)
-			}
+		data := pos + h.length
+		var body []byte
+		if data >= winOff && data+h.compressed <= winOff+int64(len(win)) {
+			body = win[data-winOff : data-winOff+h.compressed]
+		} else if body, err = g.read(data, h.compressed, false); err != nil {
+			return err
 		}
-		pos += h.length + h.compressed
+		if err := p.page(c, h, body); err != nil {
+			return g.errorf("row group %d column %d: page at %d: %v", rowGroup, col, pos, err)
+		}
+		pos = data + h.compressed
 	}
 	g.mu.Lock()
 	g.checked[key] = true
@@ -262,8 +288,430 @@ func (g *guard) chunk(rowGroup, col int, c chunkRange) error {
 	return nil
 }
 
+// The library decodes a page's levels and values by run lengths and counts
+// read from the page's data, allocating what they ask for before it knows
+// the bytes are there (an RLE run of 2^31 values allocates 8 GiB), and it
+// decompresses into a buffer sized by the codec's own length fields. The
+// guard decompresses each page itself, bounded by the header's
+// uncompressed size, and walks every run length and count the library will
+// decode, refusing any that the page's values or bytes cannot hold.
+
+// maxDecoded bounds what a page's DELTA_BYTE_ARRAY values decode to.
+const maxDecoded = 64 << 20
+
+// Encoding values.
+const (
+	encPlain              = 0
+	encPlainDictionary    = 2
+	encRLE                = 3
+	encBitPacked          = 4
+	encDeltaBinaryPacked  = 5
+	encDeltaLengthByteArr = 6
+	encDeltaByteArray     = 7
+	encRLEDictionary      = 8
+	encByteStreamSplit    = 9
+)
+
+// pageColumn is what the guard needs of a leaf column's schema.
+type pageColumn struct {
+	kind           parquet.Kind
+	size           int // of a fixed-length byte array
+	maxRep, maxDef int
+}
+
+// pageChecker checks the pages of one chunk, reusing its buffers.
+type pageChecker struct {
+	buf  []byte
+	gzip *gzip.Reader
+}
+
+var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxMemory(maxPageSize), zstd.WithDecodeAllCapLimit(true))
+})
+
+// zstdMu serializes the guard's zstd decodes: one decoder's memory, not
+// one per reader.
+var zstdMu sync.Mutex
+
+// page checks one page's data, as the library would decode it.
+func (p *pageChecker) page(c chunkRange, h pageHeader, body []byte) error {
+	n := h.values
+	switch h.typ {
+	case dictionaryPage:
+		if h.encoding != encPlain && h.encoding != encPlainDictionary {
+			return fmt.Errorf("dictionary encoded %s", format.Encoding(h.encoding))
+		}
+		raw, err := p.decompress(c.codec, body, h.uncompressed)
+		if err != nil {
+			return err
+		}
+		return plainValues(c.col, raw, n)
+	case dataPage:
+		raw, err := p.decompress(c.codec, body, h.uncompressed)
+		if err != nil {
+			return err
+		}
+		if c.col.maxRep > 0 {
+			if raw, err = levelsV1("repetition", raw, h.repEnc, c.col.maxRep, n); err != nil {
+				return err
+			}
+		}
+		if c.col.maxDef > 0 {
+			if raw, err = levelsV1("definition", raw, h.defEnc, c.col.maxDef, n); err != nil {
+				return err
+			}
+		}
+		return values(c.col, h.encoding, raw, n)
+	case dataPageV2:
+		switch {
+		case h.nulls < 0 || h.nulls > n:
+			return fmt.Errorf("%d nulls of %d values", h.nulls, n)
+		case h.repLen < 0 || h.defLen < 0 || h.repLen+h.defLen > int64(len(body)) || h.repLen+h.defLen > h.uncompressed:
+			return fmt.Errorf("levels of %d and %d bytes in a page of %d (%d uncompressed)", h.repLen, h.defLen, len(body), h.uncompressed)
+		}
+		if c.col.maxRep > 0 {
+			if err := hybrid("repetition levels", body[:h.repLen], bitWidth(c.col.maxRep), n); err != nil {
+				return err
+			}
+		}
+		if c.col.maxDef > 0 {
+			if err := hybrid("definition levels", body[h.repLen:h.repLen+h.defLen], bitWidth(c.col.maxDef), n); err != nil {
+				return err
+			}
+		}
+		raw := body[h.repLen+h.defLen:]
+		if !h.v2Plain {
+			var err error
+			if raw, err = p.decompress(c.codec, raw, h.uncompressed-h.repLen-h.defLen); err != nil {
+				return err
+			}
+		}
+		return values(c.col, h.encoding, raw, n-h.nulls)
+	}
+	return nil // the library refuses other pages
+}
+
+// decompress decompresses a page's data as the library will, checking
+// that it comes to exactly size bytes without decoding more.
+func (p *pageChecker) decompress(codec format.CompressionCodec, src []byte, size int64) ([]byte, error) {
+	if codec == format.Uncompressed {
+		return src, nil // the library reads it in place, whatever size says
+	}
+	if int64(cap(p.buf)) < size+1 {
+		p.buf = make([]byte, size+1)
+	}
+	dst := p.buf[:size]
+	var n int
+	var err error
+	switch codec {
+	case format.Snappy:
+		// The library's snappy allocates the length its data starts with.
+		var m int
+		if m, err = snappy.DecodedLen(src); err == nil && int64(m) != size {
+			return nil, fmt.Errorf("snappy data of %d bytes for a page of %d", m, size)
+		}
+		if err == nil {
+			var out []byte
+			out, err = snappy.Decode(dst, src)
+			n = len(out)
+		}
+	case format.Zstd:
+		d, derr := zstdDecoder()
+		if derr != nil {
+			return nil, derr
+		}
+		zstdMu.Lock()
+		out, zerr := d.DecodeAll(src, dst[:0:size]) // no more than size, by WithDecodeAllCapLimit
+		zstdMu.Unlock()
+		n, err = len(out), zerr
+	case format.Gzip:
+		if p.gzip == nil {
+			p.gzip, err = gzip.NewReader(bytes.NewReader(src))
+		} else {
+			err = p.gzip.Reset(bytes.NewReader(src))
+		}
+		if err == nil {
+			n, err = io.ReadFull(p.gzip, p.buf[:size+1])
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				err = nil
+			}
+		}
+	case format.Lz4Raw:
+		n, err = lz4.UncompressBlock(src, dst)
+	default:
+		return nil, fmt.Errorf("%s compression is not supported", codec)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s data: %v", codec, err)
+	}
+	if int64(n) != size {
+		return nil, fmt.Errorf("%s data of %d bytes for a page of %d", codec, n, size)
+	}
+	return dst, nil
+}
+
+func bitWidth(maxLevel int) int { return bits.Len(uint(maxLevel)) }
+
+// levelsV1 checks a v1 page's levels, a 4-byte length and then the levels,
+// returning the bytes after them.
+func levelsV1(what string, b []byte, enc int64, maxLevel int, n int64) ([]byte, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("%s levels: %d bytes", what, len(b))
+	}
+	m := binary.LittleEndian.Uint32(b)
+	if uint64(m) > uint64(len(b)-4) {
+		return nil, fmt.Errorf("%s levels of %d bytes in %d", what, m, len(b)-4)
+	}
+	levels, rest := b[4:4+m], b[4+m:]
+	switch enc {
+	case encRLE:
+		return rest, hybrid(what+" levels", levels, bitWidth(maxLevel), n)
+	case encBitPacked:
+		return rest, nil // the library decodes as many as the bytes hold
+	}
+	return nil, fmt.Errorf("%s levels encoded %s", what, format.Encoding(enc))
+}
+
+// values checks a data page's values, of which there are at most n.
+func values(col pageColumn, enc int64, b []byte, n int64) error {
+	switch enc {
+	case encPlain:
+		return plainValues(col, b, n)
+	case encPlainDictionary, encRLEDictionary:
+		if len(b) == 0 {
+			return nil
+		}
+		if b[0] > 32 {
+			return fmt.Errorf("dictionary indices of %d bits", b[0])
+		}
+		return hybrid("dictionary indices", b[1:], int(b[0]), n)
+	case encRLE:
+		if col.kind != parquet.Boolean {
+			return fmt.Errorf("%s values encoded RLE", col.kind)
+		}
+		if len(b) == 4 {
+			return nil
+		}
+		_, err := levelsV1("boolean", b, encRLE, 1, n)
+		return err
+	case encDeltaBinaryPacked:
+		if col.kind != parquet.Int32 && col.kind != parquet.Int64 {
+			return fmt.Errorf("%s values encoded %s", col.kind, format.Encoding(enc))
+		}
+		_, err := deltaPacked(b, n, col.kind == parquet.Int64, nil)
+		return err
+	case encDeltaLengthByteArr:
+		var sum int64
+		rest, err := deltaPacked(b, n, false, func(v int64) error {
+			if v < 0 {
+				return fmt.Errorf("value of %d bytes", v)
+			}
+			sum += v
+			return nil
+		})
+		if err == nil && sum > int64(len(rest)) {
+			err = fmt.Errorf("values of %d bytes in %d", sum, len(rest))
+		}
+		return err
+	case encDeltaByteArray:
+		var prefixes []int64
+		rest, err := deltaPacked(b, n, false, func(v int64) error {
+			prefixes = append(prefixes, v)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("prefix lengths: %v", err)
+		}
+		var i, last, sum, total int64
+		rest, err = deltaPacked(rest, int64(len(prefixes)), false, func(v int64) error {
+			pre := prefixes[i]
+			i++
+			if v < 0 || pre < 0 || pre > last {
+				return fmt.Errorf("value %d: prefix of %d bytes (of %d) and suffix of %d", i-1, pre, last, v)
+			}
+			last = pre + v
+			sum += v
+			total += last
+			if total > maxDecoded {
+				return fmt.Errorf("values of more than %d bytes", maxDecoded)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("suffix lengths: %v", err)
+		}
+		if i != int64(len(prefixes)) || sum > int64(len(rest)) {
+			return fmt.Errorf("%d suffixes of %d bytes for %d prefixes in %d bytes", i, sum, len(prefixes), len(rest))
+		}
+		return nil
+	case encByteStreamSplit:
+		return nil // the library decodes as many as the bytes hold
+	}
+	return fmt.Errorf("values encoded %s", format.Encoding(enc))
+}
+
+// plainValues checks PLAIN values: a byte array's lengths lie in the
+// bytes.
+func plainValues(col pageColumn, b []byte, n int64) error {
+	if col.kind != parquet.ByteArray {
+		return nil // the library checks fixed sizes against the bytes
+	}
+	for i := int64(0); len(b) > 0; i++ {
+		if len(b) < 4 {
+			return fmt.Errorf("value %d: %d bytes left for its length", i, len(b))
+		}
+		m := binary.LittleEndian.Uint32(b)
+		if uint64(m) > uint64(len(b)-4) {
+			return fmt.Errorf("value %d of %d bytes in %d", i, m, len(b)-4)
+		}
+		b = b[4+m:]
+	}
+	return nil
+}
+
+// hybrid walks RLE/bit-packed hybrid runs of width-bit values, of which
+// the page holds n: an RLE run may hold no more values than are left, a
+// bit-packed run of groups of 8 no more than are left rounded up to 8, and
+// each run's bytes must be there.
+func hybrid(what string, b []byte, width int, n int64) error {
+	if width > 32 {
+		return fmt.Errorf("%s of %d bits", what, width)
+	}
+	var got int64 // values so far
+	limit := (n + 7) &^ 7
+	for len(b) > 0 {
+		u, k := binary.Uvarint(b)
+		if k <= 0 {
+			return fmt.Errorf("%s: run header after %d values is not a varint", what, got)
+		}
+		b = b[k:]
+		count := u >> 1
+		if count == 0 {
+			continue // the library skips it, value and all
+		}
+		if u&1 == 1 { // count groups of 8 values
+			if count > uint64(limit-got)/8 {
+				return fmt.Errorf("%s: bit-packed run of %d values after %d of %d", what, 8*count, got, n)
+			}
+			m := count * uint64(width)
+			if m > uint64(len(b)) {
+				return fmt.Errorf("%s: bit-packed run of %d bytes in %d", what, m, len(b))
+			}
+			got += 8 * int64(count)
+			b = b[m:]
+			continue
+		}
+		if got > n || count > uint64(n-got) {
+			return fmt.Errorf("%s: run of %d values after %d of %d", what, count, got, n)
+		}
+		m := (width + 7) / 8
+		if m > len(b) {
+			return fmt.Errorf("%s: run value of %d bytes in %d", what, m, len(b))
+		}
+		got += int64(count)
+		b = b[m:]
+	}
+	return nil
+}
+
+// deltaPacked walks DELTA_BINARY_PACKED integers, at most n of them,
+// offering each to visit when it is not nil, and returns the bytes after
+// them. wide is for 64-bit integers; others wrap at 32 bits as the
+// library's do.
+func deltaPacked(b []byte, n int64, wide bool, visit func(int64) error) ([]byte, error) {
+	w := thriftWalker{b: b}
+	var head [4]uint64
+	for i := range head {
+		u, err := w.uvarint()
+		if err != nil {
+			return nil, fmt.Errorf("delta header: %v", err)
+		}
+		head[i] = u
+	}
+	blockSize, miniBlocks, total := head[0], head[1], head[2]
+	first := int64(head[3]>>1) ^ -int64(head[3]&1)
+	switch {
+	case blockSize == 0 || blockSize%128 != 0 || blockSize > 65536 || miniBlocks == 0 || miniBlocks > blockSize || (blockSize/miniBlocks)%32 != 0:
+		return nil, fmt.Errorf("delta blocks of %d values in %d miniblocks", blockSize, miniBlocks)
+	case total > uint64(n):
+		return nil, fmt.Errorf("%d delta values for %d", total, n)
+	case total == 0:
+		return b[w.pos:], nil
+	}
+	maxWidth := 32
+	if wide {
+		maxWidth = 64
+	}
+	last := first
+	if !wide {
+		last = int64(int32(first))
+	}
+	if visit != nil {
+		if err := visit(last); err != nil {
+			return nil, err
+		}
+	}
+	per := int64(blockSize / miniBlocks)
+	for left := int64(total) - 1; left > 0; {
+		u, err := w.uvarint()
+		if err != nil {
+			return nil, fmt.Errorf("delta block: %v", err)
+		}
+		minDelta := int64(u>>1) ^ -int64(u&1)
+		if uint64(w.left()) < miniBlocks {
+			return nil, fmt.Errorf("delta block of %d miniblocks in %d bytes", miniBlocks, w.left())
+		}
+		widths := w.b[w.pos : w.pos+int(miniBlocks)]
+		w.pos += int(miniBlocks)
+		for _, width := range widths {
+			if left == 0 {
+				break
+			}
+			if int(width) > maxWidth {
+				return nil, fmt.Errorf("delta miniblock of %d bits", width)
+			}
+			m := min(int(per)*int(width)/8, w.left())
+			data := w.b[w.pos : w.pos+m]
+			w.pos += m
+			k := min(per, left)
+			if visit != nil {
+				for j := range k {
+					last += minDelta + int64(unpack(data, j*int64(width), int(width)))
+					if !wide {
+						last = int64(int32(last))
+					}
+					if err := visit(last); err != nil {
+						return nil, err
+					}
+				}
+			}
+			left -= k
+		}
+	}
+	return b[w.pos:], nil
+}
+
+// unpack reads width bits at bit off of b, least significant first; bits
+// past b's end read as zero.
+func unpack(b []byte, off int64, width int) uint64 {
+	var v uint64
+	for i := 0; i < width; {
+		at := off + int64(i)
+		if at>>3 >= int64(len(b)) {
+			break
+		}
+		bit := int(at & 7)
+		take := min(8-bit, width-i)
+		v |= uint64(b[at>>3]>>bit) & (1<<take - 1) << i
+		i += take
+	}
+	return v
+}
+
 // PageType values.
 const (
+	dataPage       = 0
 	dictionaryPage = 2
 	dataPageV2     = 3
 )
@@ -274,12 +722,21 @@ type pageHeader struct {
 	typ                      int64
 	uncompressed, compressed int64
 	values                   int64 // num_values of its data or dictionary header
+	// of the header that its type names (data_page_header,
+	// dictionary_page_header or data_page_header_v2):
+	encoding       int64
+	defEnc, repEnc int64 // v1
+	nulls          int64 // v2
+	defLen, repLen int64 // v2
+	v2Plain        bool  // v2: is_compressed is false
 }
 
 // readPageHeader walks the PageHeader at the start of b.
 func readPageHeader(b []byte) (pageHeader, error) {
 	var h pageHeader
-	var seen int // bit i: field i, of the required 1 to 3
+	var seen int        // bit i: field i, of the required 1 to 3
+	var sub [9][8]int64 // fields 1 to 7 of the struct in field 5, 7 or 8
+	var plain [9]bool   // its field 7 (v2's is_compressed) is false
 	w := thriftWalker{b: b}
 	err := w.fields(0, func(id int16, typ byte) (bool, error) {
 		switch {
@@ -298,12 +755,19 @@ func readPageHeader(b []byte) (pageHeader, error) {
 		case typ == typeStruct && (id == 5 || id == 7 || id == 8):
 			// data_page_header, dictionary_page_header, data_page_header_v2:
 			// num_values is field 1 of each.
+			s := id
 			return true, w.fields(1, func(id int16, typ byte) (bool, error) {
-				if id != 1 || typ != typeI32 {
+				if id == 7 && (typ == typeTrue || typ == typeFalse) {
+					plain[s] = typ == typeFalse
+				}
+				if id < 1 || id > 7 || typ != typeI32 {
 					return false, nil
 				}
 				v, err := w.i32()
-				h.values = max(h.values, v)
+				sub[s][id] = v
+				if id == 1 {
+					h.values = max(h.values, v)
+				}
 				return true, err
 			})
 		}
@@ -312,6 +776,16 @@ func readPageHeader(b []byte) (pageHeader, error) {
 	h.length = int64(w.pos)
 	if err == nil && seen != 0b1110 {
 		err = errors.New("page header lacks its type or sizes")
+	}
+	switch h.typ {
+	case dataPage:
+		f := sub[5]
+		h.encoding, h.defEnc, h.repEnc = f[2], f[3], f[4]
+	case dictionaryPage:
+		h.encoding = sub[7][2]
+	case dataPageV2:
+		f := sub[8]
+		h.nulls, h.encoding, h.defLen, h.repLen, h.v2Plain = f[2], f[4], f[5], f[6], plain[8]
 	}
 	return h, err
 }
@@ -436,10 +910,13 @@ func (w *thriftWalker) fields(depth int, visit func(id int16, typ byte) (bool, e
 		} else if id, err = w.varint(-1<<15, 1<<15-1); err != nil {
 			return err
 		}
+		done, err := visit(int16(id), typ)
 		if typ == typeTrue || typ == typeFalse {
+			if err != nil {
+				return err
+			}
 			continue // a bool field's value is its type
 		}
-		done, err := visit(int16(id), typ)
 		if err != nil {
 			return err
 		}

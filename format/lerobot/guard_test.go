@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -419,4 +420,176 @@ func TestGuardChunkOutside(t *testing.T) {
 			t.Errorf("chunk %+v: %v, want ErrParquet", c, err)
 		}
 	}
+}
+
+// pageRow is a row of the hand-made files: a dictionary-encoded column,
+// a plain one, and an optional one with definition levels.
+type pageRow struct {
+	Dict     int32  `parquet:"dict,dict"`
+	Plain    int32  `parquet:"plain"`
+	Optional *int64 `parquet:"optional,optional"`
+}
+
+// writePages writes n rows as a parquet file with parquet-go's writer.
+func writePages(t *testing.T, n int, options ...parquet.WriterOption) []byte {
+	t.Helper()
+	rows := make([]pageRow, n)
+	for i := range rows {
+		rows[i].Dict = int32(i % 10)
+		rows[i].Plain = int32(i * 7919)
+		if i%3 != 0 {
+			v := int64(i)
+			rows[i].Optional = &v
+		}
+	}
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, rows, options...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// dataPageBody locates the data of the first data page of a column.
+func dataPageBody(t *testing.T, file []byte, column int) (from, to int) {
+	t.Helper()
+	f, err := parquet.OpenFile(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := f.Metadata().RowGroups[0].Columns[column].MetaData
+	pos := m.DataPageOffset
+	for {
+		h, err := readPageHeader(file[pos:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		from, to := int(pos+h.length), int(pos+h.length+h.compressed)
+		if h.typ != dictionaryPage {
+			return from, to
+		}
+		pos = int64(to)
+	}
+}
+
+// TestGuardPageBombs: pages of parquet-go's writing, with their data
+// damaged to make the library allocate gigabytes, are refused as
+// ErrParquet having allocated little; undamaged, they read.
+func TestGuardPageBombs(t *testing.T) {
+	varint := func(u uint64) []byte { return binary.AppendUvarint(nil, u) }
+	for _, tc := range []struct {
+		name    string
+		rows    int
+		options []parquet.WriterOption
+		column  int
+		damage  func(t *testing.T, body []byte) // nil: the file is fine
+	}{
+		{"fine, v2", 1000, nil, 0, nil},
+		{"fine, v1", 1000, []parquet.WriterOption{parquet.DataPageVersion(1)}, 2, nil},
+		{"fine, zstd", 30000, []parquet.WriterOption{parquet.Compression(&parquet.Zstd)}, 1, nil},
+		{"huge RLE run of dictionary indices", 1000, nil, 0, func(t *testing.T, b []byte) {
+			copy(b[1:], varint(math.MaxInt32<<1)) // parquet-go: 8 GiB
+		}},
+		{"huge bit-packed run of dictionary indices", 1000, nil, 0, func(t *testing.T, b []byte) {
+			copy(b[1:], varint(1<<28<<1|1)) // parquet-go: 8 GiB
+		}},
+		{"bad bit width of dictionary indices", 1000, nil, 0, func(t *testing.T, b []byte) { b[0] = 33 }},
+		{"RLE run of definition levels past the page's values", 1000, []parquet.WriterOption{parquet.DataPageVersion(1)}, 2, func(t *testing.T, b []byte) {
+			copy(b[4:], varint(1000<<1))
+		}},
+		{"snappy length lie", 1000, []parquet.WriterOption{parquet.Compression(&parquet.Snappy)}, 1, func(t *testing.T, b []byte) {
+			_, k := binary.Uvarint(b)
+			b[k-1] |= 0x7f // the same number of bytes, a larger length
+		}},
+		{"zstd page claiming a huge size", 30000, []parquet.WriterOption{parquet.Compression(&parquet.Zstd)}, 1, func(t *testing.T, b []byte) {
+			if !bytes.HasPrefix(b, []byte{0x28, 0xb5, 0x2f, 0xfd}) {
+				t.Fatalf("not a zstd frame: % x", b[:8])
+			}
+			d := b[4]
+			if d>>6 != 2 {
+				t.Fatalf("frame descriptor %#x has no 4-byte content size", d)
+			}
+			at := 5
+			if d&0x20 == 0 {
+				at++ // a window descriptor
+			}
+			copy(b[at:], []byte{0xff, 0xff, 0xff, 0xff}) // parquet-go: 4 GiB
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writePages(t, tc.rows, tc.options...)
+			if tc.damage != nil {
+				from, to := dataPageBody(t, file, tc.column)
+				tc.damage(t, file[from:to])
+			}
+			var err error
+			alloc := allocated(func() { err = readEveryColumn(bytesReaderAt(file), int64(len(file))) })
+			switch {
+			case tc.damage == nil && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.damage != nil && !errors.Is(err, ErrParquet):
+				t.Fatalf("%v, want ErrParquet", err)
+			}
+			if alloc > 16<<20 {
+				t.Errorf("allocated %d MiB", alloc>>20)
+			}
+			t.Logf("%v; allocated %d KiB", err, alloc>>10)
+		})
+	}
+}
+
+// BenchmarkGuard reads every column of the fixture data files, with the
+// guard (which decompresses and walks each page before parquet-go does)
+// and with parquet-go alone.
+func BenchmarkGuard(b *testing.B) {
+	var files [][]byte
+	for _, path := range []string{"lerobot_av1/data/chunk-000/file-000.parquet", "lerobot_av1/data/chunk-000/file-001.parquet", "lerobot_av1/data/chunk-000/file-002.parquet", "lerobot_h264/data/chunk-000/file-000.parquet", "lerobot_av1/meta/episodes/chunk-000/file-000.parquet"} {
+		f, err := os.ReadFile(filepath.Join(fixtures, path))
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	for _, guarded := range []bool{true, false} {
+		b.Run(fmt.Sprintf("guard=%v", guarded), func(b *testing.B) {
+			var values int
+			for b.Loop() {
+				for _, f := range files {
+					n, err := scanEvery(f, guarded)
+					if err != nil {
+						b.Fatal(err)
+					}
+					values += n
+				}
+			}
+			b.ReportMetric(float64(values)/b.Elapsed().Seconds(), "values/s")
+		})
+	}
+}
+
+// scanEvery opens a table and scans every column, with or without the
+// guard, returning the values read.
+func scanEvery(b []byte, guarded bool) (int, error) {
+	tb, err := openTable("bench.parquet", bytesReaderAt(b), int64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, path := range tb.f.Schema().Columns() {
+		c, err := tb.column(path...)
+		if err != nil {
+			return 0, err
+		}
+		if guarded {
+			err = c.scan(0, tb.rows(), func(int64, parquet.Value) error { n++; return nil })
+		} else {
+			buf := make([]parquet.Value, 256)
+			for _, rg := range tb.f.RowGroups() {
+				err = c.scanGroup(rg, 0, 0, tb.rows(), buf, func(int64, parquet.Value) error { n++; return nil })
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
