@@ -38,8 +38,9 @@ const (
 	// decompression buffer; LeRobot's pages are about 1 MiB.
 	maxPageSize = 256 << 20
 	// maxPageValues bounds a page's value count, which sizes its level,
-	// offset and value buffers.
-	maxPageValues = 1 << 24
+	// offset and value buffers (up to about 14 bytes a value: 56 MiB).
+	// Writers cut pages at about 1 MiB, far fewer values.
+	maxPageValues = 1 << 22
 	// chunkWindow is how much of a column chunk's start the guard reads at
 	// once and keeps for the library, which reads a chunk through a buffer
 	// of the same size (parquet.ReadBufferSize in openTable).
