@@ -234,3 +234,40 @@ func floats(t *testing.T, ep episode.Episode, key string) []float64 {
 	}
 	return out
 }
+
+// TestMountMemoryBoundLeRobot: a mount of LeRobot-shaped synth datasets
+// (H.264 video, quick to write; frames decoded on demand by a libavcodec
+// decoder per worker, as for AV1) stays within --mem 512MiB + 256 MiB of
+// peak RSS while 4 readers read 40 batches of 64 frame pairs at 256×256,
+// and samples every dataset.
+func TestMountMemoryBoundLeRobot(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	data := t.TempDir()
+	if _, stderr, code := runOxefs(t, nil, "synth", "--format", "lerobot", "--codec", "h264", "--datasets", "6", "--episodes", "2", "--steps", "20", data); code != 0 {
+		t.Fatalf("synth: exit %d\n%s", code, stderr)
+	}
+	dir := t.TempDir()
+	startMount(t, dir, nil, "--config", filepath.Join(data, "mix.yaml"), "--cache-dir", t.TempDir(), "--mem", "512MiB")
+	hashBatches(t, dir, "batches", 40, 4, 5)
+	var stats struct {
+		Memory struct {
+			Peak   int64 `json:"peak_rss_bytes"`
+			Budget int64 `json:"budget_bytes"`
+		} `json:"memory"`
+		Samples map[string]int64 `json:"samples_per_dataset"`
+	}
+	readJSON(t, filepath.Join(dir, "stats.json"), &stats)
+	t.Logf("peak RSS %.0f MiB with --mem %.0f MiB", float64(stats.Memory.Peak)/(1<<20), float64(stats.Memory.Budget)/(1<<20))
+	if stats.Memory.Budget != 512<<20 {
+		t.Fatalf("budget %d, want 512 MiB", stats.Memory.Budget)
+	}
+	if stats.Memory.Peak <= 0 || stats.Memory.Peak > 768<<20 {
+		t.Fatalf("peak RSS %d bytes, bound 768 MiB", stats.Memory.Peak)
+	}
+	if len(stats.Samples) != 6 {
+		t.Errorf("samples from %d datasets, want all 6: %v", len(stats.Samples), stats.Samples)
+	}
+}

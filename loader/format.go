@@ -3,7 +3,6 @@ package loader
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 
 	"github.com/oxefs/oxefs/episode"
@@ -63,7 +62,11 @@ func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds
 	case errors.Is(err, fs.ErrNotExist):
 		return store.Open(ctx, name, src)
 	}
-	return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
+	// The source could not say whether it holds meta/info.json: an outage,
+	// most likely. Try RLDS, the format a source was always read as; when
+	// that fails too, its error (naming dataset_info.json) is the one
+	// reported, as it was before LeRobot was read.
+	return store.Open(ctx, name, src)
 }
 
 // knownSplitLengths returns each split's episode lengths when the dataset
