@@ -4,54 +4,7 @@ package av
 
 /*
 #cgo linux LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-// The heads of FFmpeg's public structs that the shim touches, declared here
-// so that building needs no FFmpeg headers. Only these leading fields are
-// used; their layout is the same in FFmpeg 4 to 7 (see doc.go).
-typedef struct {
-	uint8_t *data[8];
-	int linesize[8];
-	uint8_t **extended_data;
-	int width, height;
-	int nb_samples;
-	int format;
-	int key_frame;  // removed only in libavutil 60
-	int pict_type;
-	int sar_num, sar_den;
-	int64_t pts;
-} oxefs_avframe;
-
-typedef struct {
-	void *buf;
-	int64_t pts;
-	int64_t dts;
-	uint8_t *data;
-	int size;
-} oxefs_avpacket;
-
-typedef struct {
-	int codec_type;  // enum AVMediaType
-	int codec_id;    // enum AVCodecID
-	uint32_t codec_tag;
-	uint8_t *extradata;
-	int extradata_size;
-} oxefs_avcodecpar;
-
-typedef struct {
-	const char *name;
-} oxefs_avcodec;
-
-enum {
-	OXEFS_AVMEDIA_TYPE_VIDEO = 0,
-	OXEFS_AV_INPUT_BUFFER_PADDING_SIZE = 64,
-	OXEFS_AV_LOG_FATAL = 8,
-};
+#include "ffmpeg.h"
 
 static struct {
 	unsigned (*avcodec_version)(void);
@@ -84,54 +37,33 @@ static struct {
 // resolves every symbol. It returns NULL on success, else a message (static,
 // or written into msg).
 static const char *oxefs_av_load(int codec, int util, char *msg, int msglen) {
-	char name[64];
-	snprintf(name, sizeof name, "libavutil.so.%d", util);
-	void *u = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (u == NULL) {
-		const char *e = dlerror();
-		snprintf(msg, msglen, "%s", e ? e : "dlopen libavutil failed");
-		return msg;
-	}
-	snprintf(name, sizeof name, "libavcodec.so.%d", codec);
-	void *c = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (c == NULL) {
-		const char *e = dlerror();
-		snprintf(msg, msglen, "%s", e ? e : "dlopen libavcodec failed");
-		dlclose(u);
-		return msg;
-	}
-#define OXEFS_SYM(lib, field, sym) \
-	*(void **)(&oxefs_av.field) = dlsym(lib, sym); \
-	if (oxefs_av.field == NULL) { \
-		snprintf(msg, msglen, "%s: symbol %s missing", name, sym); \
-		dlclose(c); dlclose(u); return msg; \
-	}
-	OXEFS_SYM(c, avcodec_version, "avcodec_version")
-	OXEFS_SYM(c, find_decoder, "avcodec_find_decoder")
-	OXEFS_SYM(c, alloc_context3, "avcodec_alloc_context3")
-	OXEFS_SYM(c, free_context, "avcodec_free_context")
-	OXEFS_SYM(c, parameters_alloc, "avcodec_parameters_alloc")
-	OXEFS_SYM(c, parameters_free, "avcodec_parameters_free")
-	OXEFS_SYM(c, parameters_to_context, "avcodec_parameters_to_context")
-	OXEFS_SYM(c, open2, "avcodec_open2")
-	OXEFS_SYM(c, send_packet, "avcodec_send_packet")
-	OXEFS_SYM(c, receive_frame, "avcodec_receive_frame")
-	OXEFS_SYM(c, flush_buffers, "avcodec_flush_buffers")
-	OXEFS_SYM(c, packet_alloc, "av_packet_alloc")
-	OXEFS_SYM(c, packet_free, "av_packet_free")
-	OXEFS_SYM(c, new_packet, "av_new_packet")
-	OXEFS_SYM(c, packet_unref, "av_packet_unref")
-	snprintf(name, sizeof name, "libavutil.so.%d", util);
-	OXEFS_SYM(u, avutil_version, "avutil_version")
-	OXEFS_SYM(u, frame_alloc, "av_frame_alloc")
-	OXEFS_SYM(u, frame_free, "av_frame_free")
-	OXEFS_SYM(u, mallocz, "av_mallocz")
-	OXEFS_SYM(u, strerror, "av_strerror")
-	OXEFS_SYM(u, opt_set_int, "av_opt_set_int")
-	OXEFS_SYM(u, opt_get_int, "av_opt_get_int")
-	OXEFS_SYM(u, pix_fmt_name, "av_get_pix_fmt_name")
-	OXEFS_SYM(u, log_set_level, "av_log_set_level")
-#undef OXEFS_SYM
+	void *c, *u;
+	const char *err = oxefs_av_dlopen(codec, util, &c, &u, msg, msglen);
+	if (err != NULL) return err;
+	OXEFS_SYM(oxefs_av, c, "libavcodec", avcodec_version, "avcodec_version")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", find_decoder, "avcodec_find_decoder")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", alloc_context3, "avcodec_alloc_context3")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", free_context, "avcodec_free_context")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", parameters_alloc, "avcodec_parameters_alloc")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", parameters_free, "avcodec_parameters_free")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", parameters_to_context, "avcodec_parameters_to_context")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", open2, "avcodec_open2")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", send_packet, "avcodec_send_packet")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", receive_frame, "avcodec_receive_frame")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", flush_buffers, "avcodec_flush_buffers")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", packet_alloc, "av_packet_alloc")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", packet_free, "av_packet_free")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", new_packet, "av_new_packet")
+	OXEFS_SYM(oxefs_av, c, "libavcodec", packet_unref, "av_packet_unref")
+	OXEFS_SYM(oxefs_av, u, "libavutil", avutil_version, "avutil_version")
+	OXEFS_SYM(oxefs_av, u, "libavutil", frame_alloc, "av_frame_alloc")
+	OXEFS_SYM(oxefs_av, u, "libavutil", frame_free, "av_frame_free")
+	OXEFS_SYM(oxefs_av, u, "libavutil", mallocz, "av_mallocz")
+	OXEFS_SYM(oxefs_av, u, "libavutil", strerror, "av_strerror")
+	OXEFS_SYM(oxefs_av, u, "libavutil", opt_set_int, "av_opt_set_int")
+	OXEFS_SYM(oxefs_av, u, "libavutil", opt_get_int, "av_opt_get_int")
+	OXEFS_SYM(oxefs_av, u, "libavutil", pix_fmt_name, "av_get_pix_fmt_name")
+	OXEFS_SYM(oxefs_av, u, "libavutil", log_set_level, "av_log_set_level")
 	unsigned cv = oxefs_av.avcodec_version(), uv = oxefs_av.avutil_version();
 	if ((int)(cv >> 16) != codec || (int)(uv >> 16) != util) {
 		snprintf(msg, msglen, "libavcodec.so.%d reports version %u.%u.%u and libavutil.so.%d %u.%u.%u",

@@ -4,55 +4,7 @@ package av
 
 /*
 #cgo linux LDFLAGS: -ldl
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-// The struct heads the encoder touches; see doc.go ("Struct offsets") and
-// the Encoding section. AVPacket's flags follow size and stream_index.
-typedef struct {
-	uint8_t *data[8];
-	int linesize[8];
-	uint8_t **extended_data;
-	int width, height;
-	int nb_samples;
-	int format;
-	int key_frame;
-	int pict_type;
-	int sar_num, sar_den;
-	int64_t pts;
-} oxefs_enc_avframe;
-
-typedef struct {
-	void *buf;
-	int64_t pts;
-	int64_t dts;
-	uint8_t *data;
-	int size;
-	int stream_index;
-	int flags;
-} oxefs_enc_avpacket;
-
-typedef struct {
-	int codec_type;
-	int codec_id;
-	uint32_t codec_tag;
-	uint8_t *extradata;
-	int extradata_size;
-} oxefs_enc_avcodecpar;
-
-typedef struct {
-	const char *name;
-} oxefs_enc_avcodec;
-
-enum {
-	OXEFS_AV_OPT_SEARCH_CHILDREN = 1,
-	OXEFS_AV_PKT_FLAG_KEY = 1,
-	OXEFS_AV_PIX_FMT_YUV420P = 0,
-};
+#include "ffmpeg.h"
 
 static struct {
 	const void *(*find_encoder_by_name)(const char *);
@@ -79,39 +31,27 @@ static struct {
 // and libavutil.so.<util>, which the decoder's loader has already opened
 // and checked (dlopen of an open library takes another reference).
 static const char *oxefs_enc_load(int codec, int util, char *msg, int msglen) {
-	char name[64];
-	snprintf(name, sizeof name, "libavutil.so.%d", util);
-	void *u = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (u == NULL) { snprintf(msg, msglen, "dlopen %s failed", name); return msg; }
-	snprintf(name, sizeof name, "libavcodec.so.%d", codec);
-	void *c = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (c == NULL) { snprintf(msg, msglen, "dlopen %s failed", name); dlclose(u); return msg; }
-#define OXEFS_SYM(lib, field, sym) \
-	*(void **)(&oxefs_enc.field) = dlsym(lib, sym); \
-	if (oxefs_enc.field == NULL) { \
-		snprintf(msg, msglen, "%s: symbol %s missing", name, sym); \
-		dlclose(c); dlclose(u); return msg; \
-	}
-	OXEFS_SYM(c, find_encoder_by_name, "avcodec_find_encoder_by_name")
-	OXEFS_SYM(c, alloc_context3, "avcodec_alloc_context3")
-	OXEFS_SYM(c, free_context, "avcodec_free_context")
-	OXEFS_SYM(c, open2, "avcodec_open2")
-	OXEFS_SYM(c, send_frame, "avcodec_send_frame")
-	OXEFS_SYM(c, receive_packet, "avcodec_receive_packet")
-	OXEFS_SYM(c, packet_alloc, "av_packet_alloc")
-	OXEFS_SYM(c, packet_free, "av_packet_free")
-	OXEFS_SYM(c, packet_unref, "av_packet_unref")
-	OXEFS_SYM(c, parameters_alloc, "avcodec_parameters_alloc")
-	OXEFS_SYM(c, parameters_free, "avcodec_parameters_free")
-	OXEFS_SYM(c, parameters_from_context, "avcodec_parameters_from_context")
-	snprintf(name, sizeof name, "libavutil.so.%d", util);
-	OXEFS_SYM(u, frame_alloc, "av_frame_alloc")
-	OXEFS_SYM(u, frame_free, "av_frame_free")
-	OXEFS_SYM(u, frame_get_buffer, "av_frame_get_buffer")
-	OXEFS_SYM(u, frame_make_writable, "av_frame_make_writable")
-	OXEFS_SYM(u, opt_set, "av_opt_set")
-	OXEFS_SYM(u, strerror, "av_strerror")
-#undef OXEFS_SYM
+	void *c, *u;
+	const char *err = oxefs_av_dlopen(codec, util, &c, &u, msg, msglen);
+	if (err != NULL) return err;
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", find_encoder_by_name, "avcodec_find_encoder_by_name")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", alloc_context3, "avcodec_alloc_context3")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", free_context, "avcodec_free_context")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", open2, "avcodec_open2")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", send_frame, "avcodec_send_frame")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", receive_packet, "avcodec_receive_packet")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", packet_alloc, "av_packet_alloc")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", packet_free, "av_packet_free")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", packet_unref, "av_packet_unref")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", parameters_alloc, "avcodec_parameters_alloc")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", parameters_free, "avcodec_parameters_free")
+	OXEFS_SYM(oxefs_enc, c, "libavcodec", parameters_from_context, "avcodec_parameters_from_context")
+	OXEFS_SYM(oxefs_enc, u, "libavutil", frame_alloc, "av_frame_alloc")
+	OXEFS_SYM(oxefs_enc, u, "libavutil", frame_free, "av_frame_free")
+	OXEFS_SYM(oxefs_enc, u, "libavutil", frame_get_buffer, "av_frame_get_buffer")
+	OXEFS_SYM(oxefs_enc, u, "libavutil", frame_make_writable, "av_frame_make_writable")
+	OXEFS_SYM(oxefs_enc, u, "libavutil", opt_set, "av_opt_set")
+	OXEFS_SYM(oxefs_enc, u, "libavutil", strerror, "av_strerror")
 	return NULL;
 }
 
@@ -157,7 +97,7 @@ static int oxefs_enc_open(oxefs_av_enc *e, int width, int height, const char **s
 	e->pkt = oxefs_enc.packet_alloc();
 	e->frame = oxefs_enc.frame_alloc();
 	if (e->pkt == NULL || e->frame == NULL) return -1;
-	oxefs_enc_avframe *f = e->frame;
+	oxefs_avframe *f = e->frame;
 	f->width = width;
 	f->height = height;
 	f->format = OXEFS_AV_PIX_FMT_YUV420P;
@@ -170,7 +110,7 @@ static int oxefs_enc_open(oxefs_av_enc *e, int width, int height, const char **s
 static int oxefs_enc_extradata(oxefs_av_enc *e, uint8_t **out, int *n) {
 	*out = NULL;
 	*n = 0;
-	oxefs_enc_avcodecpar *par = oxefs_enc.parameters_alloc();
+	oxefs_avcodecpar *par = oxefs_enc.parameters_alloc();
 	if (par == NULL) return -1;
 	int ret = oxefs_enc.parameters_from_context(par, e->ctx);
 	if (ret >= 0 && par->extradata_size > 0) {
@@ -195,7 +135,7 @@ typedef struct {
 static int oxefs_enc_frame(oxefs_av_enc *e, oxefs_enc_planes *p) {
 	int ret = oxefs_enc.frame_make_writable(e->frame);
 	if (ret < 0) return ret;
-	oxefs_enc_avframe *f = e->frame;
+	oxefs_avframe *f = e->frame;
 	for (int i = 0; i < 3; i++) {
 		p->data[i] = f->data[i];
 		p->linesize[i] = f->linesize[i];
@@ -206,7 +146,7 @@ static int oxefs_enc_frame(oxefs_av_enc *e, oxefs_enc_planes *p) {
 // oxefs_enc_send sends the filled frame with its pts, or NULL (drain).
 static int oxefs_enc_send(oxefs_av_enc *e, int64_t pts, int drain) {
 	if (drain) return oxefs_enc.send_frame(e->ctx, NULL);
-	oxefs_enc_avframe *f = e->frame;
+	oxefs_avframe *f = e->frame;
 	f->pts = pts;
 	return oxefs_enc.send_frame(e->ctx, e->frame);
 }
@@ -224,7 +164,7 @@ static int oxefs_enc_receive(oxefs_av_enc *e, oxefs_enc_pktinfo *out) {
 	oxefs_enc.packet_unref(e->pkt);
 	int ret = oxefs_enc.receive_packet(e->ctx, e->pkt);
 	if (ret < 0) return ret;
-	const oxefs_enc_avpacket *p = e->pkt;
+	const oxefs_avpacket *p = e->pkt;
 	out->data = p->data;
 	out->size = p->size;
 	out->pts = p->pts;
