@@ -1,9 +1,6 @@
 package frames
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Encoded is one encoded image (JPEG or PNG) per step, as a format stores a
 // camera: Bytes(step) is that step's image, shared and never modified.
@@ -39,20 +36,9 @@ func (s *Images) Len() int { return s.Steps }
 
 // Decode decodes and writes the frames idx into dst; see Source.
 func (s *Images) Decode(_ context.Context, d *Decoder, idx []int, dst Slot) error {
-	if err := dst.check(); err != nil {
+	want, what, err := checkRequest(s.Key, s.Steps, idx, dst, s.Size, s.SizeFrom)
+	if err != nil {
 		return err
-	}
-	if len(idx) != dst.Frames {
-		return fmt.Errorf("camera %s: %d frames asked for a slot of %d", s.Key, len(idx), dst.Frames)
-	}
-	for _, i := range idx {
-		if i < 0 || i >= s.Steps {
-			return fmt.Errorf("camera %s: frame %d asked, it has %d", s.Key, i, s.Steps)
-		}
-	}
-	want, what := s.Size, s.SizeFrom
-	if what == "" {
-		what = "expected"
 	}
 	f := dst.fitOf()
 	for k, step := range idx {

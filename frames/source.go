@@ -1,6 +1,9 @@
 package frames
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Source is the frames of one camera of one episode: the seam through which
 // the sample assembler gets pixels. The assembler chooses which frames a
@@ -39,4 +42,26 @@ type Source interface {
 	// other error (a read that failed, ctx done, a malformed request) is
 	// not the episode's fault. After an error dst holds partial data.
 	Decode(ctx context.Context, d *Decoder, idx []int, dst Slot) error
+}
+
+// checkRequest checks what Source.Decode is given: a valid slot, one
+// index per frame of it, every index a frame of the source's steps. It
+// returns the size the frames must have and, for errors, where it comes
+// from.
+func checkRequest(key string, steps int, idx []int, dst Slot, size Size, sizeFrom string) (Size, string, error) {
+	if err := dst.check(); err != nil {
+		return size, sizeFrom, err
+	}
+	if len(idx) != dst.Frames {
+		return size, sizeFrom, fmt.Errorf("camera %s: %d frames asked for a slot of %d", key, len(idx), dst.Frames)
+	}
+	for _, i := range idx {
+		if i < 0 || i >= steps {
+			return size, sizeFrom, fmt.Errorf("camera %s: frame %d asked, it has %d", key, i, steps)
+		}
+	}
+	if sizeFrom == "" {
+		sizeFrom = "expected"
+	}
+	return size, sizeFrom, nil
 }

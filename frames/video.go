@@ -85,20 +85,9 @@ type videoState struct {
 
 // Decode decodes and writes the frames idx into dst; see Source.
 func (s *Video) Decode(ctx context.Context, d *Decoder, idx []int, dst Slot) error {
-	if err := dst.check(); err != nil {
+	want, what, err := checkRequest(s.Key, s.Steps, idx, dst, s.Size, s.SizeFrom)
+	if err != nil {
 		return err
-	}
-	if len(idx) != dst.Frames {
-		return fmt.Errorf("camera %s: %d frames asked for a slot of %d", s.Key, len(idx), dst.Frames)
-	}
-	for _, i := range idx {
-		if i < 0 || i >= s.Steps {
-			return fmt.Errorf("camera %s: frame %d asked, it has %d", s.Key, i, s.Steps)
-		}
-	}
-	want, what := s.Size, s.SizeFrom
-	if what == "" {
-		what = "expected"
 	}
 	for k, step := range idx {
 		j, err := s.Stream.Shown(step)

@@ -40,6 +40,7 @@ type Dataset struct {
 	splits   map[string][]run // each split's shards: runs of episodes in one data file
 	first    map[fileRef]int64
 	features map[string]episode.Feature
+	keys     []string // of features, sorted
 	videoKey []string
 
 	mu     sync.Mutex
@@ -103,6 +104,7 @@ func Open(ctx context.Context, name string, src storage.Backend) (*Dataset, erro
 		d.splits[s.Name] = runs
 	}
 	d.features = neutralFeatures(meta)
+	d.keys = sortedKeys(d.features)
 	d.info = d.describe()
 	return d, nil
 }
@@ -146,7 +148,7 @@ var scalarColumns = map[string]bool{"timestamp": true, "frame_index": true, "epi
 
 func (d *Dataset) describe() *episode.Info {
 	fs := make([]episode.Feature, 0, len(d.features))
-	for _, k := range sortedKeys(d.features) {
+	for _, k := range d.keys {
 		fs = append(fs, d.features[k])
 	}
 	features, _ := episode.NewFeatures(fs) // keys are a map's: unique
@@ -292,6 +294,7 @@ type videoFile struct {
 	once  sync.Once
 	err   error
 	path  string
+	id    string // the source's location and path: File of its views
 	obj   *object
 	track *mp4.Track
 	byPTS []int32 // sample indices sorted by PTS
@@ -304,7 +307,7 @@ func (d *Dataset) video(ctx context.Context, path string) (*videoFile, error) {
 	d.mu.Lock()
 	v, ok := d.videos[path]
 	if !ok {
-		v = &videoFile{path: path}
+		v = &videoFile{path: path, id: d.Source.Location() + "/" + path}
 		d.videos[path] = v
 	}
 	d.mu.Unlock()

@@ -69,7 +69,7 @@ func (d *Dataset) Describe() Description {
 		sd.Lengths = lengthStats(ls)
 		desc.Splits = append(desc.Splits, sd)
 	}
-	for _, k := range sortedKeys(d.features) {
+	for _, k := range d.keys {
 		f := d.features[k]
 		kind := f.Kind.String()
 		if strings.HasPrefix(f.Encoding, "video") {

@@ -109,7 +109,7 @@ func (ep *Episode) readRows(ctx context.Context, e *EpisodeMeta, path string) er
 		return fail(err)
 	}
 	var size int
-	for _, k := range sortedKeys(d.features) {
+	for _, k := range d.keys {
 		f := d.features[k]
 		switch {
 		case f.Kind == episode.KindImage && f.Encoding == "png":
@@ -230,7 +230,7 @@ func (ep *Episode) taskTexts(t *table, from, to int64) ([][]byte, error) {
 
 // timestamps returns the steps' timestamps in seconds: the timestamp
 // column, read now, or frame_index/fps when the data has none.
-func (ep *Episode) timestamps(ctx context.Context) []float64 {
+func (ep *Episode) timestamps() []float64 {
 	if v, ok := ep.nums["timestamp"]; ok && len(v) == ep.steps {
 		return v
 	}
@@ -246,7 +246,7 @@ func (ep *Episode) timestamps(ctx context.Context) []float64 {
 // nearest from_timestamp + timestamp, which must be within Tolerance.
 func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 	d := ep.d
-	ts := ep.timestamps(ctx)
+	ts := ep.timestamps()
 	for _, k := range d.videoKey {
 		span, ok := e.Videos[k]
 		if !ok {
@@ -333,7 +333,7 @@ func (ep *Episode) Corrupt(err error) error {
 func (ep *Episode) Feature(key string) (episode.View, error) {
 	f, ok := ep.d.features[key]
 	if !ok {
-		return nil, &episode.UnknownFeatureError{Dataset: ep.name, Key: key, Valid: sortedKeys(ep.d.features)}
+		return nil, &episode.UnknownFeatureError{Dataset: ep.name, Key: key, Valid: ep.d.keys}
 	}
 	if vs, ok := ep.videos[key]; ok {
 		return &videoView{spec: f, ep: ep, v: vs}, nil
@@ -421,7 +421,7 @@ func (v *videoView) Int64s(dst []int64) ([]int64, error) {
 }
 
 // File names the video file: the source's location and the path.
-func (v *videoView) File() string { return v.ep.d.Source.Location() + "/" + v.v.file.path }
+func (v *videoView) File() string { return v.v.file.id }
 
 // Codec is the track's codec and configuration record.
 func (v *videoView) Codec() (string, []byte) { return v.v.file.track.Codec, v.v.file.track.Config }
