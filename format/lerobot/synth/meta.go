@@ -9,6 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/oxefs/oxefs/format/lerobot"
+	rlds "github.com/oxefs/oxefs/format/rlds/synth"
 )
 
 // writeMeta writes the task table, the episode table and, last, info.json.
@@ -203,30 +204,11 @@ func (p *dataset) infoJSON(o Options) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path.
-func writeFileAtomic(path string, data []byte) (err error) {
+// writeFileAtomic makes path's directory and writes data there as the RLDS
+// synth writes its files: to a temporary file, renamed over path.
+func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	return nil
+	return rlds.WriteFileAtomic(path, data)
 }

@@ -60,7 +60,7 @@ func writeMixes(o Options, plans []*plannedDataset) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		path := filepath.Join(o.Dir, f.name)
-		if err := writeFileAtomic(path, mixYAML(o.Seed, f.about, f.entries)); err != nil {
+		if err := WriteFileAtomic(path, mixYAML(o.Seed, f.about, f.entries)); err != nil {
 			return nil, err
 		}
 		paths = append(paths, path)

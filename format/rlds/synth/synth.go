@@ -454,23 +454,24 @@ func finishDataset(o Options, p *plannedDataset, sizes [][]int64) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(p.dir, "features.json"), feats); err != nil {
+	if err := WriteFileAtomic(filepath.Join(p.dir, "features.json"), feats); err != nil {
 		return err
 	}
 	info, err := p.infoJSON(o.Seed, sizes)
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(p.dir, "dataset_info.json"), info); err != nil {
+	if err := WriteFileAtomic(filepath.Join(p.dir, "dataset_info.json"), info); err != nil {
 		return err
 	}
 	o.Log.Debug("dataset written", "dataset", p.Name, "dir", p.dir)
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path.
-func writeFileAtomic(path string, data []byte) (err error) {
+// WriteFileAtomic writes data to a temporary file beside path and renames
+// it over path, so that an interrupted run never leaves a partial file
+// (the LeRobot synth writes its metadata with it too).
+func WriteFileAtomic(path string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("synth: %w", err)
