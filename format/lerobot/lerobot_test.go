@@ -87,7 +87,7 @@ func TestOpen(t *testing.T) {
 		if enc == "" {
 			enc = f.DType
 		}
-		if got := fmt.Sprintf("%s %s %v", f.Kind, enc, f.Shape); got != want && !(f.Kind == episode.KindTensor && got == fmt.Sprintf("%s %s %v", f.Kind, f.DType, f.Shape)) {
+		if got := fmt.Sprintf("%s %s %v", f.Kind, enc, f.Shape); got != want {
 			t.Errorf("%s: %s, want %s", key, got, want)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestDecodeClips decodes every clip and compares the planes with PyAV's
@@ -43,15 +45,14 @@ func TestDecodeClips(t *testing.T) {
 					t.Errorf("frame %d: colour space %d, want %d", i, f.cs, c.ColorSpace)
 				}
 				if !bytes.Equal(f.yuv, c.yuv[i]) {
-					_, m := absDiff(f.yuv, c.yuv[i])
-					t.Errorf("frame %d: planes differ from PyAV's (max |Δ| %d)", i, m)
+					t.Errorf("frame %d: planes differ from PyAV's (max |Δ| %d)", i, testkit.Diff(f.yuv, c.yuv[i]).Max)
 				}
 				if f.rgbErr != nil {
 					t.Fatalf("frame %d: RGB: %v", i, f.rgbErr)
 				}
-				mean, m := absDiff(f.rgb, c.rgb[i])
-				sum += mean
-				largest = max(largest, m)
+				st := testkit.Diff(f.rgb, c.rgb[i])
+				sum += st.Mean
+				largest = max(largest, st.Max)
 			}
 			t.Logf("%s (%s, %s): %d frames, RGB vs PyAV: mean |Δ| %.4f, max |Δ| %d",
 				name, d.Name(), c.PixFmt, len(frames), sum/float64(len(frames)), largest)

@@ -2,8 +2,9 @@ package av
 
 import (
 	"errors"
-	"math"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // testFrames draws n RGB frames of a moving gradient with a square.
@@ -25,18 +26,6 @@ func testFrames(w, h, n int) [][]byte {
 		out[i] = f
 	}
 	return out
-}
-
-func psnr(a, b []byte) float64 {
-	var se float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		se += d * d
-	}
-	if se == 0 {
-		return math.Inf(1)
-	}
-	return 10 * math.Log10(255*255/(se/float64(len(a))))
 }
 
 // TestEncodeRoundTrip encodes 12 frames with each codec, decodes them
@@ -97,7 +86,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 					if f.PTS != int64(got) {
 						t.Errorf("frame %d: pts %d", got, f.PTS)
 					}
-					if q := psnr(rgb, frames[got]); q < 30 {
+					if q := testkit.PSNR(rgb, frames[got]); q < 30 {
 						t.Errorf("frame %d: PSNR %.1f dB, want > 30", got, q)
 					}
 					got++

@@ -200,17 +200,3 @@ func decodeAll(d *Decoder, c *clip, from int) ([]decoded, error) {
 	}
 	return out, receive()
 }
-
-// absDiff returns the mean and largest |a−b| over the bytes.
-func absDiff(a, b []byte) (mean float64, largest int) {
-	var sum int
-	for i := range a {
-		d := int(a[i]) - int(b[i])
-		if d < 0 {
-			d = -d
-		}
-		sum += d
-		largest = max(largest, d)
-	}
-	return float64(sum) / float64(len(a)), largest
-}

@@ -6,6 +6,8 @@ import (
 	"image"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/testkit"
 )
 
 // TestRGBNoise compares Frame.RGB with PyAV's conversion of random frames
@@ -52,8 +54,8 @@ func TestRGBNoise(t *testing.T) {
 			if err := f.RGB(dst); err != nil {
 				t.Fatal(err)
 			}
-			if mean, m := absDiff(dst, rgb[i]); m != 0 {
-				t.Errorf("RGB vs PyAV: mean |Δ| %.4f, max |Δ| %d, want 0", mean, m)
+			if st := testkit.Diff(dst, rgb[i]); st.Max != 0 {
+				t.Errorf("RGB vs PyAV: %v, want 0", st)
 			}
 		})
 	}
