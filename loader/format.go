@@ -31,13 +31,6 @@ var (
 	_ Data = (*lerobot.Dataset)(nil)
 )
 
-// Formats are the dataset formats a source may hold, as info.json names
-// them.
-const (
-	FormatRLDS    = "rlds"
-	FormatLeRobot = "lerobot"
-)
-
 // RLDS returns the dataset as RLDS, or nil for another format.
 func (d *Dataset) RLDS() *rlds.Dataset {
 	r, _ := d.Data.(*rlds.Dataset)

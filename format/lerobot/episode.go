@@ -308,9 +308,6 @@ func (ep *Episode) Steps() int { return ep.steps }
 // Video frames are decoded on demand and are not held.
 func (ep *Episode) Size() int { return ep.size }
 
-// Index is the LeRobot episode index.
-func (ep *Episode) Index() int64 { return ep.index }
-
 // Rename returns the same episode under another dataset's name.
 func (ep *Episode) Rename(dataset string) episode.Episode {
 	c := *ep
