@@ -34,7 +34,7 @@ func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	data, err := loader.OpenData(ctx, "", src, store)
+	data, err := loader.OpenData(ctx, "", src, store, nil)
 	if err != nil {
 		return err
 	}

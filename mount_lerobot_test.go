@@ -150,7 +150,7 @@ print("ok", n)
 		}
 		d := sets[src]
 		if d == nil {
-			if d, err = lerobot.Open(ctx, s.Dataset, local.New(filepath.Join(data, "lerobot", src))); err != nil {
+			if d, err = lerobot.Open(ctx, s.Dataset, local.New(filepath.Join(data, "lerobot", src)), nil); err != nil {
 				t.Fatal(err)
 			}
 			sets[src] = d
@@ -257,9 +257,20 @@ func TestMountMemoryBoundLeRobot(t *testing.T) {
 			Peak   int64 `json:"peak_rss_bytes"`
 			Budget int64 `json:"budget_bytes"`
 		} `json:"memory"`
-		Samples map[string]int64 `json:"samples_per_dataset"`
+		Samples    map[string]int64 `json:"samples_per_dataset"`
+		VideoIndex struct {
+			Budget int64 `json:"budget_bytes"`
+			Held   int64 `json:"held_bytes"`
+			Files  int   `json:"files"`
+			Parses int64 `json:"parses"`
+		} `json:"video_index"`
 	}
 	readJSON(t, filepath.Join(dir, "stats.json"), &stats)
+	// The video files' sample tables have a 32nd of --mem; every dataset's
+	// video file was parsed, and what is kept is within the bound.
+	if vi := stats.VideoIndex; vi.Budget != 16<<20 || vi.Held > vi.Budget || vi.Parses < 6 || vi.Files < 1 {
+		t.Errorf("stats.json video_index %+v; want a budget of 16 MiB, held within it, at least 6 files parsed", vi)
+	}
 	t.Logf("peak RSS %.0f MiB with --mem %.0f MiB", float64(stats.Memory.Peak)/(1<<20), float64(stats.Memory.Budget)/(1<<20))
 	if stats.Memory.Budget != 512<<20 {
 		t.Fatalf("budget %d, want 512 MiB", stats.Memory.Budget)

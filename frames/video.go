@@ -18,7 +18,10 @@ var ErrVideo = errors.New("bad video data")
 // Stream is one camera stored as a compressed video track that many
 // episodes share: what Video decodes frames from. A format's video view
 // implements it (episode.Video has the same methods). Samples are numbered
-// in decode order over the whole track.
+// in decode order over the whole track; a stream may describe only the
+// samples its steps need: from where the first frame shown starts
+// decoding to the end of the group of pictures of the last (see
+// episode.Video).
 type Stream interface {
 	// File names the video file, unique within the process: the Decoder
 	// keeps its position per file.
@@ -28,10 +31,16 @@ type Stream interface {
 	Codec() (name string, config []byte)
 	// Shown is the sample that shows the step.
 	Shown(step int) (sample int, err error)
-	// Samples is the number of samples of the track.
+	// Samples is one past the last sample the stream describes.
 	Samples() int
+	// Start is the keyframe decoding must start from to show sample j, -1
+	// when there is none. It is the format's to say: the last keyframe
+	// before j, or an earlier one when j is a leading picture of an open
+	// group of pictures (see episode.DecodeStart).
+	Start(j int) int
 	// Sample j's bytes are at [off, off+size) of the file; pts is its
-	// presentation time; key says decoding can start there.
+	// presentation time; key says decoding can start there. A sample the
+	// stream does not describe has size 0.
 	Sample(j int) (off int64, size int, pts int64, key bool)
 	// ReadAt reads the file, bounded by ctx.
 	ReadAt(ctx context.Context, p []byte, off int64) (int, error)
@@ -77,6 +86,7 @@ type videoState struct {
 	next   int   // next sample to send, in decode order
 	last   int64 // pts of the last frame received; math.MinInt64 after a reset
 	sent   bool  // anything sent since the reset
+	eos    bool  // the end of the stream was sent: no packet may follow
 
 	buf    []byte // file bytes [bufOff, bufOff+len(buf))
 	bufOff int64
@@ -134,14 +144,13 @@ func (d *Decoder) videoFrame(ctx context.Context, s Stream, j int) (rgbImage, er
 		return rgbImage{}, bad("sample %d of a track of %d", j, n)
 	}
 	_, _, pts, _ := s.Sample(j)
-	key := j
-	for key >= 0 {
-		if _, _, _, k := s.Sample(key); k {
-			break
+	key := s.Start(j)
+	if key >= 0 && key <= j {
+		if _, _, _, k := s.Sample(key); !k {
+			key = -1
 		}
-		key--
 	}
-	if key < 0 {
+	if key < 0 || key > j {
 		return rgbImage{}, bad("no keyframe at or before sample %d", j)
 	}
 	v, err := d.videoState(s)
@@ -151,11 +160,15 @@ func (d *Decoder) videoFrame(ctx context.Context, s Stream, j int) (rgbImage, er
 	// Continue from the decoder's position when the frame is still ahead
 	// of it and the position is within the frame's run from its keyframe;
 	// otherwise start again at the keyframe.
-	if !(v.sent && pts > v.last && v.next >= key && v.next <= n) {
+	// After the end of the stream was sent (the decoder drained at the
+	// end of the samples a stream describes), only the frames already
+	// decoded can follow: a stream that describes more samples starts
+	// again.
+	if !(v.sent && pts > v.last && v.next >= key && v.next <= n) || (v.eos && v.next < n) {
 		v.dec.Reset()
-		v.next, v.last, v.sent = key, math.MinInt64, false
+		v.next, v.last, v.sent, v.eos = key, math.MinInt64, false, false
 	}
-	drained := false
+	drained := v.eos
 	for steps := 0; steps <= 2*(n-key)+4; steps++ {
 		f, err := v.dec.Receive()
 		if err != nil {
@@ -181,7 +194,7 @@ func (d *Decoder) videoFrame(ctx context.Context, s Stream, j int) (rgbImage, er
 				v.sent = false
 				return rgbImage{}, &badVideo{fmt.Errorf("%w: %v", ErrVideo, err)}
 			}
-			drained = true
+			drained, v.eos = true, true
 			continue
 		}
 		pkt, err := v.sample(ctx, s, v.next, j)

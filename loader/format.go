@@ -40,7 +40,9 @@ func (d *Dataset) RLDS() *rlds.Dataset {
 // OpenData opens the dataset at src in the format its files show: a
 // LeRobot v3 dataset has meta/info.json; anything else is read as RLDS
 // (dataset_info.json and features.json), whose errors say what is missing.
-func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds.Store) (Data, error) {
+// A LeRobot dataset keeps its video files' sample tables in index (nil: a
+// cache of its own).
+func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds.Store, index *lerobot.IndexCache) (Data, error) {
 	if _, local := src.(storage.Filer); store.Offline() && !local {
 		return store.Open(ctx, name, src) // what `oxefs warm` saved: RLDS only
 	}
@@ -51,7 +53,7 @@ func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds
 	_, err := read.Stat(ctx, lerobot.InfoPath)
 	switch {
 	case err == nil:
-		return lerobot.Open(ctx, name, read)
+		return lerobot.Open(ctx, name, read, index)
 	case errors.Is(err, fs.ErrNotExist):
 		return store.Open(ctx, name, src)
 	}

@@ -59,7 +59,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 	defer st.Close()
 	ctx := context.Background()
 	var src storage.Backend = gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
-	data, err := OpenData(ctx, "remote", src, st.Store)
+	data, err := OpenData(ctx, "remote", src, st.Store, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 	if !ok {
 		t.Fatalf("opened as %T, want a LeRobot dataset", data)
 	}
-	near, err := lerobot.Open(ctx, "remote", local.New(dir))
+	near, err := lerobot.Open(ctx, "remote", local.New(dir), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 	}
 	dead.Store(true)
 	key, _ := near.Key(2)
-	fresh, err := OpenData(ctx, "remote", src, st.Store)
+	fresh, err := OpenData(ctx, "remote", src, st.Store, nil)
 	if err == nil {
 		_, err = fresh.Episode(ctx, key)
 	}

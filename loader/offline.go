@@ -68,7 +68,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 		}
 		have = append(have, dc)
 	}
-	opened, err := openAll(ctx, have, store)
+	opened, err := openAll(ctx, have, store, nil)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames/av"
 )
@@ -92,6 +93,10 @@ type MixOptions struct {
 	// Episodes, when not nil, keeps loaded episodes in RAM for every
 	// dataset of the mix.
 	Episodes *episodes.Cache
+	// VideoIndex, when not nil, keeps the sample tables of the LeRobot
+	// datasets' video files, shared by every dataset of the mix; without
+	// it each dataset keeps its own (see lerobot.Open).
+	VideoIndex *lerobot.IndexCache
 	// Offline requires the store to be offline (rlds.Options.Offline) and
 	// checks, before anything is planned, that the cache holds everything
 	// the mix needs: see CheckOffline.
@@ -146,7 +151,7 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 			return nil, err
 		}
 	}
-	opened, err := openAll(ctx, active, store)
+	opened, err := openAll(ctx, active, store, opts.VideoIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -209,14 +214,14 @@ type opened struct {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store, index *lerobot.IndexCache) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
 	for j, dc := range dcs {
 		g.Go(func() error {
-			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, store)
+			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, store, index)
 			return gctx.Err()
 		})
 	}
@@ -341,7 +346,7 @@ func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
+func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store, index *lerobot.IndexCache) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
 	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
@@ -351,7 +356,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	data, err := OpenData(ctx, dc.Name, src, store)
+	data, err := OpenData(ctx, dc.Name, src, store, index)
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs

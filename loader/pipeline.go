@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
@@ -67,14 +68,17 @@ type Options struct {
 //   - the rest, a quarter, is headroom: half of it (an eighth of --mem) is
 //     the decode budget (frames.DecodeMemory) that every image's decode
 //     reserves from, before allocating, what its header says it needs
-//     beyond a worker's own buffers; the other half is for what is not
-//     counted exactly: episodes being decoded, fetch buffers, FUSE request
-//     buffers and the Go runtime. The Go GC is told the whole budget as its
-//     soft limit, so garbage never pushes the process past it.
+//     beyond a worker's own buffers; a 32nd of --mem bounds the sample
+//     tables of LeRobot video files (lerobot.IndexCache); the rest is for
+//     what is not counted exactly: episodes being decoded, fetch buffers,
+//     FUSE request buffers, libavcodec's frames and the Go runtime. The Go
+//     GC is told the whole budget as its soft limit, so garbage never
+//     pushes the process past it.
 const (
 	batchShare  = 0.5
 	ramShare    = 0.25
 	decodeShare = 0.125
+	indexShare  = 1.0 / 32
 )
 
 // Pipeline is everything behind a mount or an in-process benchmark: the
@@ -112,6 +116,8 @@ type Pipeline struct {
 	valStats *BuildStats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
+	// videoIndex keeps the LeRobot datasets' video sample tables.
+	videoIndex *lerobot.IndexCache
 }
 
 // Rank is one rank's two views.
@@ -159,9 +165,10 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 			p.Close()
 		}
 	}()
+	p.videoIndex = lerobot.NewIndexCache(int64(float64(opts.Mem) * indexShare))
 	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
 		Rank: opts.Rank, World: opts.World, Ranks: opts.Ranks, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
-		Offline: opts.Offline, Log: opts.Log,
+		Offline: opts.Offline, Log: opts.Log, VideoIndex: p.videoIndex,
 	})
 	if err != nil {
 		return nil, err
@@ -639,6 +646,12 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		out["ranks"] = ranks
 	}
 	out["decode_memory"] = decodeMemoryStats(p.decodeMem)
+	if is := p.videoIndex.Stats(); is.Parses > 0 {
+		out["video_index"] = map[string]any{
+			"budget_bytes": is.Bound, "held_bytes": is.Bytes, "files": is.Files,
+			"hits": is.Hits, "parses": is.Parses, "evicted": is.Evicted,
+		}
+	}
 	p.infoMu.Lock()
 	if s := p.serving; s != nil {
 		sv := map[string]any{"mode": s.Mode}

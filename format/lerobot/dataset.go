@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/lerobot/mp4"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/storage"
 
@@ -43,8 +42,7 @@ type Dataset struct {
 	keys     []string // of features, sorted
 	videoKey []string
 
-	mu     sync.Mutex
-	videos map[string]*videoFile // by path, parsed once
+	index *IndexCache // the sample tables of video files
 }
 
 // fileRef names a data or video file by its chunk and file index.
@@ -56,8 +54,10 @@ type run struct{ first, count int64 }
 
 // Open reads a LeRobot v3 dataset's metadata through src: meta/info.json,
 // the episode table and the task table. It reads no data or video file.
-// An empty name is the last element of the source's location.
-func Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
+// An empty name is the last element of the source's location. Video files'
+// sample tables are kept in index, which several datasets may share; nil
+// gives the dataset a cache of its own of DefaultIndexBytes.
+func Open(ctx context.Context, name string, src storage.Backend, index *IndexCache) (*Dataset, error) {
 	if name == "" {
 		name = path.Base(strings.TrimRight(src.Location(), "/"))
 	}
@@ -69,7 +69,10 @@ func Open(ctx context.Context, name string, src storage.Backend) (*Dataset, erro
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
-	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, videos: map[string]*videoFile{}}
+	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: index}
+	if d.index == nil {
+		d.index = NewIndexCache(DefaultIndexBytes)
+	}
 	for _, f := range meta.Features {
 		if f.IsVideo() {
 			d.videoKey = append(d.videoKey, f.Key)
@@ -288,82 +291,12 @@ func (r *boundReader) failed() error {
 	return r.err
 }
 
-// videoFile is one parsed video file: its track's samples, and their order
-// by presentation time.
-type videoFile struct {
-	once  sync.Once
-	err   error
-	path  string
-	id    string // the source's location and path: File of its views
-	obj   *object
-	track *mp4.Track
-	byPTS []int32 // sample indices sorted by PTS
-}
-
-// video returns the parsed video file at path, parsing it on first use. A
-// parse that failed for bad bytes is remembered; one that failed for a
-// read is retried next time.
-func (d *Dataset) video(ctx context.Context, path string) (*videoFile, error) {
-	d.mu.Lock()
-	v, ok := d.videos[path]
-	if !ok {
-		v = &videoFile{path: path, id: d.Source.Location() + "/" + path}
-		d.videos[path] = v
-	}
-	d.mu.Unlock()
-	v.once.Do(func() { v.err = v.parse(ctx, d) })
-	if v.err != nil && !isCorrupt(v.err) {
-		d.mu.Lock()
-		if d.videos[path] == v {
-			delete(d.videos, path)
-		}
-		d.mu.Unlock()
-	}
-	return v, v.err
-}
-
-func (v *videoFile) parse(ctx context.Context, d *Dataset) error {
-	obj, err := d.stat(ctx, v.path)
-	if err != nil {
-		return err
-	}
-	r := &boundReader{ctx: ctx, obj: obj}
-	f, err := mp4.Parse(r, obj.size)
-	if ferr := r.failed(); ferr != nil {
-		return ferr
-	}
-	if errors.Is(err, mp4.ErrTruncated) {
-		return corrupt(fmt.Errorf("%s is truncated: %w", v.path, err))
-	}
-	if err != nil {
-		return corrupt(fmt.Errorf("%s: %w", v.path, err))
-	}
-	if len(f.Tracks) == 0 {
-		return corrupt(fmt.Errorf("%s has no video track", v.path))
-	}
-	t := &f.Tracks[0]
-	if t.Codec == "" {
-		return corrupt(fmt.Errorf("%s: video codec %q is not supported (valid: av01 (AV1), avc1/avc3 (H.264), hvc1/hev1 (HEVC))", v.path, t.FourCC))
-	}
-	if len(t.Samples) == 0 || t.Timescale == 0 {
-		return corrupt(fmt.Errorf("%s: the video track has no frames", v.path))
-	}
-	v.obj, v.track = obj, t
-	v.byPTS = make([]int32, len(t.Samples))
-	for i := range v.byPTS {
-		v.byPTS[i] = int32(i)
-	}
-	slices.SortStableFunc(v.byPTS, func(a, b int32) int {
-		pa, pb := t.Samples[a].PTS, t.Samples[b].PTS
-		switch {
-		case pa < pb:
-			return -1
-		case pa > pb:
-			return 1
-		}
-		return 0
+// video returns the parsed sample table of the video file at path, from
+// the dataset's index cache or parsed now.
+func (d *Dataset) video(ctx context.Context, path string) (*videoIndex, error) {
+	return d.index.get(ctx, d.Source.Location()+"/"+path, func() (*videoIndex, error) {
+		return parseIndex(ctx, d, path)
 	})
-	return nil
 }
 
 // corruptBytes marks an error as the dataset's bytes being bad, not a read
@@ -378,38 +311,6 @@ func corrupt(err error) error { return &corruptBytes{err} }
 func isCorrupt(err error) bool {
 	var c *corruptBytes
 	return errors.As(err, &c)
-}
-
-// nearest returns the sample whose presentation time is nearest t
-// seconds, and the distance in seconds.
-func (v *videoFile) nearest(t float64) (sample int, dist float64) {
-	ts := float64(v.track.Timescale)
-	target := t * ts
-	i, _ := slices.BinarySearchFunc(v.byPTS, target, func(s int32, x float64) int {
-		p := float64(v.track.Samples[s].PTS)
-		switch {
-		case p < x:
-			return -1
-		case p > x:
-			return 1
-		}
-		return 0
-	})
-	best, bestD := -1, 0.0
-	for _, k := range []int{i - 1, i} {
-		if k < 0 || k >= len(v.byPTS) {
-			continue
-		}
-		s := int(v.byPTS[k])
-		dd := float64(v.track.Samples[s].PTS)/ts - t
-		if dd < 0 {
-			dd = -dd
-		}
-		if best < 0 || dd < bestD {
-			best, bestD = s, dd
-		}
-	}
-	return best, bestD
 }
 
 // Key returns the neutral key of the episode with LeRobot index i, in the

@@ -39,11 +39,14 @@
 // # Video
 //
 // A video camera's view is an episode.Video: this package demuxes (package
-// mp4 reads the file's sample tables, once per file, by ranged reads) and
-// package frames decodes. At load every step is matched to the sample whose
-// presentation time is nearest from_timestamp + timestamp, as LeRobot's
-// decoders match frames, and a step with no frame within Tolerance makes
-// the episode corrupt.
+// mp4 reads the file's sample tables by ranged reads) and package frames
+// decodes. At load every step is matched to the sample whose presentation
+// time is nearest from_timestamp + timestamp, as LeRobot's decoders match
+// frames, and a step with no frame within Tolerance makes the episode
+// corrupt. The episode then keeps a copy of only the samples its frames
+// need, so that the whole file's table can go: tables are kept in an
+// IndexCache, bounded in bytes and shared by the datasets of a mix, and
+// parsed again when dropped.
 //
 // # Errors
 //

@@ -36,11 +36,18 @@ type Episode struct {
 	videos map[string]*videoSteps
 }
 
-// videoSteps is one video camera of an episode: the file and, per step,
-// the sample showing it.
+// videoSteps is one video camera of an episode: its file, per step the
+// sample showing it, and the samples of the file the episode needs (see
+// videoIndex.window), copied so that the episode does not hold the file's
+// whole index. Sample numbers are the file's.
 type videoSteps struct {
-	file  *videoFile
-	shown []int32
+	id, codec string
+	config    []byte
+	obj       *object
+	timescale float64 // of the track's times
+	shown     []int32
+	first     int
+	samples   []sample
 }
 
 var _ episode.Episode = (*Episode)(nil)
@@ -263,7 +270,7 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 			}
 			return err
 		}
-		vs := &videoSteps{file: vf, shown: make([]int32, ep.steps)}
+		vs := &videoSteps{id: vf.id, codec: vf.codec, config: vf.config, obj: vf.obj, timescale: vf.timescale, shown: make([]int32, ep.steps)}
 		for s, t := range ts {
 			at := span.FromTimestamp + t
 			j, dist := vf.nearest(at)
@@ -273,6 +280,10 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 			}
 			vs.shown[s] = int32(j)
 		}
+		if ep.steps > 0 {
+			vs.first, vs.samples = vf.window(vs.shown)
+		}
+		ep.size += len(vs.shown)*4 + len(vs.samples)*sampleSize
 		ep.videos[k] = vs
 	}
 	return nil
@@ -418,10 +429,10 @@ func (v *videoView) Int64s(dst []int64) ([]int64, error) {
 }
 
 // File names the video file: the source's location and the path.
-func (v *videoView) File() string { return v.v.file.id }
+func (v *videoView) File() string { return v.v.id }
 
 // Codec is the track's codec and configuration record.
-func (v *videoView) Codec() (string, []byte) { return v.v.file.track.Codec, v.v.file.track.Config }
+func (v *videoView) Codec() (string, []byte) { return v.v.codec, v.v.config }
 
 // Shown is the sample showing the step, matched at load.
 func (v *videoView) Shown(step int) (int, error) {
@@ -431,16 +442,24 @@ func (v *videoView) Shown(step int) (int, error) {
 	return int(v.v.shown[step]), nil
 }
 
-// Sample describes sample j of the track.
+// Sample describes sample j of the track. The episode keeps only the
+// samples its steps need (see episode.Video); any other is empty.
 func (v *videoView) Sample(j int) (off int64, size int, pts int64, key bool) {
-	s := v.v.file.track.Samples[j]
-	return s.Offset, int(s.Size), s.PTS, s.Key
+	j -= v.v.first
+	if j < 0 || j >= len(v.v.samples) {
+		return 0, 0, 0, false
+	}
+	s := v.v.samples[j]
+	return s.off, int(s.size), s.pts, s.key
 }
 
-// Samples is the number of samples of the track.
-func (v *videoView) Samples() int { return len(v.v.file.track.Samples) }
+// Start is the sample decoding starts from to show sample j.
+func (v *videoView) Start(j int) int { return episode.DecodeStart(v, j) }
+
+// Samples is one past the last sample the episode keeps.
+func (v *videoView) Samples() int { return v.v.first + len(v.v.samples) }
 
 // ReadAt reads the video file.
 func (v *videoView) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
-	return v.v.file.obj.readAt(ctx, p, off)
+	return v.v.obj.readAt(ctx, p, off)
 }

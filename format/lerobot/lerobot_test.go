@@ -49,7 +49,7 @@ func readExpected(t *testing.T) []expectedFrame {
 
 func openFixture(t *testing.T, name string) *Dataset {
 	t.Helper()
-	d, err := Open(context.Background(), name, local.New(filepath.Join(fixtures, name)))
+	d, err := Open(context.Background(), name, local.New(filepath.Join(fixtures, name)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,16 +165,16 @@ func TestEpisodesMatchLeRobot(t *testing.T) {
 			}
 			_, size, pts, _ := vid.Sample(j)
 			span := d.Episodes()[want.EpisodeIndex].Videos[cam]
-			if size <= 0 || math.Abs(float64(pts)/float64(d.videoTimescale(t, vid))-(span.FromTimestamp+want.Timestamp)) > Tolerance {
+			if size <= 0 || math.Abs(float64(pts)/d.videoTimescale(t, vid)-(span.FromTimestamp+want.Timestamp)) > Tolerance {
 				t.Errorf("%s: camera %s shown by sample %d (pts %d), not at %.4fs", where, cam, j, pts, span.FromTimestamp+want.Timestamp)
 			}
 		}
 	}
 }
 
-func (d *Dataset) videoTimescale(t *testing.T, v episode.Video) uint32 {
+func (d *Dataset) videoTimescale(t *testing.T, v episode.Video) float64 {
 	t.Helper()
-	return v.(*videoView).v.file.track.Timescale
+	return v.(*videoView).v.timescale
 }
 
 func TestSelect(t *testing.T) {
