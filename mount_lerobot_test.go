@@ -150,7 +150,7 @@ print("ok", n)
 		}
 		d := sets[src]
 		if d == nil {
-			if d, err = lerobot.Open(ctx, s.Dataset, local.New(filepath.Join(data, "lerobot", src)), nil); err != nil {
+			if d, err = lerobot.Open(ctx, s.Dataset, local.New(filepath.Join(data, "lerobot", src)), lerobot.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			sets[src] = d

@@ -41,7 +41,8 @@ func (d *Dataset) RLDS() *rlds.Dataset {
 // LeRobot v3 dataset has meta/info.json; anything else is read as RLDS
 // (dataset_info.json and features.json), whose errors say what is missing.
 // A LeRobot dataset keeps its video files' sample tables in index (nil: a
-// cache of its own).
+// cache of its own) and, from a remote source, its episodes' video bytes
+// in the store's disk cache.
 func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds.Store, index *lerobot.IndexCache) (Data, error) {
 	if _, local := src.(storage.Filer); store.Offline() && !local {
 		return store.Open(ctx, name, src) // what `oxefs warm` saved: RLDS only
@@ -53,7 +54,7 @@ func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds
 	_, err := read.Stat(ctx, lerobot.InfoPath)
 	switch {
 	case err == nil:
-		return lerobot.Open(ctx, name, read, index)
+		return lerobot.Open(ctx, name, read, lerobot.Options{Index: index, Ranges: store.Cached(src)})
 	case errors.Is(err, fs.ErrNotExist):
 		return store.Open(ctx, name, src)
 	}

@@ -7,9 +7,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/lerobot"
@@ -29,20 +32,7 @@ import (
 func TestLeRobotFromGCS(t *testing.T) {
 	requireVideo(t)
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
-	objects := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		objects[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	upstream := testkit.StartFakeGCS(t, objects)
+	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
 	var requests atomic.Int64
 	var dead atomic.Bool
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault {
@@ -67,7 +57,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 	if !ok {
 		t.Fatalf("opened as %T, want a LeRobot dataset", data)
 	}
-	near, err := lerobot.Open(ctx, "remote", local.New(dir), nil)
+	near, err := lerobot.Open(ctx, "remote", local.New(dir), lerobot.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +122,170 @@ func actionValues(t *testing.T, ep episode.Episode) []float64 {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// dirObjects returns the files under dir as objects named by their paths.
+func dirObjects(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	objects := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		objects[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objects
+}
+
+// TestLeRobotVideoFromDiskCache: the video bytes of a remote LeRobot
+// dataset's episodes are kept in the disk cache. After a first pass over
+// every frame of every episode, a second pass, and a pass after a restart
+// over the same cache directory, make no request for an MP4 file while
+// decoding; every frame equals the local read.
+func TestLeRobotVideoFromDiskCache(t *testing.T) {
+	requireVideo(t)
+	ctx := context.Background()
+	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
+	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
+	mp4Requests := func() int {
+		n := 0
+		for _, r := range proxy.Requests() {
+			if strings.Contains(r.Path, ".mp4") {
+				n++
+			}
+		}
+		return n
+	}
+	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	var src storage.Backend = gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	// decodeAll decodes every frame of every video camera of every
+	// episode, comparing it with the local read, and returns the MP4
+	// requests made while decoding (not while loading episodes).
+	decodeAll := func(data Data) int {
+		dec, err := frames.NewDecoder(frames.DecoderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dec.Close()
+		decode := func(ep episode.Episode, cam string) []byte {
+			v, err := ep.Feature(cam)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx := make([]int, ep.Steps())
+			for i := range idx {
+				idx[i] = i
+			}
+			out := make([]byte, len(idx)*48*64*3)
+			src := &frames.Video{Key: cam, Steps: ep.Steps(), Stream: v.(episode.Video)}
+			if err := src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64}); err != nil {
+				t.Fatalf("%s %s: %v", ep.ID(), cam, err)
+			}
+			return out
+		}
+		var eps, local []episode.Episode
+		for i := range int64(len(near.Episodes())) {
+			key, _ := near.Key(i)
+			a, err := data.Episode(ctx, key)
+			if err != nil {
+				t.Fatalf("episode %d from gs://: %v", i, err)
+			}
+			b, err := near.Episode(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eps, local = append(eps, a), append(local, b)
+		}
+		before := mp4Requests()
+		for i := range eps {
+			for _, cam := range []string{"observation.images.top", "observation.images.wrist"} {
+				if st := testkit.Diff(decode(local[i], cam), decode(eps[i], cam)); st.Max != 0 {
+					t.Errorf("episode %d %s: frames differ between gs:// and local: %v", i, cam, st)
+				}
+			}
+		}
+		return mp4Requests() - before
+	}
+	open := func() (*Storage, Data) {
+		st, err := OpenStorage(StorageOptions{CacheDir: cacheDir, Disk: 1 << 30, Log: testkit.TestLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := OpenData(ctx, "remote", src, st.Store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, data
+	}
+	st, data := open()
+	if n := decodeAll(data); n == 0 {
+		t.Fatal("the first pass made no request for an MP4 file: the test does not see the reads")
+	}
+	if n := decodeAll(data); n != 0 {
+		t.Errorf("a second pass made %d requests for MP4 files; want all frames from the disk cache", n)
+	}
+	st.Close()
+	st, data = open()
+	defer st.Close()
+	if n := decodeAll(data); n != 0 {
+		t.Errorf("after a restart, decoding made %d requests for MP4 files; want all frames from the disk cache", n)
+	}
+}
+
+// TestLeRobotVideoRewritten: a remote video file rewritten (a new
+// generation) after its sample table was read is not read as the new
+// bytes under the old table: decoding fails with an error that says the
+// file changed, which is a read error, not corrupt data.
+func TestLeRobotVideoRewritten(t *testing.T) {
+	requireVideo(t)
+	ctx := context.Background()
+	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
+	objects := dirObjects(t, dir)
+	upstream := testkit.StartFakeGCS(t, objects)
+	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, upstream.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	data, err := OpenData(ctx, "remote", src, st.Store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := data.(*lerobot.Dataset).Key(0)
+	ep, err := data.Episode(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "videos/observation.images.top/chunk-000/file-000.mp4"
+	upstream.CreateObject(fakestorage.Object{
+		ObjectAttrs: fakestorage.ObjectAttrs{BucketName: testkit.GCSBucket, Name: path.Join(testkit.GCSPrefix, file)},
+		Content:     objects[file],
+	})
+	v, err := ep.Feature("observation.images.top")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := frames.NewDecoder(frames.DecoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	out := make([]byte, 48*64*3)
+	err = (&frames.Video{Key: "top", Steps: ep.Steps(), Stream: v.(episode.Video)}).Decode(ctx, dec, []int{0}, frames.Slot{Buf: out, Frames: 1, H: 48, W: 64})
+	if err == nil || !strings.Contains(err.Error(), "changed since its sample table was read") || errors.Is(err, episode.ErrCorrupt) {
+		t.Fatalf("decoding from a rewritten file: %v; want a read error saying it changed", err)
+	}
+	t.Log(err)
 }

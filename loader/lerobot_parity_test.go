@@ -76,7 +76,7 @@ func TestLeRobotFramesMatchLeRobot(t *testing.T) {
 	for _, want := range readLeRobotExpected(t) {
 		d := sets[want.Dataset]
 		if d == nil {
-			if d, err = lerobot.Open(ctx, want.Dataset, local.New(filepath.Join(lerobotFixtures, want.Dataset)), nil); err != nil {
+			if d, err = lerobot.Open(ctx, want.Dataset, local.New(filepath.Join(lerobotFixtures, want.Dataset)), lerobot.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			sets[want.Dataset] = d

@@ -73,7 +73,7 @@ func TestLeRobotSynthFrames(t *testing.T) {
 			}
 			defer dec.Close()
 			for _, dr := range res.Datasets {
-				d, err := lerobot.Open(ctx, dr.Name, local.New(dr.Dir), nil)
+				d, err := lerobot.Open(ctx, dr.Name, local.New(dr.Dir), lerobot.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -19,7 +19,7 @@ func TestDamagedDatasets(t *testing.T) {
 	ctx := context.Background()
 	for _, v := range testkit.LeRobotVariants(t) {
 		t.Run(v.Name, func(t *testing.T) {
-			d, err := Open(ctx, "damaged", local.New(testkit.LeRobotDamaged(t, v.Name)), nil)
+			d, err := Open(ctx, "damaged", local.New(testkit.LeRobotDamaged(t, v.Name)), Options{})
 			if err != nil {
 				t.Fatalf("Open: %v (damage to data or video must not stop the dataset)", err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -42,7 +43,19 @@ type Dataset struct {
 	keys     []string // of features, sorted
 	videoKey []string
 
-	index *IndexCache // the sample tables of video files
+	index  *IndexCache        // the sample tables of video files
+	ranges *diskcache.Backend // episodes' video bytes on disk; nil: read in place
+}
+
+// Options are what a dataset shares with the other datasets of a mix.
+type Options struct {
+	// Index keeps the sample tables of video files, and may be shared;
+	// nil gives the dataset a cache of its own of DefaultIndexBytes.
+	Index *IndexCache
+	// Ranges, for a remote source, keeps on disk the video bytes each
+	// loaded episode needs (see videoRange); nil reads them from the
+	// source each time, as is right for a local one.
+	Ranges *diskcache.Backend
 }
 
 // fileRef names a data or video file by its chunk and file index.
@@ -54,10 +67,8 @@ type run struct{ first, count int64 }
 
 // Open reads a LeRobot v3 dataset's metadata through src: meta/info.json,
 // the episode table and the task table. It reads no data or video file.
-// An empty name is the last element of the source's location. Video files'
-// sample tables are kept in index, which several datasets may share; nil
-// gives the dataset a cache of its own of DefaultIndexBytes.
-func Open(ctx context.Context, name string, src storage.Backend, index *IndexCache) (*Dataset, error) {
+// An empty name is the last element of the source's location.
+func Open(ctx context.Context, name string, src storage.Backend, opts Options) (*Dataset, error) {
 	if name == "" {
 		name = path.Base(strings.TrimRight(src.Location(), "/"))
 	}
@@ -69,7 +80,7 @@ func Open(ctx context.Context, name string, src storage.Backend, index *IndexCac
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
-	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: index}
+	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, ranges: opts.Ranges}
 	if d.index == nil {
 		d.index = NewIndexCache(DefaultIndexBytes)
 	}
@@ -223,9 +234,10 @@ func (d *Dataset) videoPath(key string, s VideoSpan) (string, error) {
 
 // object is one file of the dataset, read by ranges.
 type object struct {
-	src  storage.Backend
-	name string
-	size int64
+	src     storage.Backend
+	name    string
+	size    int64
+	version string // storage.ObjectInfo.Version when it was opened
 }
 
 func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
@@ -233,7 +245,7 @@ func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &object{src: d.Source, name: name, size: info.Size}, nil
+	return &object{src: d.Source, name: name, size: info.Size, version: info.Version}, nil
 }
 
 // readAt reads len(p) bytes at off, or fewer at the end of the object with

@@ -46,7 +46,8 @@
 // corrupt. The episode then keeps a copy of only the samples its frames
 // need, so that the whole file's table can go: tables are kept in an
 // IndexCache, bounded in bytes and shared by the datasets of a mix, and
-// parsed again when dropped.
+// parsed again when dropped. From a remote source with a disk cache, an
+// episode's video bytes are kept on disk (see ranges.go).
 //
 // # Errors
 //

@@ -48,6 +48,7 @@ type videoSteps struct {
 	shown     []int32
 	first     int
 	samples   []sample
+	span      byteSpan // the file's bytes the samples occupy
 }
 
 var _ episode.Episode = (*Episode)(nil)
@@ -282,6 +283,7 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 		}
 		if ep.steps > 0 {
 			vs.first, vs.samples = vf.window(vs.shown)
+			vs.span = spanOf(vs.samples)
 		}
 		ep.size += len(vs.shown)*4 + len(vs.samples)*sampleSize
 		ep.videos[k] = vs
@@ -459,7 +461,8 @@ func (v *videoView) Start(j int) int { return episode.DecodeStart(v, j) }
 // Samples is one past the last sample the episode keeps.
 func (v *videoView) Samples() int { return v.v.first + len(v.v.samples) }
 
-// ReadAt reads the video file.
+// ReadAt reads the video file: the episode's bytes from the disk cache
+// when the dataset has one (see videoRange).
 func (v *videoView) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
-	return v.v.obj.readAt(ctx, p, off)
+	return v.ep.d.readVideo(ctx, v.v, p, off)
 }

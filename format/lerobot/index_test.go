@@ -160,7 +160,7 @@ func TestIndexCacheBound(t *testing.T) {
 	}
 	for _, bound := range []int64{1, one + one/2} {
 		c := NewIndexCache(bound)
-		d, err := Open(ctx, "lerobot_av1", local.New(dir), c)
+		d, err := Open(ctx, "lerobot_av1", local.New(dir), Options{Index: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func TestIndexCacheSharesParses(t *testing.T) {
 	src := local.New(filepath.Join(fixtures, "lerobot_av1"))
 	var sets []*Dataset
 	for _, name := range []string{"a", "b"} {
-		d, err := Open(ctx, name, src, c)
+		d, err := Open(ctx, name, src, Options{Index: c})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +246,7 @@ func TestIndexCacheRetriesFailedReads(t *testing.T) {
 	ctx := context.Background()
 	src := &failingVideos{Backend: local.New(filepath.Join(fixtures, "lerobot_av1"))}
 	c := NewIndexCache(DefaultIndexBytes)
-	d, err := Open(ctx, "lerobot_av1", src, c)
+	d, err := Open(ctx, "lerobot_av1", src, Options{Index: c})
 	if err != nil {
 		t.Fatal(err)
 	}

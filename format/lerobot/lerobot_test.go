@@ -49,7 +49,7 @@ func readExpected(t *testing.T) []expectedFrame {
 
 func openFixture(t *testing.T, name string) *Dataset {
 	t.Helper()
-	d, err := Open(context.Background(), name, local.New(filepath.Join(fixtures, name)), nil)
+	d, err := Open(context.Background(), name, local.New(filepath.Join(fixtures, name)), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

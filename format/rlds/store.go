@@ -191,6 +191,18 @@ func (s *Store) Wrap(src storage.Backend) storage.Backend {
 	return s.remote(src)
 }
 
+// Cached returns src read through the store's remote stack (see Wrap) and
+// its disk cache, for another format's cached reads of a remote source:
+// entries share the shards' budget, LRU and locks, under the source's own
+// key prefix. It is nil for a local source, which is read in place, and
+// for a store without a disk cache.
+func (s *Store) Cached(src storage.Backend) *diskcache.Backend {
+	if _, local := src.(storage.Filer); local || s.disk == nil {
+		return nil
+	}
+	return s.disk.Wrap(s.Wrap(src), sourceSlug(src.Location()), s.ctx)
+}
+
 // Open reads a dataset's dataset_info.json and features.json. name
 // overrides the dataset's own name in ids and messages when not empty.
 func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {

@@ -81,7 +81,7 @@ func checkDataset(t *testing.T, dr DatasetResult) {
 	if raw["synthetic"] != SyntheticNote {
 		t.Errorf("info.json synthetic: %v", raw["synthetic"])
 	}
-	d, err := lerobot.Open(ctx, dr.Name, local.New(dr.Dir), nil)
+	d, err := lerobot.Open(ctx, dr.Name, local.New(dr.Dir), lerobot.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
