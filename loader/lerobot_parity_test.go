@@ -56,13 +56,14 @@ func requireVideo(t *testing.T) {
 }
 
 // TestLeRobotFramesMatchLeRobot decodes, through the frame source the
-// assembler uses, every camera frame lerobot decoded (its pyav path) and
-// compares the pixels at full size and resized to 32x40 (lerobot's frame
-// resized by TensorFlow). Video goes through the same decoders (libdav1d,
-// FFmpeg's h264) and a YUV→RGB conversion that reproduces swscale's, so
-// the frames must be equal on amd64 (whose swscale path PyAV took) and
-// within mean |Δ| ≤ 0.5 elsewhere; the worst case is logged.
-// Parquet PNG frames must be identical.
+// assembler uses, every camera frame lerobot decoded (its pyav path; for
+// the HEVC leading pictures lerobot cannot return, PyAV decoding the whole
+// file) and compares the pixels at full size and resized to 32x40 (that
+// frame resized by TensorFlow). Video goes through the same decoders
+// (libdav1d, FFmpeg's h264 and hevc) and a YUV→RGB conversion that
+// reproduces swscale's, so the frames must be equal on amd64 (whose
+// swscale path PyAV took) and within mean |Δ| ≤ 0.5 elsewhere; the worst
+// case is logged. Parquet PNG frames must be identical.
 func TestLeRobotFramesMatchLeRobot(t *testing.T) {
 	requireVideo(t)
 	ctx := context.Background()

@@ -3,6 +3,9 @@
 
     pip install lerobot numpy        # lerobot 0.4.x: writes format v3.0
     python3 testdata/generate_lerobot.py      # from the repository root
+    python3 testdata/generate_lerobot.py lerobot_hevc   # only that dataset:
+                                                        # its records replace
+                                                        # its old ones
 
 CI never runs this script; tests only read its outputs. See README.md.
 
@@ -16,6 +19,10 @@ Datasets (frames are a moving colour pattern, so that every frame differs):
   episodes. splits: train 0:5, val 5:7.
 - lerobot_h264: one camera as H.264 video (lerobot's "h264" codec), 3
   episodes, one task.
+- lerobot_hevc: one camera as HEVC video (lerobot's "hevc" codec: libx265,
+  whose default open groups of pictures put leading pictures, shown before
+  their keyframe, after it in decode order), 3 episodes, two tasks. Its
+  expected frames include every leading picture of the first episode.
 
 expected.json records, for chosen frames (global index i), what
 LeRobotDataset(root, video_backend="pyav")[i] returns: episode_index,
@@ -102,13 +109,47 @@ def write(name, cams, images, lengths, tasks, vcodec, splits, data_mb, video_mb)
     return root
 
 
-def expected(name, root, picks):
+def continuous_frame(ds, root, key, ep, timestamp):
+    """The frame of camera key shown at the episode's timestamp, from a
+    PyAV decode of its whole video file from the start, without seeking
+    (to_ndarray rgb24: the conversion lerobot's pyav path uses), as float
+    [C, H, W] in [0, 1] like LeRobotDataset's. lerobot 0.4.4 cannot return
+    a leading picture of an open group of pictures (both its backends seek
+    to the keyframe after it and raise FrameTimestampError), so for those
+    this is the reference."""
+    import av
+    import torch
+
+    e = ds.meta.episodes[ep]
+    path = root / ds.meta.get_video_file_path(ep, key)
+    t = e[f"videos/{key}/from_timestamp"] + timestamp
+    with av.open(str(path)) as c:
+        for f in c.decode(c.streams.video[0]):
+            if abs(f.time - t) < 1e-4:
+                return torch.from_numpy(f.to_ndarray(format="rgb24")).permute(2, 0, 1).float() / 255.0
+    sys.exit(f"{path}: no frame at {t}")
+
+
+def expected(name, root, picks, leading=()):
+    """What LeRobotDataset(pyav)[i] returns for each pick; for a pick in
+    leading, the non-video columns through lerobot and the frames from
+    continuous_frame."""
     ds = LeRobotDataset(f"oxefs/{name}", root=root, video_backend="pyav")
     out = []
     edir = OUT / "expected"
     edir.mkdir(parents=True, exist_ok=True)
     for i in picks:
-        item = ds[i]
+        if i in leading:
+            item = dict(ds.hf_dataset[i])
+            item["task"] = ds.meta.tasks.iloc[int(item["task_index"])].name
+            for key in ds.meta.video_keys:
+                item[key] = continuous_frame(ds, root, key, int(item["episode_index"]), float(item["timestamp"]))
+        else:
+            item = ds[i]
+            for key in ds.meta.video_keys:  # the two references agree
+                c = continuous_frame(ds, root, key, int(item["episode_index"]), float(item["timestamp"]))
+                if not (c == item[key]).all():
+                    sys.exit(f"{name}[{i}] {key}: lerobot's frame differs from the continuous decode")
         rec = {
             "dataset": name,
             "i": i,
@@ -121,6 +162,8 @@ def expected(name, root, picks):
             "observation.state": [float(v) for v in item["observation.state"]],
             "cameras": {},
         }
+        if i in leading:
+            rec["frames_from"] = "pyav, decoding the whole file (a leading picture lerobot cannot return)"
         for key in ds.meta.camera_keys:
             chw = item[key].numpy()
             img = np.rint(chw.transpose(1, 2, 0) * 255.0).astype(np.uint8)
@@ -128,6 +171,28 @@ def expected(name, root, picks):
             np.save(edir / fname, img)
             rec["cameras"][key] = fname
         out.append(rec)
+    return out
+
+
+def leading_pictures(root, limit):
+    """Global frame indices of the first `limit` leading pictures of the
+    dataset's first video file (samples shown before the keyframe that
+    precedes them in decode order), read with PyAV."""
+    import av
+
+    path = next(sorted((root / "videos").rglob("*.mp4")).__iter__())
+    out = []
+    with av.open(str(path)) as c:
+        s = c.streams.video[0]
+        step = 1 / (FPS * s.time_base)  # pts per frame
+        last_key = None
+        for p in c.demux(s):
+            if p.size == 0 or p.pts is None:
+                continue
+            if last_key is not None and p.pts < last_key and len(out) < limit:
+                out.append(int(round(p.pts / step)))
+            if p.is_keyframe:
+                last_key = p.pts
     return out
 
 
@@ -180,9 +245,37 @@ def corrupt():
     (cdir / "index.json").write_text(json.dumps(index, indent=1) + "\n")
 
 
+def write_hevc():
+    return write(
+        "lerobot_hevc",
+        cams=["observation.images.front"],
+        images=[],
+        lengths=[20, 17, 22],
+        tasks=TASKS[:2],
+        vcodec="hevc",
+        splits={"train": "0:3"},
+        data_mb=100,
+        video_mb=500,
+    )
+
+
+def hevc_records(root):
+    lead = leading_pictures(root, 4)
+    if not lead:
+        sys.exit("lerobot_hevc has no leading pictures: the fixture would not test them")
+    return expected("lerobot_hevc", root, sorted(set(lead + [0, 19, 20, 58])), leading=set(lead))
+
+
 def main():
     import lerobot
 
+    if sys.argv[1:] == ["lerobot_hevc"]:
+        path = OUT / "expected.json"
+        manifest = json.loads(path.read_text())
+        records = [r for r in manifest["frames"] if r["dataset"] != "lerobot_hevc"]
+        manifest["frames"] = records + hevc_records(write_hevc())
+        path.write_text(json.dumps(manifest, indent=1) + "\n")
+        return
     roots = {}
     roots["lerobot_av1"] = write(
         "lerobot_av1",
@@ -209,6 +302,7 @@ def main():
     records = []
     records += expected("lerobot_av1", roots["lerobot_av1"], [0, 11, 12, 30, 47, 70, 84])
     records += expected("lerobot_h264", roots["lerobot_h264"], [0, 9, 10, 30])
+    records += hevc_records(write_hevc())
     manifest = {
         "lerobot_version": lerobot.__version__ if hasattr(lerobot, "__version__") else "",
         "python": sys.version.split()[0],

@@ -82,7 +82,7 @@ func sameFrames(t *testing.T, got, want *Episode) {
 // described exactly as the file's index describes them; anything outside
 // is empty, and Episode.Size counts what is kept.
 func TestEpisodeKeepsItsWindow(t *testing.T) {
-	for _, name := range []string{"lerobot_av1", "lerobot_h264"} {
+	for _, name := range []string{"lerobot_av1", "lerobot_h264", "lerobot_hevc"} {
 		t.Run(name, func(t *testing.T) {
 			d := openFixture(t, name)
 			smaller := 0
