@@ -74,6 +74,8 @@ type Dataset struct {
 	// Norm holds the dataset's normalisation statistics, once loaded or
 	// computed (Mix.NormStats); nil before.
 	Norm *norm.Stats
+
+	store *rlds.Store // where what is derived from a non-RLDS dataset is saved
 }
 
 // MixOptions configure Open.
@@ -361,7 +363,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	d := &Dataset{Config: *dc, Data: data}
+	d := &Dataset{Config: *dc, Data: data, store: store}
 	train, err := data.Select(dc.Split)
 	if err != nil {
 		add("split", "%v", err)

@@ -2,6 +2,7 @@ package lerobot
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ type Dataset struct {
 	Meta *Info
 
 	info     *episode.Info
+	infoSum  [32]byte // of meta/info.json, for Identity
 	eps      []EpisodeMeta
 	tasks    map[int64]string
 	splits   map[string][]run // each split's shards: runs of episodes in one data file
@@ -80,7 +82,7 @@ func Open(ctx context.Context, name string, src storage.Backend, opts Options) (
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
-	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, ranges: opts.Ranges}
+	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, ranges: opts.Ranges, infoSum: sha256.Sum256(b)}
 	if d.index == nil {
 		d.index = NewIndexCache(DefaultIndexBytes)
 	}
