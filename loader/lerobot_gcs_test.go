@@ -289,3 +289,38 @@ func TestLeRobotVideoRewritten(t *testing.T) {
 	}
 	t.Log(err)
 }
+
+// TestLeRobotVideoIndexRequests: reading a remote video file's sample
+// table walks its box headers from one read-ahead, not one request per
+// header: loading an episode asks for each of its two cameras' files at
+// most twice (its identity and one read; the fixture's files are small).
+func TestLeRobotVideoIndexRequests(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
+	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
+	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	data, err := OpenData(ctx, "remote", src, st.Store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(proxy.Requests())
+	key, _ := data.(*lerobot.Dataset).Key(0)
+	if _, err := data.Episode(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	var mp4 []string
+	for _, r := range proxy.Requests()[before:] {
+		if strings.Contains(r.Path, ".mp4") {
+			mp4 = append(mp4, r.Method+" "+r.Path+" "+r.Range)
+		}
+	}
+	if len(mp4) == 0 || len(mp4) > 4 {
+		t.Errorf("loading an episode with two video cameras made %d requests for MP4 files, want 1 to 4:\n%s", len(mp4), strings.Join(mp4, "\n"))
+	}
+}

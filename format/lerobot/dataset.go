@@ -282,11 +282,40 @@ func (o *object) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 type boundReader struct {
 	ctx context.Context
 	obj *object
-	mu  sync.Mutex
-	err error
+	// ahead, when not 0, makes a read of fewer bytes read that many from
+	// its offset and keep them for the reads that follow: for a parser
+	// that walks small box headers, one request instead of one per
+	// header.
+	ahead int
+	mu    sync.Mutex
+	err   error
+	bufMu sync.Mutex
+	buf   []byte // bytes [bufAt, bufAt+len(buf)) of the object
+	bufAt int64
 }
 
 func (r *boundReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.ahead > 0 && len(p) < r.ahead {
+		r.bufMu.Lock()
+		defer r.bufMu.Unlock()
+		if off < r.bufAt || off+int64(len(p)) > r.bufAt+int64(len(r.buf)) {
+			if cap(r.buf) < r.ahead {
+				r.buf = make([]byte, r.ahead)
+			}
+			n, err := r.read(r.buf[:r.ahead], off)
+			r.buf, r.bufAt = r.buf[:n], off
+			if n < len(p) {
+				copy(p, r.buf)
+				return n, err
+			}
+		}
+		return copy(p, r.buf[off-r.bufAt:]), nil
+	}
+	return r.read(p, off)
+}
+
+// read reads from the object, remembering the store's error.
+func (r *boundReader) read(p []byte, off int64) (int, error) {
 	n, err := r.obj.readAt(r.ctx, p, off)
 	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
 		r.mu.Lock()

@@ -50,6 +50,11 @@ func (x *videoIndex) bytes() int64 {
 	return int64(len(x.samples)*sampleBytes) + int64(len(x.config)+len(x.id)+len(x.path)) + 256
 }
 
+// parseAhead is what a read of the MP4 parser's fetches at least: the box
+// headers it walks, and with LeRobot's faststart files the moov box of a
+// file of some thousand frames, come in one request.
+const parseAhead = 64 << 10
+
 // parseIndex reads and parses the sample table of the video file at path.
 // An error for bad bytes is corruptBytes; one for a read that failed is
 // returned as it is.
@@ -58,7 +63,7 @@ func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &boundReader{ctx: ctx, obj: obj}
+	r := &boundReader{ctx: ctx, obj: obj, ahead: parseAhead}
 	f, err := mp4.Parse(r, obj.size)
 	if ferr := r.failed(); ferr != nil {
 		return nil, ferr
