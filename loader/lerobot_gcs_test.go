@@ -324,3 +324,55 @@ func TestLeRobotVideoIndexRequests(t *testing.T) {
 		t.Errorf("loading an episode with two video cameras made %d requests for MP4 files, want 1 to 4:\n%s", len(mp4), strings.Join(mp4, "\n"))
 	}
 }
+
+// TestLeRobotVideoDiskTooSmall: when the disk cache cannot keep an
+// episode's video bytes (here, more than its whole budget), frames are read
+// from the source instead: every frame equals the local read.
+func TestLeRobotVideoDiskTooSmall(t *testing.T) {
+	requireVideo(t)
+	ctx := context.Background()
+	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
+	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 256, Log: testkit.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, upstream.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	data, err := OpenData(ctx, "remote", src, st.Store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := frames.NewDecoder(frames.DecoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	for i := range int64(len(near.Episodes())) {
+		key, _ := near.Key(i)
+		var got [2][]byte
+		for k, d := range []episode.Dataset{data, near} {
+			ep, err := d.Episode(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := ep.Feature("observation.images.wrist")
+			if err != nil {
+				t.Fatal(err)
+			}
+			idx := []int{0, ep.Steps() - 1}
+			got[k] = make([]byte, len(idx)*48*64*3)
+			src := &frames.Video{Key: "wrist", Steps: ep.Steps(), Stream: v.(episode.Video)}
+			if err := src.Decode(ctx, dec, idx, frames.Slot{Buf: got[k], Frames: len(idx), H: 48, W: 64}); err != nil {
+				t.Fatalf("episode %d: %v", i, err)
+			}
+		}
+		if st := testkit.Diff(got[1], got[0]); st.Max != 0 {
+			t.Errorf("episode %d: frames differ between gs:// and local: %v", i, st)
+		}
+	}
+}

@@ -17,7 +17,9 @@ import (
 // version when its table was read, and published in the disk cache as an
 // entry of their own (diskcache.Backend.OpenRange). Later decodes, in this
 // epoch or the next, or after a restart, read them from disk. The entries
-// share the RLDS shards' budget, LRU and locks.
+// share the RLDS shards' budget, LRU and locks. When the cache cannot keep
+// a range (more than its whole budget, a full disk), the bytes are read
+// from the source as without a cache.
 
 // maxRange bounds the bytes of one episode's camera kept as one disk
 // cache entry; an episode with more is read from the source, sample run by
@@ -56,11 +58,18 @@ func (d *Dataset) readVideo(ctx context.Context, vs *videoSteps, p []byte, off i
 		return vs.obj.readAt(ctx, p, off)
 	}
 	f, err := d.videoRange(ctx, vs.obj, vs.span)
-	if err != nil {
+	switch {
+	case err == nil:
+		defer f.Close()
+		return f.ReadAt(p, off-vs.span.off)
+	case ctx.Err() != nil, errors.Is(err, storage.ErrVersionGone), errors.Is(err, storage.ErrUnavailable):
+		// Given up, or the file changed: reading it again from the source
+		// would wait as long again, or read other bytes.
 		return 0, err
 	}
-	defer f.Close()
-	return f.ReadAt(p, off-vs.span.off)
+	// The disk cache could not keep the range (more than its whole
+	// budget, a full disk): read from the source.
+	return vs.obj.readAt(ctx, p, off)
 }
 
 // videoRange returns the disk cache entry holding span of the video file,
