@@ -22,25 +22,43 @@ type warmCmd struct {
 }
 
 // Run opens the mix (which builds missing episode-length indexes, with
-// progress), records each remote dataset's metadata for mount --offline,
-// and fetches remote shards into the disk cache: the train shards, the
-// first needed first, then those of the val view, up to half of --disk.
-// It ends by saying whether mount --offline can serve the mix.
+// progress), records each remote RLDS dataset's metadata for mount
+// --offline, fetches every file the selections of each remote LeRobot
+// dataset need, whole, and fetches remote shards into the disk cache: the
+// train shards, the first needed first, then those of the val view, up to
+// half of --disk. It ends by saying whether mount --offline can serve the
+// mix.
 func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	p, err := c.open(ctx, log, false, nil, false)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	warmed := 0 // files of remote LeRobot datasets
 	for _, d := range p.Mix.Datasets {
-		r := d.RLDS()
-		if r == nil {
-			log.Info("not warmed: only RLDS datasets are cached for --offline; a LeRobot dataset is read offline from a local directory", "dataset", d.Config.Name)
+		if r := d.RLDS(); r != nil {
+			if err := r.SaveOffline(ctx); err != nil {
+				return err
+			}
 			continue
 		}
-		if err := r.SaveOffline(ctx); err != nil {
+		var bar progress
+		n, err := loader.WarmLeRobot(ctx, d, p.Store, func(done, total int) {
+			if bar == nil {
+				bar = newBar(int64(total), "fetching "+d.Config.Name, "files")
+			}
+			_ = bar.Add(1)
+		})
+		if bar != nil {
+			_ = bar.Finish()
+		}
+		if err != nil {
 			return err
 		}
+		if n > 0 {
+			fmt.Printf("%d files of LeRobot dataset %s in the disk cache %s\n", n, d.Config.Name, c.CacheDir)
+		}
+		warmed += n
 	}
 	train := p.Mix.Train
 	var keys []plan.ShardKey
@@ -60,23 +78,13 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 		}
 		valRefs = remoteRefs(p.Mix.ShardRefs(keys))
 	}
-	if len(trainRefs)+len(valRefs) == 0 {
+	if len(trainRefs)+len(valRefs) == 0 && warmed == 0 {
 		fmt.Println("every dataset is local: shards are read in place, nothing to fetch; episode-length indexes are ready")
 		return c.stats(ctx, p)
 	}
-	remote := append(append([]rlds.ShardRef(nil), trainRefs...), valRefs...)
-	bar := newBar(int64(len(remote)), "fetching shards", "shards")
-	n, err := p.Store.Prefetch(ctx, remote, 4, func() { _ = bar.Add(1) })
-	_ = bar.Finish()
-	if err != nil {
+	if err := c.fetchShards(ctx, p, trainRefs, valRefs); err != nil {
 		return err
 	}
-	fmt.Printf("%d of %d shards in the disk cache %s (train %d of %d, val %d of %d)",
-		n, len(remote), c.CacheDir, cachedOf(trainRefs), len(trainRefs), cachedOf(valRefs), len(valRefs))
-	if n < len(remote) {
-		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", rlds.HumanBytes(int64(c.Disk)))
-	}
-	fmt.Println()
 	err = loader.CheckOffline(ctx, p.Mix.Config, p.Store)
 	if oe, ok := errors.AsType[*loader.OfflineError](err); ok {
 		fmt.Printf("mount --offline cannot serve this mix from this cache; it lacks:\n  %s\n", strings.Join(oe.Missing, "\n  "))
@@ -117,4 +125,26 @@ func cachedOf(refs []rlds.ShardRef) int {
 		}
 	}
 	return n
+}
+
+// fetchShards fetches the remote RLDS shards into the disk cache, the
+// train shards first, up to half of --disk, and says how many are there.
+func (c *warmCmd) fetchShards(ctx context.Context, p *loader.Pipeline, trainRefs, valRefs []rlds.ShardRef) error {
+	remote := append(append([]rlds.ShardRef(nil), trainRefs...), valRefs...)
+	if len(remote) == 0 {
+		return nil
+	}
+	bar := newBar(int64(len(remote)), "fetching shards", "shards")
+	n, err := p.Store.Prefetch(ctx, remote, 4, func() { _ = bar.Add(1) })
+	_ = bar.Finish()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%d of %d shards in the disk cache %s (train %d of %d, val %d of %d)",
+		n, len(remote), c.CacheDir, cachedOf(trainRefs), len(trainRefs), cachedOf(valRefs), len(valRefs))
+	if n < len(remote) {
+		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", rlds.HumanBytes(int64(c.Disk)))
+	}
+	fmt.Println()
+	return nil
 }

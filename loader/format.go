@@ -45,7 +45,12 @@ func (d *Dataset) RLDS() *rlds.Dataset {
 // in the store's disk cache.
 func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds.Store, index *lerobot.IndexCache) (Data, error) {
 	if _, local := src.(storage.Filer); store.Offline() && !local {
-		return store.Open(ctx, name, src) // what `oxefs warm` saved: RLDS only
+		// What `oxefs warm` saved: a LeRobot dataset's files and record,
+		// or an RLDS dataset's metadata.
+		if data, ok, err := openLeRobotOffline(ctx, name, src, store, index); ok {
+			return data, err
+		}
+		return store.Open(ctx, name, src)
 	}
 	read := src // local files are read in place, like RLDS shards
 	if _, local := src.(storage.Filer); !local {

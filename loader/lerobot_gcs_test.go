@@ -3,8 +3,6 @@ package loader
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -32,7 +30,7 @@ import (
 func TestLeRobotFromGCS(t *testing.T) {
 	requireVideo(t)
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
-	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	var requests atomic.Int64
 	var dead atomic.Bool
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault {
@@ -124,25 +122,6 @@ func actionValues(t *testing.T, ep episode.Episode) []float64 {
 	return out
 }
 
-// dirObjects returns the files under dir as objects named by their paths.
-func dirObjects(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	objects := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		objects[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objects
-}
-
 // TestLeRobotVideoFromDiskCache: the video bytes of a remote LeRobot
 // dataset's episodes are kept in the disk cache. After a first pass over
 // every frame of every episode, a second pass, and a pass after a restart
@@ -152,7 +131,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 	requireVideo(t)
 	ctx := context.Background()
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
-	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
 	mp4Requests := func() int {
 		n := 0
@@ -251,7 +230,7 @@ func TestLeRobotVideoRewritten(t *testing.T) {
 	requireVideo(t)
 	ctx := context.Background()
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
-	objects := dirObjects(t, dir)
+	objects := testkit.ReadDirFiles(t, dir)
 	upstream := testkit.StartFakeGCS(t, objects)
 	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
 	if err != nil {
@@ -297,7 +276,7 @@ func TestLeRobotVideoRewritten(t *testing.T) {
 func TestLeRobotVideoIndexRequests(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
-	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
 	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
 	if err != nil {
@@ -332,7 +311,7 @@ func TestLeRobotVideoDiskTooSmall(t *testing.T) {
 	requireVideo(t)
 	ctx := context.Background()
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
-	upstream := testkit.StartFakeGCS(t, dirObjects(t, dir))
+	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 256, Log: testkit.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,10 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 			have = append(have, dc) // openAll reports it
 			continue
 		}
+		if _, ok := loadLeRobotRecord(store, src); ok {
+			have = append(have, dc) // its files are checked once it is open
+			continue
+		}
 		if files := store.MissingOffline(src); len(files) > 0 {
 			missing = append(missing, fmt.Sprintf("dataset %s (%s): metadata %s", dc.Name, src.Location(), strings.Join(files, ", ")))
 			continue
@@ -73,7 +77,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 		return err
 	}
 	for _, o := range opened {
-		if items := missingOf(o, needLengths); len(items) > 0 {
+		if items := missingOf(ctx, o, needLengths, store); len(items) > 0 {
 			missing = append(missing, fmt.Sprintf("dataset %s (%s): %s", o.ds.Config.Name, o.ds.Data.Backend().Location(), strings.Join(items, "; ")))
 		}
 	}
@@ -85,10 +89,10 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 
 // missingOf lists what the cache lacks of one opened dataset's
 // selections.
-func missingOf(o opened, needLengths bool) []string {
+func missingOf(ctx context.Context, o opened, needLengths bool, store *rlds.Store) []string {
 	data := o.ds.RLDS()
 	if data == nil {
-		return nil // other formats are read offline only from local directories
+		return missingLeRobot(ctx, o, store)
 	}
 	ranges := append(slices.Clone(o.train), o.val...)
 	segs, err := o.ds.Data.Info().Segments(ranges)

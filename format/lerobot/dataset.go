@@ -37,6 +37,7 @@ type Dataset struct {
 
 	info     *episode.Info
 	infoSum  [32]byte // of meta/info.json, for Identity
+	tables   []string // the episode table's files
 	eps      []EpisodeMeta
 	tasks    map[int64]string
 	splits   map[string][]run // each split's shards: runs of episodes in one data file
@@ -91,7 +92,7 @@ func Open(ctx context.Context, name string, src storage.Backend, opts Options) (
 			d.videoKey = append(d.videoKey, f.Key)
 		}
 	}
-	if d.eps, err = readEpisodes(ctx, src, meta, d.videoKey); err != nil {
+	if d.eps, d.tables, err = readEpisodes(ctx, src, meta, d.videoKey); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
 	if d.tasks, err = readTasks(ctx, src); err != nil {

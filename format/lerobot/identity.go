@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
 // statParallel bounds the data files asked for their identity at once.
@@ -60,4 +62,42 @@ func (d *Dataset) Identity(ctx context.Context) (string, error) {
 		fmt.Fprintf(h, "%s;", v)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// Files lists the files reading the episodes of ranges needs: info.json,
+// the episode and task tables, and the data and video files those
+// episodes lie in, each once, in a fixed order. `oxefs warm` fetches them
+// so that an offline mount can read the dataset from the disk cache.
+func (d *Dataset) Files(ranges []episode.Range) ([]string, error) {
+	out := append([]string{InfoPath}, d.tables...)
+	out = append(out, TasksPath)
+	seen := map[string]bool{}
+	add := func(name string, err error) error {
+		if err != nil {
+			return err
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+		return nil
+	}
+	for _, r := range ranges {
+		s, ok := d.Meta.Split(r.Split)
+		if !ok || r.From < 0 || r.To > s.To-s.From || r.From > r.To {
+			return nil, fmt.Errorf("dataset %s: no episodes %s[%d:%d]", d.Name, r.Split, r.From, r.To)
+		}
+		for i := s.From + r.From; i < s.From+r.To; i++ {
+			e := d.eps[i]
+			if err := add(FilePath(d.Meta.DataPath, e.DataChunk, e.DataFile, "")); err != nil {
+				return nil, err
+			}
+			for _, k := range d.videoKey {
+				if err := add(d.videoPath(k, e.Videos[k])); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
 }

@@ -45,31 +45,34 @@ type VideoSpan struct {
 
 // readEpisodes reads the episode table, file after file, until it holds
 // total_episodes rows, and checks that they are episodes 0..N-1, once each,
-// with consistent row ranges.
-func readEpisodes(ctx context.Context, src storage.Backend, in *Info, videoKeys []string) ([]EpisodeMeta, error) {
+// with consistent row ranges. It returns the rows and the files read.
+func readEpisodes(ctx context.Context, src storage.Backend, in *Info, videoKeys []string) ([]EpisodeMeta, []string, error) {
 	if in.Episodes > maxEpisodes {
-		return nil, fmt.Errorf("%s: total_episodes %d is more than oxefs reads (%d)", InfoPath, in.Episodes, maxEpisodes)
+		return nil, nil, fmt.Errorf("%s: total_episodes %d is more than oxefs reads (%d)", InfoPath, in.Episodes, maxEpisodes)
 	}
 	chunksSize := in.ChunksSize
 	if chunksSize <= 0 {
 		chunksSize = 1000 // LeRobot's default
 	}
-	var eps []EpisodeMeta
+	var (
+		eps   []EpisodeMeta
+		files []string
+	)
 	chunk, file := int64(0), int64(0)
 	for int64(len(eps)) < in.Episodes {
 		name, _ := FilePath(EpisodesPath, chunk, file, "")
 		t, err := openObjectTable(ctx, src, name)
 		if err != nil {
-			return nil, fmt.Errorf("episode table: %d of %d episodes read, then %w", len(eps), in.Episodes, err)
+			return nil, nil, fmt.Errorf("episode table: %d of %d episodes read, then %w", len(eps), in.Episodes, err)
 		}
 		rows, err := episodeRows(t, videoKeys)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(rows) == 0 {
-			return nil, fmt.Errorf("%s: no episodes", name)
+			return nil, nil, fmt.Errorf("%s: no episodes", name)
 		}
-		eps = append(eps, rows...)
+		eps, files = append(eps, rows...), append(files, name)
 		if file++; file >= chunksSize {
 			chunk, file = chunk+1, 0
 		}
@@ -78,15 +81,15 @@ func readEpisodes(ctx context.Context, src storage.Backend, in *Info, videoKeys 
 	for i, e := range eps {
 		switch {
 		case e.Index != int64(i):
-			return nil, fmt.Errorf("episode table: episode %d is missing or listed twice (total_episodes %d)", i, in.Episodes)
+			return nil, nil, fmt.Errorf("episode table: episode %d is missing or listed twice (total_episodes %d)", i, in.Episodes)
 		case e.Length <= 0 || e.To-e.From != e.Length || e.From < 0:
-			return nil, fmt.Errorf("episode table: episode %d has length %d and rows [%d, %d)", e.Index, e.Length, e.From, e.To)
+			return nil, nil, fmt.Errorf("episode table: episode %d has length %d and rows [%d, %d)", e.Index, e.Length, e.From, e.To)
 		}
 	}
 	if int64(len(eps)) != in.Episodes {
-		return nil, fmt.Errorf("episode table: %d episodes, info.json says total_episodes %d", len(eps), in.Episodes)
+		return nil, nil, fmt.Errorf("episode table: %d episodes, info.json says total_episodes %d", len(eps), in.Episodes)
 	}
-	return eps, nil
+	return eps, files, nil
 }
 
 func episodeRows(t *table, videoKeys []string) ([]EpisodeMeta, error) {

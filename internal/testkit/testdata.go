@@ -68,21 +68,22 @@ func CopyDirEdit(t testing.TB, src string, edit func(name string, b []byte) []by
 	return dst
 }
 
-// ReadDirFiles returns the contents of every file of the flat directory
-// dir, by name.
+// ReadDirFiles returns the contents of every file under dir, by its path
+// relative to dir, with slashes: object names for a fake GCS server.
 func ReadDirFiles(t testing.TB, dir string) map[string][]byte {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = b
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	out := make(map[string][]byte, len(entries))
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[e.Name()] = b
 	}
 	return out
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/testkit"
+)
+
+// TestMountOfflineLeRobot: `oxefs warm` fetches every file a remote LeRobot
+// dataset's train and val selections need; with the fake GCS server
+// stopped, `mount --offline` serves the same train and val batches as an
+// online mount of the same config. Before warm, the offline mount is
+// refused, naming what the cache lacks.
+func TestMountOfflineLeRobot(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	cfg := writeMixText(t, `batch_size: 2
+image_size: [32, 40]
+datasets:
+  - name: lr
+    source: gs://robotics/lerobot_av1
+    anonymous: true
+    image_key: observation.images.top
+    val_split: val
+    offset: [1, 3]
+    language_key: task
+    action_keys: [action]
+    state_key: observation.state
+`)
+	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": "testdata/lerobot/lerobot_av1"})
+	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(srv.URL(), "http://")}
+	cacheDir := t.TempDir()
+
+	_, stderr, code := runOxefs(t, env, "mount", "--config", cfg, "--cache-dir", cacheDir, "--offline", t.TempDir())
+	if code == 0 || !strings.Contains(stderr, "oxefs warm") {
+		t.Fatalf("mount --offline before warm: exit %d, want a refusal that names oxefs warm:\n%s", code, stderr)
+	}
+
+	out, stderr, code := runOxefs(t, env, "warm", "--config", cfg, "--cache-dir", cacheDir)
+	if code != 0 {
+		t.Fatalf("warm: exit %d\n%s\n%s", code, out, stderr)
+	}
+	t.Logf("warm:\n%s", out)
+	for _, want := range []string{"files of LeRobot dataset lr in the disk cache", "mount --offline can serve this mix"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("warm's output lacks %q:\n%s", want, out)
+		}
+	}
+
+	online := t.TempDir()
+	d := startMount(t, online, env, "--config", cfg, "--cache-dir", cacheDir)
+	var info mountInfo
+	readJSON(t, filepath.Join(online, "info.json"), &info)
+	if info.Val == nil {
+		t.Fatal("no val view")
+	}
+	n, nv := min(info.NumBatches, 6), min(info.Val.NumBatches, 2)
+	wantTrain := hashBatches(t, online, "batches", n, 2, 0)
+	wantVal := hashBatches(t, online, "val/batches", nv, 1, 0)
+	d.stop(t)
+
+	srv.Stop()
+	offline := t.TempDir()
+	startMount(t, offline, env, "--config", cfg, "--cache-dir", cacheDir, "--offline",
+		"--fetch-timeout", "1s", "--fetch-stall", "1s")
+	gotTrain := hashBatches(t, offline, "batches", n, 2, 3)
+	gotVal := hashBatches(t, offline, "val/batches", nv, 1, 0)
+	for i := range gotTrain {
+		if gotTrain[i] != wantTrain[i] {
+			t.Errorf("train batch %d offline differs from online", i)
+		}
+	}
+	for i := range gotVal {
+		if gotVal[i] != wantVal[i] {
+			t.Errorf("val batch %d offline differs from online", i)
+		}
+	}
+	var stats struct {
+		Subs map[string]int64 `json:"substitutions"`
+	}
+	readJSON(t, filepath.Join(offline, "stats.json"), &stats)
+	t.Logf("%d train and %d val batches equal online and offline", len(gotTrain), len(gotVal))
+	if len(stats.Subs) != 0 {
+		t.Errorf("offline mount substituted episodes: %v", stats.Subs)
+	}
+}
