@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +42,7 @@ datasets:
 	if code == 0 || !strings.Contains(stderr, "oxefs warm") {
 		t.Fatalf("mount --offline before warm: exit %d, want a refusal that names oxefs warm:\n%s", code, stderr)
 	}
+	t.Logf("mount --offline before warm:\n%s", stderr)
 
 	out, stderr, code := runOxefs(t, env, "warm", "--config", cfg, "--cache-dir", cacheDir)
 	if code != 0 {
@@ -87,5 +90,25 @@ datasets:
 	t.Logf("%d train and %d val batches equal online and offline", len(gotTrain), len(gotVal))
 	if len(stats.Subs) != 0 {
 		t.Errorf("offline mount substituted episodes: %v", stats.Subs)
+	}
+
+	// A video file gone from the cache: the offline mount is refused,
+	// naming it.
+	var gone []string
+	err := filepath.WalkDir(cacheDir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.HasSuffix(p, filepath.Join("observation.images.wrist", "chunk-000", "file-001.mp4")) {
+			gone = append(gone, p)
+		}
+		return err
+	})
+	if err != nil || len(gone) != 1 {
+		t.Fatalf("the cached wrist video file-001.mp4: %v, %v", gone, err)
+	}
+	if err := os.Remove(gone[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = runOxefs(t, env, "mount", "--config", cfg, "--cache-dir", cacheDir, "--offline", t.TempDir())
+	if code == 0 || !strings.Contains(stderr, "1 of the 10 files of its selections: videos/observation.images.wrist/chunk-000/file-001.mp4") {
+		t.Fatalf("mount --offline without a cached video file: exit %d, want a refusal naming it:\n%s", code, stderr)
 	}
 }

@@ -67,7 +67,8 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 			continue
 		}
 		if files := store.MissingOffline(src); len(files) > 0 {
-			missing = append(missing, fmt.Sprintf("dataset %s (%s): metadata %s", dc.Name, src.Location(), strings.Join(files, ", ")))
+			missing = append(missing, fmt.Sprintf("dataset %s (%s): metadata %s (or, for a LeRobot dataset, its files and %s.json)",
+				dc.Name, src.Location(), strings.Join(files, ", "), lerobotRecordName))
 			continue
 		}
 		have = append(have, dc)
