@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -353,5 +354,75 @@ func TestLeRobotVideoDiskTooSmall(t *testing.T) {
 		if st := testkit.Diff(got[1], got[0]); st.Max != 0 {
 			t.Errorf("episode %d: frames differ between gs:// and local: %v", i, st)
 		}
+	}
+}
+
+// TestLeRobotDataFromDiskCache: the data files of a remote LeRobot dataset
+// are kept in the disk cache by blocks and identified once: loading every
+// episode a second time contacts the source for no data file, and after a
+// restart over the same cache directory only their identities are asked
+// again, no bytes read. Every episode's actions equal the local read.
+func TestLeRobotDataFromDiskCache(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
+	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
+	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
+	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	cacheDir := t.TempDir()
+	// loadAll loads every episode and returns the requests for data files
+	// it made: all of them, and the reads among them.
+	loadAll := func(data Data) (all, reads int) {
+		before := len(proxy.Requests())
+		for i := range int64(len(near.Episodes())) {
+			key, _ := near.Key(i)
+			a, err := data.Episode(ctx, key)
+			if err != nil {
+				t.Fatalf("episode %d from gs://: %v", i, err)
+			}
+			b, err := near.Episode(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fa, fb := actionValues(t, a), actionValues(t, b); !slices.Equal(fa, fb) {
+				t.Errorf("episode %d: actions differ between gs:// and local", i)
+			}
+		}
+		for _, r := range proxy.Requests()[before:] {
+			if strings.Contains(r.Path, "data/chunk-") {
+				all++
+				if r.Range != "" {
+					reads++
+				}
+			}
+		}
+		return all, reads
+	}
+	open := func() (*Storage, Data) {
+		st, err := OpenStorage(StorageOptions{CacheDir: cacheDir, Disk: 1 << 30, Log: testkit.TestLogger(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := OpenData(ctx, "remote", src, st.Store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, data
+	}
+	st, data := open()
+	if all, reads := loadAll(data); reads == 0 || all == 0 {
+		t.Fatalf("the first pass made %d requests for data files, %d reads: the test does not see them", all, reads)
+	}
+	if all, _ := loadAll(data); all != 0 {
+		t.Errorf("a second pass made %d requests for data files; want none", all)
+	}
+	st.Close()
+	st, data = open()
+	defer st.Close()
+	if all, reads := loadAll(data); reads != 0 || all != 3 {
+		t.Errorf("after a restart: %d requests for data files, %d of them reads; want 3 (one identity per file), no read", all, reads)
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/local"
 )
 
@@ -45,4 +48,60 @@ func TestBoundReaderReadAhead(t *testing.T) {
 			t.Fatalf("read %d: a short read at the end gives %v, want io.EOF", i, err2)
 		}
 	}
+}
+
+// TestReadBlocks: a file read through the disk cache's blocks gives what
+// it gives read from the source, for reads within a block, across blocks
+// and at the end; each block is fetched once.
+func TestReadBlocks(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 2*dataBlock+12345)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range data {
+		data[i] = byte(rng.IntN(256))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache, err := diskcache.Open(t.TempDir(), 64<<20, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &countingBackend{Backend: local.New(dir)}
+	d := &Dataset{Source: src, ranges: cache.Wrap(src, "test", context.Background())}
+	obj, err := d.dataFile(context.Background(), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := &object{src: local.New(dir), name: "f", size: obj.size}
+	for i := range 500 {
+		off := int64(rng.IntN(len(data) + 10))
+		n := rng.IntN(3 * dataBlock / 2)
+		if i%3 == 0 {
+			n = rng.IntN(100) + 1
+		}
+		p1, p2 := make([]byte, n), make([]byte, n)
+		n1, err1 := plain.readAt(context.Background(), p1, off)
+		n2, err2 := obj.readAt(context.Background(), p2, off)
+		if n1 != n2 || !bytes.Equal(p1[:n1], p2[:n2]) || (err1 == nil) != (err2 == nil) || (err1 == io.EOF) != (err2 == io.EOF) {
+			t.Fatalf("read %d: %d bytes at %d: from the source %d, %v; by blocks %d, %v", i, n, off, n1, err1, n2, err2)
+		}
+	}
+	if got := src.opens.Load(); got != 3 {
+		t.Errorf("%d reads reached the source; want 3, one per block", got)
+	}
+	if again, _ := d.dataFile(context.Background(), "f"); again != obj {
+		t.Error("a data file is identified again at each call")
+	}
+}
+
+// countingBackend counts the reads that reach a backend.
+type countingBackend struct {
+	storage.Backend
+	opens atomic.Int64
+}
+
+func (c *countingBackend) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	c.opens.Add(1)
+	return c.Backend.Open(ctx, name, off, length)
 }

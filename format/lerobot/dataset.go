@@ -47,7 +47,10 @@ type Dataset struct {
 	videoKey []string
 
 	index  *IndexCache        // the sample tables of video files
-	ranges *diskcache.Backend // episodes' video bytes on disk; nil: read in place
+	ranges *diskcache.Backend // episodes' video bytes and data blocks on disk; nil: read in place
+
+	dataMu sync.Mutex
+	data   map[string]*object // data files, with ranges: identified once
 }
 
 // Options are what a dataset shares with the other datasets of a mix.
@@ -241,6 +244,9 @@ type object struct {
 	name    string
 	size    int64
 	version string // storage.ObjectInfo.Version when it was opened
+	// blocks, when not nil, keeps the object's bytes in the disk cache by
+	// blocks (see readBlocks).
+	blocks *diskcache.Backend
 }
 
 func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
@@ -254,6 +260,14 @@ func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
 // readAt reads len(p) bytes at off, or fewer at the end of the object with
 // io.EOF.
 func (o *object) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if o.blocks != nil {
+		return o.readBlocks(ctx, p, off)
+	}
+	return o.readSource(ctx, p, off)
+}
+
+// readSource is readAt from the source.
+func (o *object) readSource(ctx context.Context, p []byte, off int64) (int, error) {
 	if off < 0 || off > o.size {
 		return 0, fmt.Errorf("%s: read at %d of %d bytes", o.name, off, o.size)
 	}

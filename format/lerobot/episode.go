@@ -88,7 +88,7 @@ func (d *Dataset) load(ctx context.Context, key episode.Key, index int64) (*Epis
 // readRows reads the episode's rows of its data file.
 func (ep *Episode) readRows(ctx context.Context, e *EpisodeMeta, path string) error {
 	d := ep.d
-	obj, err := d.stat(ctx, path)
+	obj, err := d.dataFile(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ep.Corrupt(fmt.Errorf("%w: %v", episode.ErrMissingShard, err))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
 )
 
 // A remote video file is read by ranges: its sample table once (see
@@ -20,6 +21,114 @@ import (
 // share the RLDS shards' budget, LRU and locks. When the cache cannot keep
 // a range (more than its whole budget, a full disk), the bytes are read
 // from the source as without a cache.
+
+// A remote data file is read through the disk cache too, by blocks of
+// dataBlock bytes at aligned offsets, each fetched with one request pinned
+// to the file's version and kept as a range entry: the footer's block and
+// the blocks of an episode's row group are fetched the first time they
+// are read, and read from disk after. A data file's identity is asked once
+// (Dataset.dataFile), so that loading an episode again contacts the
+// source for nothing.
+
+// dataBlock is the size of the disk cache's blocks of a data file.
+const dataBlock = 1 << 20
+
+// dataFile returns the data file at name: with a disk cache, identified
+// once and read by blocks through it; without, identified at each call and
+// read from the source.
+func (d *Dataset) dataFile(ctx context.Context, name string) (*object, error) {
+	if d.ranges == nil {
+		return d.stat(ctx, name)
+	}
+	d.dataMu.Lock()
+	o, ok := d.data[name]
+	d.dataMu.Unlock()
+	if ok {
+		return o, nil
+	}
+	o, err := d.stat(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	o.blocks = d.ranges
+	d.dataMu.Lock()
+	defer d.dataMu.Unlock()
+	if d.data == nil {
+		d.data = map[string]*object{}
+	}
+	if prev, ok := d.data[name]; ok {
+		return prev, nil
+	}
+	d.data[name] = o
+	return o, nil
+}
+
+// readBlocks is readAt through the disk cache's blocks of the object.
+func (o *object) readBlocks(ctx context.Context, p []byte, off int64) (int, error) {
+	if off < 0 || off > o.size {
+		return 0, fmt.Errorf("%s: read at %d of %d bytes", o.name, off, o.size)
+	}
+	want := min(int64(len(p)), o.size-off)
+	if want == 0 {
+		return 0, io.EOF
+	}
+	n := int64(0)
+	for n < want {
+		at := off + n
+		span := byteSpan{at / dataBlock * dataBlock, 0}
+		span.n = min(dataBlock, o.size-span.off)
+		f, err := o.block(ctx, span)
+		if err != nil {
+			if errors.Is(err, storage.ErrVersionGone) {
+				return int(n), fmt.Errorf("%s changed since it was first read: restart to read the new version: %w", o.name, err)
+			}
+			if !fallBack(ctx, err) {
+				return int(n), err
+			}
+			m, err := o.readSource(ctx, p[n:want], at)
+			return int(n) + m, err
+		}
+		m, err := f.ReadAt(p[n:min(want, span.off+span.n-off)], at-span.off)
+		f.Close()
+		n += int64(m)
+		if err != nil && !(err == io.EOF && n == want) {
+			return int(n), fmt.Errorf("%s: cached block at %d: %w", o.name, span.off, err)
+		}
+	}
+	if want < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+// block returns the disk cache entry holding span of the object.
+func (o *object) block(ctx context.Context, span byteSpan) (storage.File, error) {
+	return cachedRange(ctx, o.blocks, o, span)
+}
+
+// cachedRange returns the entry of cache holding span of the object,
+// fetching it with one request, of the object's version, when absent.
+func cachedRange(ctx context.Context, cache *diskcache.Backend, o *object, span byteSpan) (storage.File, error) {
+	return cache.OpenRange(ctx, o.name, o.version, span.off, span.n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+		if err := cache.Remembered(o.name); err != nil {
+			return err
+		}
+		if err := reserve(span.n); err != nil {
+			return err
+		}
+		err := copyRange(ctx, o, span, w)
+		cache.Remember(o.name, err)
+		return err
+	})
+}
+
+// fallBack reports whether a read the disk cache could not serve is read
+// from the source instead: not when the reader gave up, the source did
+// (reading again would wait as long again), or the file changed (reading
+// again would read other bytes).
+func fallBack(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && !errors.Is(err, storage.ErrVersionGone) && !errors.Is(err, storage.ErrUnavailable)
+}
 
 // maxRange bounds the bytes of one episode's camera kept as one disk
 // cache entry; an episode with more is read from the source, sample run by
@@ -62,9 +171,7 @@ func (d *Dataset) readVideo(ctx context.Context, vs *videoSteps, p []byte, off i
 	case err == nil:
 		defer f.Close()
 		return f.ReadAt(p, off-vs.span.off)
-	case ctx.Err() != nil, errors.Is(err, storage.ErrVersionGone), errors.Is(err, storage.ErrUnavailable):
-		// Given up, or the file changed: reading it again from the source
-		// would wait as long again, or read other bytes.
+	case !fallBack(ctx, err):
 		return 0, err
 	}
 	// The disk cache could not keep the range (more than its whole
@@ -76,17 +183,7 @@ func (d *Dataset) readVideo(ctx context.Context, vs *videoSteps, p []byte, off i
 // fetching it with one request, of the version the file's table was read
 // from, when absent.
 func (d *Dataset) videoRange(ctx context.Context, o *object, span byteSpan) (storage.File, error) {
-	f, err := d.ranges.OpenRange(ctx, o.name, o.version, span.off, span.n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
-		if err := d.ranges.Remembered(o.name); err != nil {
-			return err
-		}
-		if err := reserve(span.n); err != nil {
-			return err
-		}
-		err := copyRange(ctx, o, span, w)
-		d.ranges.Remember(o.name, err)
-		return err
-	})
+	f, err := cachedRange(ctx, d.ranges, o, span)
 	switch {
 	case errors.Is(err, storage.ErrVersionGone):
 		return nil, fmt.Errorf("dataset %s: %s changed since its sample table was read: restart to read the new version: %w", d.Name, o.name, err)
