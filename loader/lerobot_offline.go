@@ -145,7 +145,12 @@ func WarmLeRobot(ctx context.Context, d *Dataset, store *rlds.Store, progress fu
 	if err := g.Wait(); err != nil {
 		return done, err
 	}
-	rec := lerobotRecord{Files: make(map[string]storage.ObjectInfo, len(files))}
+	// Several datasets of a mix may read one source (other cameras, other
+	// splits): the record keeps what each fetched.
+	rec, ok := loadLeRobotRecord(store, src)
+	if !ok {
+		rec = &lerobotRecord{Files: make(map[string]storage.ObjectInfo, len(files))}
+	}
 	for i, name := range files {
 		rec.Files[name] = infos[i]
 	}
