@@ -127,7 +127,9 @@ func actionValues(t *testing.T, ep episode.Episode) []float64 {
 // dataset's episodes are kept in the disk cache. After a first pass over
 // every frame of every episode, a second pass, and a pass after a restart
 // over the same cache directory, make no request for an MP4 file while
-// decoding; every frame equals the local read.
+// decoding, and after the restart loading the episodes reads none either
+// (the parser's reads of the sample tables are cached too); every frame
+// equals the local read.
 func TestLeRobotVideoFromDiskCache(t *testing.T) {
 	requireVideo(t)
 	ctx := context.Background()
@@ -143,6 +145,16 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 		}
 		return n
 	}
+	mp4Reads := func() int {
+		n := 0
+		for _, r := range proxy.Requests() {
+			if strings.Contains(r.Path, ".mp4") && r.Range != "" {
+				n++
+			}
+		}
+		return n
+	}
+	var loadReads int // MP4 reads while loading episodes, in the last decodeAll
 	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +187,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 			return out
 		}
 		var eps, local []episode.Episode
+		loadStart := mp4Reads()
 		for i := range int64(len(near.Episodes())) {
 			key, _ := near.Key(i)
 			a, err := data.Episode(ctx, key)
@@ -187,6 +200,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 			}
 			eps, local = append(eps, a), append(local, b)
 		}
+		loadReads = mp4Reads() - loadStart
 		before := mp4Requests()
 		for i := range eps {
 			for _, cam := range []string{"observation.images.top", "observation.images.wrist"} {
@@ -220,6 +234,9 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 	defer st.Close()
 	if n := decodeAll(data); n != 0 {
 		t.Errorf("after a restart, decoding made %d requests for MP4 files; want all frames from the disk cache", n)
+	}
+	if loadReads != 0 {
+		t.Errorf("after a restart, loading the episodes read MP4 files %d times; want their sample tables read from the disk cache", loadReads)
 	}
 }
 

@@ -49,8 +49,8 @@ type Dataset struct {
 	index  *IndexCache        // the sample tables of video files
 	ranges *diskcache.Backend // episodes' video bytes and data blocks on disk; nil: read in place
 
-	dataMu sync.Mutex
-	data   map[string]*object // data files, with ranges: identified once
+	filesMu sync.Mutex
+	files   map[string]*object // data and video files, with ranges: identified once
 }
 
 // Options are what a dataset shares with the other datasets of a mix.
@@ -302,6 +302,10 @@ type boundReader struct {
 	// that walks small box headers, one request instead of one per
 	// header.
 	ahead int
+	// cache, when not nil, keeps each read from the object in the disk
+	// cache as an entry of exactly its bytes: a parser reads the same
+	// ranges of the same file each time, so they come from disk the next.
+	cache *diskcache.Backend
 	mu    sync.Mutex
 	err   error
 	bufMu sync.Mutex
@@ -331,13 +335,40 @@ func (r *boundReader) ReadAt(p []byte, off int64) (int, error) {
 
 // read reads from the object, remembering the store's error.
 func (r *boundReader) read(p []byte, off int64) (int, error) {
-	n, err := r.obj.readAt(r.ctx, p, off)
+	n, err := r.readCached(p, off)
 	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
 		r.mu.Lock()
 		if r.err == nil {
 			r.err = err
 		}
 		r.mu.Unlock()
+	}
+	return n, err
+}
+
+// readCached reads from the object's disk cache entry for exactly these
+// bytes when r has a cache, and from the object otherwise or when the cache
+// cannot keep them.
+func (r *boundReader) readCached(p []byte, off int64) (int, error) {
+	o := r.obj
+	if r.cache == nil || off < 0 || off >= o.size || len(p) == 0 {
+		return o.readAt(r.ctx, p, off)
+	}
+	span := byteSpan{off, min(int64(len(p)), o.size-off)}
+	f, err := cachedRange(r.ctx, r.cache, o, span)
+	if err != nil {
+		if !fallBack(r.ctx, err) {
+			return 0, err
+		}
+		return o.readAt(r.ctx, p, off)
+	}
+	defer f.Close()
+	n, err := f.ReadAt(p[:span.n], 0)
+	if err == io.EOF && int64(n) == span.n {
+		err = nil
+	}
+	if err == nil && span.n < int64(len(p)) {
+		err = io.EOF
 	}
 	return n, err
 }

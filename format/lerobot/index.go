@@ -59,11 +59,11 @@ const parseAhead = 64 << 10
 // An error for bad bytes is corruptBytes; one for a read that failed is
 // returned as it is.
 func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, error) {
-	obj, err := d.stat(ctx, path)
+	obj, err := d.videoFile(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	r := &boundReader{ctx: ctx, obj: obj, ahead: parseAhead}
+	r := &boundReader{ctx: ctx, obj: obj, ahead: parseAhead, cache: d.ranges}
 	f, err := mp4.Parse(r, obj.size)
 	if ferr := r.failed(); ferr != nil {
 		return nil, ferr

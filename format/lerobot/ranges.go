@@ -37,12 +37,24 @@ const dataBlock = 1 << 20
 // once and read by blocks through it; without, identified at each call and
 // read from the source.
 func (d *Dataset) dataFile(ctx context.Context, name string) (*object, error) {
+	return d.file(ctx, name, true)
+}
+
+// videoFile returns the video file at name: with a disk cache, identified
+// once (its reads go through the cache by episode, see readVideo, and the
+// MP4 parser's by the exact ranges it reads, see boundReader); without,
+// identified at each call.
+func (d *Dataset) videoFile(ctx context.Context, name string) (*object, error) {
+	return d.file(ctx, name, false)
+}
+
+func (d *Dataset) file(ctx context.Context, name string, blocks bool) (*object, error) {
 	if d.ranges == nil {
 		return d.stat(ctx, name)
 	}
-	d.dataMu.Lock()
-	o, ok := d.data[name]
-	d.dataMu.Unlock()
+	d.filesMu.Lock()
+	o, ok := d.files[name]
+	d.filesMu.Unlock()
 	if ok {
 		return o, nil
 	}
@@ -50,16 +62,18 @@ func (d *Dataset) dataFile(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.blocks = d.ranges
-	d.dataMu.Lock()
-	defer d.dataMu.Unlock()
-	if d.data == nil {
-		d.data = map[string]*object{}
+	if blocks {
+		o.blocks = d.ranges
 	}
-	if prev, ok := d.data[name]; ok {
+	d.filesMu.Lock()
+	defer d.filesMu.Unlock()
+	if d.files == nil {
+		d.files = map[string]*object{}
+	}
+	if prev, ok := d.files[name]; ok {
 		return prev, nil
 	}
-	d.data[name] = o
+	d.files[name] = o
 	return o, nil
 }
 
