@@ -47,7 +47,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	var src storage.Backend = gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	src := gcsSource(t, proxy.URL())
 	data, err := OpenData(ctx, "remote", src, st.Store, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -136,31 +136,15 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
 	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
-	mp4Requests := func() int {
-		n := 0
-		for _, r := range proxy.Requests() {
-			if strings.Contains(r.Path, ".mp4") {
-				n++
-			}
-		}
-		return n
-	}
-	mp4Reads := func() int {
-		n := 0
-		for _, r := range proxy.Requests() {
-			if strings.Contains(r.Path, ".mp4") && r.Range != "" {
-				n++
-			}
-		}
-		return n
-	}
+	mp4Requests := func() int { return requests(proxy, 0, ".mp4", false) }
+	mp4Reads := func() int { return requests(proxy, 0, ".mp4", true) }
 	var loadReads int // MP4 reads while loading episodes, in the last decodeAll
 	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cacheDir := t.TempDir()
-	var src storage.Backend = gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	src := gcsSource(t, proxy.URL())
 	// decodeAll decodes every frame of every video camera of every
 	// episode, comparing it with the local read, and returns the MP4
 	// requests made while decoding (not while loading episodes).
@@ -211,17 +195,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 		}
 		return mp4Requests() - before
 	}
-	open := func() (*Storage, Data) {
-		st, err := OpenStorage(StorageOptions{CacheDir: cacheDir, Disk: 1 << 30, Log: testkit.TestLogger(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := OpenData(ctx, "remote", src, st.Store, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, data
-	}
+	open := func() (*Storage, Data) { return openRemote(t, src, cacheDir, 1<<30) }
 	st, data := open()
 	if n := decodeAll(data); n == 0 {
 		t.Fatal("the first pass made no request for an MP4 file: the test does not see the reads")
@@ -250,16 +224,9 @@ func TestLeRobotVideoRewritten(t *testing.T) {
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
 	objects := testkit.ReadDirFiles(t, dir)
 	upstream := testkit.StartFakeGCS(t, objects)
-	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := gcsSource(t, upstream.URL())
+	st, data := openRemote(t, src, t.TempDir(), 1<<30)
 	defer st.Close()
-	src := gcs.NewWithClient(testkit.NewGCSClient(t, upstream.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
-	data, err := OpenData(ctx, "remote", src, st.Store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key, _ := data.(*lerobot.Dataset).Key(0)
 	ep, err := data.Episode(ctx, key)
 	if err != nil {
@@ -296,16 +263,9 @@ func TestLeRobotVideoIndexRequests(t *testing.T) {
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
 	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
-	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := gcsSource(t, proxy.URL())
+	st, data := openRemote(t, src, t.TempDir(), 1<<30)
 	defer st.Close()
-	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
-	data, err := OpenData(ctx, "remote", src, st.Store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := len(proxy.Requests())
 	key, _ := data.(*lerobot.Dataset).Key(0)
 	if _, err := data.Episode(ctx, key); err != nil {
@@ -330,16 +290,9 @@ func TestLeRobotVideoDiskTooSmall(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
 	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
-	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 256, Log: testkit.TestLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := gcsSource(t, upstream.URL())
+	st, data := openRemote(t, src, t.TempDir(), 256)
 	defer st.Close()
-	src := gcs.NewWithClient(testkit.NewGCSClient(t, upstream.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
-	data, err := OpenData(ctx, "remote", src, st.Store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +341,7 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+	src := gcsSource(t, proxy.URL())
 	cacheDir := t.TempDir()
 	// loadAll loads every episode and returns the requests for data files
 	// it made: all of them, and the reads among them.
@@ -408,27 +361,9 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 				t.Errorf("episode %d: actions differ between gs:// and local", i)
 			}
 		}
-		for _, r := range proxy.Requests()[before:] {
-			if strings.Contains(r.Path, "data/chunk-") {
-				all++
-				if r.Range != "" {
-					reads++
-				}
-			}
-		}
-		return all, reads
+		return requests(proxy, before, "data/chunk-", false), requests(proxy, before, "data/chunk-", true)
 	}
-	open := func() (*Storage, Data) {
-		st, err := OpenStorage(StorageOptions{CacheDir: cacheDir, Disk: 1 << 30, Log: testkit.TestLogger(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, err := OpenData(ctx, "remote", src, st.Store, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, data
-	}
+	open := func() (*Storage, Data) { return openRemote(t, src, cacheDir, 1<<30) }
 	st, data := open()
 	if all, reads := loadAll(data); reads == 0 || all == 0 {
 		t.Fatalf("the first pass made %d requests for data files, %d reads: the test does not see them", all, reads)
@@ -442,4 +377,38 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 	if all, reads := loadAll(data); reads != 0 || all != 3 {
 		t.Errorf("after a restart: %d requests for data files, %d of them reads; want 3 (one identity per file), no read", all, reads)
 	}
+}
+
+// gcsSource is the fixture objects' prefix read from the fake GCS server,
+// or a proxy in front of it, at url.
+func gcsSource(t *testing.T, url string) storage.Backend {
+	return gcs.NewWithClient(testkit.NewGCSClient(t, url), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
+}
+
+// openRemote opens a storage stack over cacheDir, with a disk cache of disk
+// bytes, and the dataset at src through it. The caller closes the storage.
+func openRemote(t *testing.T, src storage.Backend, cacheDir string, disk int64) (*Storage, Data) {
+	t.Helper()
+	st, err := OpenStorage(StorageOptions{CacheDir: cacheDir, Disk: disk, Log: testkit.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := OpenData(context.Background(), "remote", src, st.Store, nil)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return st, data
+}
+
+// requests counts the proxy's requests, from the from-th on, whose path
+// contains part; with ranged, only those that read a byte range.
+func requests(p *testkit.FaultProxy, from int, part string, ranged bool) int {
+	n := 0
+	for _, r := range p.Requests()[from:] {
+		if strings.Contains(r.Path, part) && (!ranged || r.Range != "") {
+			n++
+		}
+	}
+	return n
 }
