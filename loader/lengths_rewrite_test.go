@@ -74,32 +74,8 @@ func TestStatsAfterRewrite(t *testing.T) {
 		return "datasets:\n  - name: bridge\n    source: " + data + "\n    image_key: steps/observation/image\n" +
 			"    offset: " + offset + "\n    action_keys: [steps/action/world_vector]\n"
 	}
-	cacheDir := t.TempDir()
-	stats := func(y string, compute bool) *norm.Stats {
-		t.Helper()
-		m, err := openYAML(t, newStore(t, cacheDir), y, MixOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.NormStats(t.Context(), compute, 2, nil); err != nil {
-			t.Fatal(err)
-		}
-		return m.Datasets[0].Norm
-	}
-	if s := stats(cfg("2"), false); s != nil {
-		t.Fatal("statistics before any were computed")
-	}
-	first := stats(cfg("2"), true)
-	if first == nil {
-		t.Fatal("no statistics computed")
-	}
-	again := stats(cfg("2"), false)
-	if again == nil || again.ActionSum.Mean[0] != first.ActionSum.Mean[0] {
-		t.Fatalf("saved statistics not reused: %+v", again)
-	}
-	if s := stats(cfg("3"), false); s != nil {
-		t.Fatal("statistics of offset 2 served for offset 3")
-	}
+	stats := savedStats(t)
+	first := checkStatsReused(t, stats, cfg)
 	// Shard 0 gets shard 1's records: other values, the same layout.
 	b, err := os.ReadFile(filepath.Join(data, "tiny_bridge-train.tfrecord-00001-of-00003"))
 	if err != nil {
@@ -115,4 +91,44 @@ func TestStatsAfterRewrite(t *testing.T) {
 	if after.ActionSum.Mean[0] == first.ActionSum.Mean[0] {
 		t.Fatal("the rewrite did not change the statistics")
 	}
+}
+
+// savedStats returns a function that opens the mix y over one cache
+// directory, loads its first dataset's saved statistics or, with compute,
+// computes and saves them, and returns them (nil when none are saved).
+func savedStats(t *testing.T) func(y string, compute bool) *norm.Stats {
+	cacheDir := t.TempDir()
+	return func(y string, compute bool) *norm.Stats {
+		t.Helper()
+		m, err := openYAML(t, newStore(t, cacheDir), y, MixOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.NormStats(t.Context(), compute, 2, nil); err != nil {
+			t.Fatal(err)
+		}
+		return m.Datasets[0].Norm
+	}
+}
+
+// checkStatsReused checks that statistics are not there before they are
+// computed, are reused for the same config, and are not served for another
+// offset; it returns those computed for offset 2.
+func checkStatsReused(t *testing.T, stats func(string, bool) *norm.Stats, cfg func(offset string) string) *norm.Stats {
+	t.Helper()
+	if s := stats(cfg("2"), false); s != nil {
+		t.Fatal("statistics before any were computed")
+	}
+	first := stats(cfg("2"), true)
+	if first == nil {
+		t.Fatal("no statistics computed")
+	}
+	again := stats(cfg("2"), false)
+	if again == nil || again.ActionSum.Mean[0] != first.ActionSum.Mean[0] {
+		t.Fatalf("saved statistics not reused: %+v", again)
+	}
+	if s := stats(cfg("3"), false); s != nil {
+		t.Fatal("statistics of offset 2 served for offset 3")
+	}
+	return first
 }

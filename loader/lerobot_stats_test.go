@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/oxefs/oxefs/norm"
 )
 
 // TestLeRobotStatsSaved: normalisation statistics of a LeRobot dataset are
@@ -22,32 +20,8 @@ func TestLeRobotStatsSaved(t *testing.T) {
 		return "datasets:\n  - name: lr\n    source: " + data + "\n    image_key: observation.images.top\n" +
 			"    offset: " + offset + "\n    action_keys: [action]\n    state_key: observation.state\n"
 	}
-	cacheDir := t.TempDir()
-	stats := func(y string, compute bool) *norm.Stats {
-		t.Helper()
-		m, err := openYAML(t, newStore(t, cacheDir), y, MixOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.NormStats(t.Context(), compute, 2, nil); err != nil {
-			t.Fatal(err)
-		}
-		return m.Datasets[0].Norm
-	}
-	if s := stats(cfg("2"), false); s != nil {
-		t.Fatal("statistics before any were computed")
-	}
-	first := stats(cfg("2"), true)
-	if first == nil {
-		t.Fatal("no statistics computed")
-	}
-	again := stats(cfg("2"), false)
-	if again == nil || again.ActionSum.Mean[0] != first.ActionSum.Mean[0] {
-		t.Fatalf("saved statistics not reused: %+v", again)
-	}
-	if s := stats(cfg("3"), false); s != nil {
-		t.Fatal("statistics of offset 2 served for offset 3")
-	}
+	stats := savedStats(t)
+	first := checkStatsReused(t, stats, cfg)
 	// A data file rewritten in place (same bytes, a new modification
 	// time: a new version).
 	file := filepath.Join(data, "data", "chunk-000", "file-001.parquet")
