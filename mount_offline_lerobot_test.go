@@ -63,39 +63,11 @@ datasets:
 		}
 	}
 
-	online := t.TempDir()
-	d := startMount(t, online, env, "--config", cfg, "--cache-dir", cacheDir)
-	var info mountInfo
-	readJSON(t, filepath.Join(online, "info.json"), &info)
-	if info.Val == nil {
-		t.Fatal("no val view")
-	}
-	n, nv := min(info.NumBatches, 6), min(info.Val.NumBatches, 2)
-	wantTrain := hashBatches(t, online, "batches", n, 2, 0)
-	wantVal := hashBatches(t, online, "val/batches", nv, 1, 0)
-	d.stop(t)
-
-	srv.Stop()
-	offline := t.TempDir()
-	startMount(t, offline, env, "--config", cfg, "--cache-dir", cacheDir, "--offline",
-		"--fetch-timeout", "1s", "--fetch-stall", "1s")
-	gotTrain := hashBatches(t, offline, "batches", n, 2, 3)
-	gotVal := hashBatches(t, offline, "val/batches", nv, 1, 0)
-	for i := range gotTrain {
-		if gotTrain[i] != wantTrain[i] {
-			t.Errorf("train batch %d offline differs from online", i)
-		}
-	}
-	for i := range gotVal {
-		if gotVal[i] != wantVal[i] {
-			t.Errorf("val batch %d offline differs from online", i)
-		}
-	}
+	offline := sameOnlineOffline(t, srv, env, cfg, cacheDir, 2)
 	var stats struct {
 		Subs map[string]int64 `json:"substitutions"`
 	}
 	readJSON(t, filepath.Join(offline, "stats.json"), &stats)
-	t.Logf("%d train and %d val batches equal online and offline", len(gotTrain), len(gotVal))
 	if len(stats.Subs) != 0 {
 		t.Errorf("offline mount substituted episodes: %v", stats.Subs)
 	}

@@ -59,34 +59,7 @@ func TestMountOffline(t *testing.T) {
 	cfg := offlineMix(t)
 	srv, env, cacheDir := warmOffline(t, cfg)
 
-	online := t.TempDir()
-	d := startMount(t, online, env, "--config", cfg, "--cache-dir", cacheDir)
-	var info mountInfo
-	readJSON(t, filepath.Join(online, "info.json"), &info)
-	if info.Val == nil {
-		t.Fatal("no val view")
-	}
-	n, nv := min(info.NumBatches, 6), min(info.Val.NumBatches, 3)
-	wantTrain := hashBatches(t, online, "batches", n, 2, 0)
-	wantVal := hashBatches(t, online, "val/batches", nv, 1, 0)
-	d.stop(t)
-
-	srv.Stop()
-	offline := t.TempDir()
-	startMount(t, offline, env, "--config", cfg, "--cache-dir", cacheDir, "--offline",
-		"--fetch-timeout", "1s", "--fetch-stall", "1s")
-	gotTrain := hashBatches(t, offline, "batches", n, 2, 3)
-	gotVal := hashBatches(t, offline, "val/batches", nv, 1, 0)
-	for i := range gotTrain {
-		if gotTrain[i] != wantTrain[i] {
-			t.Errorf("train batch %d offline differs from online", i)
-		}
-	}
-	for i := range gotVal {
-		if gotVal[i] != wantVal[i] {
-			t.Errorf("val batch %d offline differs from online", i)
-		}
-	}
+	offline := sameOnlineOffline(t, srv, env, cfg, cacheDir, 3)
 	var stats struct {
 		Disk struct{ Hits, Misses int64 } `json:"disk_cache"`
 	}
@@ -204,4 +177,41 @@ func TestBenchOffline(t *testing.T) {
 		"--readers", "1", "--warmup", "0", "--batches", "1", "--out", out, "--json"); code != 0 {
 		t.Fatalf("bench --offline --val: exit %d\n%s", code, stderr)
 	}
+}
+
+// sameOnlineOffline mounts cfg online over cacheDir and reads up to 6 train
+// and maxVal val batches, stops srv, mounts again with --offline and checks
+// that the same batches read the same; it returns the offline mountpoint.
+func sameOnlineOffline(t *testing.T, srv *fakestorage.Server, env []string, cfg, cacheDir string, maxVal int64) string {
+	t.Helper()
+	online := t.TempDir()
+	d := startMount(t, online, env, "--config", cfg, "--cache-dir", cacheDir)
+	var info mountInfo
+	readJSON(t, filepath.Join(online, "info.json"), &info)
+	if info.Val == nil {
+		t.Fatal("no val view")
+	}
+	n, nv := min(info.NumBatches, 6), min(info.Val.NumBatches, maxVal)
+	wantTrain := hashBatches(t, online, "batches", n, 2, 0)
+	wantVal := hashBatches(t, online, "val/batches", nv, 1, 0)
+	d.stop(t)
+
+	srv.Stop()
+	offline := t.TempDir()
+	startMount(t, offline, env, "--config", cfg, "--cache-dir", cacheDir, "--offline",
+		"--fetch-timeout", "1s", "--fetch-stall", "1s")
+	gotTrain := hashBatches(t, offline, "batches", n, 2, 3)
+	gotVal := hashBatches(t, offline, "val/batches", nv, 1, 0)
+	for i := range gotTrain {
+		if gotTrain[i] != wantTrain[i] {
+			t.Errorf("train batch %d offline differs from online", i)
+		}
+	}
+	for i := range gotVal {
+		if gotVal[i] != wantVal[i] {
+			t.Errorf("val batch %d offline differs from online", i)
+		}
+	}
+	t.Logf("%d train and %d val batches equal online and offline", len(gotTrain), len(gotVal))
+	return offline
 }
