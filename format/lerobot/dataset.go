@@ -258,16 +258,19 @@ func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
 }
 
 // readAt reads len(p) bytes at off, or fewer at the end of the object with
-// io.EOF.
+// io.EOF: through the disk cache's blocks when the object has them.
 func (o *object) readAt(ctx context.Context, p []byte, off int64) (int, error) {
-	if o.blocks != nil {
-		return o.readBlocks(ctx, p, off)
-	}
-	return o.readSource(ctx, p, off)
+	return o.clip(p, off, func(q []byte) (int, error) {
+		if o.blocks != nil {
+			return o.readBlocks(ctx, q, off)
+		}
+		return o.readSource(ctx, q, off)
+	})
 }
 
-// readSource is readAt from the source.
-func (o *object) readSource(ctx context.Context, p []byte, off int64) (int, error) {
+// clip reads with read the part of p at off that lies within the object,
+// and reports io.EOF when that part is shorter than p, as io.ReaderAt does.
+func (o *object) clip(p []byte, off int64, read func(q []byte) (int, error)) (int, error) {
 	if off < 0 || off > o.size {
 		return 0, fmt.Errorf("%s: read at %d of %d bytes", o.name, off, o.size)
 	}
@@ -275,17 +278,24 @@ func (o *object) readSource(ctx context.Context, p []byte, off int64) (int, erro
 	if want == 0 {
 		return 0, io.EOF
 	}
-	rc, err := o.src.Open(ctx, o.name, off, want)
+	n, err := read(p[:want])
+	if err == nil && want < int64(len(p)) {
+		err = io.EOF
+	}
+	return n, err
+}
+
+// readSource reads exactly p, which lies within the object, at off from
+// the source; a short read is io.ErrUnexpectedEOF.
+func (o *object) readSource(ctx context.Context, p []byte, off int64) (int, error) {
+	rc, err := o.src.Open(ctx, o.name, off, int64(len(p)))
 	if err != nil {
 		return 0, err
 	}
 	defer rc.Close()
-	n, err := io.ReadFull(rc, p[:want])
+	n, err := io.ReadFull(rc, p)
 	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.name, want, off, n, io.ErrUnexpectedEOF)
-	}
-	if err == nil && want < int64(len(p)) {
-		err = io.EOF
+		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.name, len(p), off, n, io.ErrUnexpectedEOF)
 	}
 	return n, err
 }
@@ -351,26 +361,20 @@ func (r *boundReader) read(p []byte, off int64) (int, error) {
 // cannot keep them.
 func (r *boundReader) readCached(p []byte, off int64) (int, error) {
 	o := r.obj
-	if r.cache == nil || off < 0 || off >= o.size || len(p) == 0 {
+	if r.cache == nil {
 		return o.readAt(r.ctx, p, off)
 	}
-	span := byteSpan{off, min(int64(len(p)), o.size-off)}
-	f, err := cachedRange(r.ctx, r.cache, o, span)
-	if err != nil {
-		if !fallBack(r.ctx, err) {
-			return 0, err
+	return o.clip(p, off, func(q []byte) (int, error) {
+		f, err := cachedRange(r.ctx, r.cache, o, byteSpan{off, int64(len(q))})
+		if err != nil {
+			if !fallBack(r.ctx, err) {
+				return 0, err
+			}
+			return o.readSource(r.ctx, q, off)
 		}
-		return o.readAt(r.ctx, p, off)
-	}
-	defer f.Close()
-	n, err := f.ReadAt(p[:span.n], 0)
-	if err == io.EOF && int64(n) == span.n {
-		err = nil
-	}
-	if err == nil && span.n < int64(len(p)) {
-		err = io.EOF
-	}
-	return n, err
+		defer f.Close()
+		return readFull(f, q, 0)
+	})
 }
 
 // failed returns the store's first error, if any.

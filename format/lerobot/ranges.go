@@ -77,42 +77,43 @@ func (d *Dataset) file(ctx context.Context, name string, blocks bool) (*object, 
 	return o, nil
 }
 
-// readBlocks is readAt through the disk cache's blocks of the object.
+// readBlocks reads exactly p, which lies within the object, at off through
+// the disk cache's blocks of the object.
 func (o *object) readBlocks(ctx context.Context, p []byte, off int64) (int, error) {
-	if off < 0 || off > o.size {
-		return 0, fmt.Errorf("%s: read at %d of %d bytes", o.name, off, o.size)
-	}
-	want := min(int64(len(p)), o.size-off)
-	if want == 0 {
-		return 0, io.EOF
-	}
-	n := int64(0)
-	for n < want {
-		at := off + n
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
 		span := byteSpan{at / dataBlock * dataBlock, 0}
 		span.n = min(dataBlock, o.size-span.off)
 		f, err := o.block(ctx, span)
 		if err != nil {
 			if errors.Is(err, storage.ErrVersionGone) {
-				return int(n), fmt.Errorf("%s changed since it was first read: restart to read the new version: %w", o.name, err)
+				return n, fmt.Errorf("%s changed since it was first read: restart to read the new version: %w", o.name, err)
 			}
 			if !fallBack(ctx, err) {
-				return int(n), err
+				return n, err
 			}
-			m, err := o.readSource(ctx, p[n:want], at)
-			return int(n) + m, err
+			m, err := o.readSource(ctx, p[n:], at)
+			return n + m, err
 		}
-		m, err := f.ReadAt(p[n:min(want, span.off+span.n-off)], at-span.off)
+		m, err := readFull(f, p[n:min(int64(len(p)), span.off+span.n-off)], at-span.off)
 		f.Close()
-		n += int64(m)
-		if err != nil && !(err == io.EOF && n == want) {
-			return int(n), fmt.Errorf("%s: cached block at %d: %w", o.name, span.off, err)
+		n += m
+		if err != nil {
+			return n, fmt.Errorf("%s: cached block at %d: %w", o.name, span.off, err)
 		}
 	}
-	if want < int64(len(p)) {
-		return int(n), io.EOF
+	return n, nil
+}
+
+// readFull reads exactly p at off of a cached file; the io.EOF an
+// io.ReaderAt may give with a full read is no error.
+func readFull(f io.ReaderAt, p []byte, off int64) (int, error) {
+	n, err := f.ReadAt(p, off)
+	if err == io.EOF && n == len(p) {
+		err = nil
 	}
-	return int(n), nil
+	return n, err
 }
 
 // block returns the disk cache entry holding span of the object.
