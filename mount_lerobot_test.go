@@ -172,7 +172,7 @@ print("ok", n)
 		if len(s.FrameIndices) != 2 || s.FrameIndices[0] != t0 || s.FrameIndices[1] != t0+s.Offset {
 			t.Errorf("%s: frame_indices %v for offset %d", where, s.FrameIndices, s.Offset)
 		}
-		acts := floats(t, ep, "action")
+		acts := testkit.Floats(t, ep, "action")
 		for j := range 7 {
 			var sum float64
 			for st := t0; st < t0+s.Offset; st++ {
@@ -182,7 +182,7 @@ print("ok", n)
 				t.Errorf("%s: action[%d] = %v, want the sum over [%d, %d): %v", where, j, s.Action[j], t0, t0+s.Offset, sum)
 			}
 		}
-		states := floats(t, ep, "observation.state")
+		states := testkit.Floats(t, ep, "observation.state")
 		for j := range 6 {
 			if float64(float32(states[t0*6+j])) != s.State[j] {
 				t.Errorf("%s: initial_state[%d] = %v, want %v", where, j, s.State[j], states[t0*6+j])
@@ -220,19 +220,6 @@ print("ok", n)
 		t.Errorf("samples per dataset %v: every dataset should appear", counts)
 	}
 	t.Logf("samples per dataset: %v", counts)
-}
-
-func floats(t *testing.T, ep episode.Episode, key string) []float64 {
-	t.Helper()
-	v, err := ep.Feature(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := v.Float64s(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestMountMemoryBoundLeRobot: a mount of LeRobot-shaped synth datasets

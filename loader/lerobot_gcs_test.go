@@ -88,7 +88,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fa, fb := actionValues(t, a), actionValues(t, b)
+		fa, fb := testkit.Floats(t, a, "action"), testkit.Floats(t, b, "action")
 		if len(fa) != len(fb) || fa[0] != fb[0] || fa[len(fa)-1] != fb[len(fb)-1] {
 			t.Errorf("episode %d: actions differ between gs:// and local", i)
 		}
@@ -108,19 +108,6 @@ func TestLeRobotFromGCS(t *testing.T) {
 	if err == nil || errors.Is(err, episode.ErrCorrupt) {
 		t.Errorf("a dead source: %v, want a read error that is not corrupt data", err)
 	}
-}
-
-func actionValues(t *testing.T, ep episode.Episode) []float64 {
-	t.Helper()
-	v, err := ep.Feature("action")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := v.Float64s(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestLeRobotVideoFromDiskCache: the video bytes of a remote LeRobot
@@ -357,7 +344,7 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fa, fb := actionValues(t, a), actionValues(t, b); !slices.Equal(fa, fb) {
+			if fa, fb := testkit.Floats(t, a, "action"), testkit.Floats(t, b, "action"); !slices.Equal(fa, fb) {
 				t.Errorf("episode %d: actions differ between gs:// and local", i)
 			}
 		}

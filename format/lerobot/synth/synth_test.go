@@ -11,6 +11,7 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/lerobot"
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/local"
 )
 
@@ -139,14 +140,7 @@ func checkDataset(t *testing.T, dr DatasetResult) {
 
 func checkFloats(t *testing.T, ep episode.Episode, key string, want [][]float32) {
 	t.Helper()
-	v, err := ep.Feature(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := v.Float64s(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := testkit.Floats(t, ep, key)
 	var flat []float64
 	for _, row := range want {
 		for _, x := range row {
