@@ -309,22 +309,4 @@ func parseMoov(b []byte, fileSize int64) (*File, error) {
 }
 
 // parseMvhd returns the movie timescale.
-func parseMvhd(b *box) (uint32, error) {
-	c := cursor{b: b.body}
-	switch c.u8() {
-	case 0:
-		c.skip(3 + 8)
-	case 1:
-		c.skip(3 + 16)
-	default:
-		return 0, malformed(b.path, "unknown version %d", b.body[0])
-	}
-	scale := c.u32()
-	if c.short {
-		return 0, malformed(b.path, "box is %d bytes, too short", len(b.body))
-	}
-	if scale == 0 {
-		return 0, malformed(b.path, "timescale is 0")
-	}
-	return scale, nil
-}
+func parseMvhd(b *box) (uint32, error) { return timescale(b) }

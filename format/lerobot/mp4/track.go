@@ -101,24 +101,16 @@ func parseHdlr(b *box) (string, error) {
 	return string(handler), nil
 }
 
-func parseTkhd(b *box) (uint32, error) {
-	c := cursor{b: b.body}
-	switch v, _ := c.fullBox(); v {
-	case 0:
-		c.skip(8) // creation and modification times
-	case 1:
-		c.skip(16)
-	default:
-		return 0, malformed(b.path, "unknown version %d", v)
-	}
-	id := c.u32()
-	if c.short {
-		return 0, malformed(b.path, "box is %d bytes, too short", len(b.body))
-	}
-	return id, nil
-}
+// parseTkhd returns the track ID.
+func parseTkhd(b *box) (uint32, error) { return afterTimes(b) }
 
-func parseMdhd(b *box) (uint32, error) {
+// parseMdhd returns the track's timescale.
+func parseMdhd(b *box) (uint32, error) { return timescale(b) }
+
+// afterTimes reads the 32-bit field that follows a full box's creation
+// and modification times (32-bit each in version 0, 64-bit in version 1):
+// tkhd's track ID, mvhd's and mdhd's timescale.
+func afterTimes(b *box) (uint32, error) {
 	c := cursor{b: b.body}
 	switch v, _ := c.fullBox(); v {
 	case 0:
@@ -128,14 +120,21 @@ func parseMdhd(b *box) (uint32, error) {
 	default:
 		return 0, malformed(b.path, "unknown version %d", v)
 	}
-	scale := c.u32()
+	x := c.u32()
 	if c.short {
 		return 0, malformed(b.path, "box is %d bytes, too short", len(b.body))
 	}
-	if scale == 0 {
-		return 0, malformed(b.path, "timescale is 0")
+	return x, nil
+}
+
+// timescale reads the timescale of an mvhd or mdhd box, which must not be
+// 0.
+func timescale(b *box) (uint32, error) {
+	scale, err := afterTimes(b)
+	if err == nil && scale == 0 {
+		err = malformed(b.path, "timescale is 0")
 	}
-	return scale, nil
+	return scale, err
 }
 
 // parseStsd fills in t's sample description from its single sample entry.
