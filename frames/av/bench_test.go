@@ -1,6 +1,7 @@
 package av
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -12,35 +13,17 @@ func BenchmarkDecode(b *testing.B) {
 			c := loadClip(b, name)
 			d := decoder(b, c)
 			n := 0
+			count := func(*Frame) { n++ }
+			sends := append(slices.Clone(c.samples), nil) // nil: drain
 			for b.Loop() {
 				d.Reset()
-				for _, s := range c.samples {
+				for _, s := range sends {
 					if err := d.Send(s); err != nil {
 						b.Fatal(err)
 					}
-					for {
-						f, err := d.Receive()
-						if err != nil {
-							b.Fatal(err)
-						}
-						if f == nil {
-							break
-						}
-						n++
-					}
-				}
-				if err := d.Send(nil); err != nil {
-					b.Fatal(err)
-				}
-				for {
-					f, err := d.Receive()
-					if err != nil {
+					if err := receiveAll(d, count); err != nil {
 						b.Fatal(err)
 					}
-					if f == nil {
-						break
-					}
-					n++
 				}
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")

@@ -178,15 +178,7 @@ func copyFrame(f *Frame) decoded {
 // frame and the errors met on the way.
 func decodeAll(d *Decoder, c *clip, from int) ([]decoded, error) {
 	var out []decoded
-	receive := func() error {
-		for {
-			f, err := d.Receive()
-			if err != nil || f == nil {
-				return err
-			}
-			out = append(out, copyFrame(f))
-		}
-	}
+	receive := func() error { return receiveAll(d, func(f *Frame) { out = append(out, copyFrame(f)) }) }
 	for i := from; i < len(c.samples); i++ {
 		if err := d.SendPTS(c.samples[i], c.Packets[i].PTS); err != nil {
 			return out, fmt.Errorf("send %d: %w", i, err)
@@ -199,4 +191,16 @@ func decodeAll(d *Decoder, c *clip, from int) ([]decoded, error) {
 		return out, fmt.Errorf("drain: %w", err)
 	}
 	return out, receive()
+}
+
+// receiveAll passes every frame the decoder has ready to visit, until it
+// needs another packet or is drained.
+func receiveAll(d *Decoder, visit func(*Frame)) error {
+	for {
+		f, err := d.Receive()
+		if err != nil || f == nil {
+			return err
+		}
+		visit(f)
+	}
 }
