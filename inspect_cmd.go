@@ -1,17 +1,16 @@
 package main
 
 import (
-	"github.com/oxefs/oxefs/format/lerobot"
-	"github.com/oxefs/oxefs/format/rlds"
-	"github.com/oxefs/oxefs/loader"
-	"github.com/oxefs/oxefs/storage"
-
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"runtime"
+
+	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/loader"
+	"github.com/oxefs/oxefs/storage"
 )
 
 type inspectCmd struct {
@@ -23,41 +22,49 @@ type inspectCmd struct {
 	Disk      sizeFlag `help:"Disk cache bound, e.g. 50GiB." default:"50GiB"`
 }
 
+// Run opens the dataset in the format its files show, builds its
+// episode-length index with --index where its format keeps one
+// (format.LengthIndexer), and prints its description (format.Describer).
 func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
 	st, err := loader.OpenStorage(loader.StorageOptions{CacheDir: c.CacheDir, Disk: int64(c.Disk), Log: log})
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	store := st.Store
 	src, err := storage.Open(ctx, c.Source, storage.Options{Anonymous: c.Anonymous})
 	if err != nil {
 		return err
 	}
-	data, err := loader.OpenData(ctx, "", src, store, nil)
+	data, err := format.Open(ctx, "", src, &format.Env{Store: st.Store})
 	if err != nil {
 		return err
 	}
-	if lr, ok := data.(*lerobot.Dataset); ok {
-		if c.Index {
-			log.Info("LeRobot datasets store their episode lengths: --index has nothing to build")
-		}
-		return printDescription(lr.Describe(), c.JSON)
-	}
-	ds := data.(*rlds.Dataset)
 	if c.Index {
-		var total int64
-		for _, s := range ds.Meta.Splits {
-			total += s.NumExamples()
-		}
-		bar := newBar(total, "indexing episode lengths", "episodes")
-		_, err := ds.BuildLengths(ctx, ds.Splits(), runtime.GOMAXPROCS(0), func(n int) { _ = bar.Add(n) })
-		_ = bar.Finish()
-		if err != nil {
+		ix, ok := data.(format.LengthIndexer)
+		if !ok {
+			log.Info(format.NameOf(data) + " datasets store their episode lengths: --index has nothing to build")
+		} else if err := buildLengths(ctx, data, ix); err != nil {
 			return err
 		}
 	}
-	return printDescription(ds.Describe(), c.JSON)
+	desc, ok := data.(format.Describer)
+	if !ok {
+		return fmt.Errorf("%s: its format (%s) cannot describe it", c.Source, format.NameOf(data))
+	}
+	return printDescription(desc.Describe(), c.JSON)
+}
+
+// buildLengths indexes the episode lengths of every split, with progress.
+func buildLengths(ctx context.Context, data format.Dataset, ix format.LengthIndexer) error {
+	info := data.Info()
+	var total int64
+	for _, s := range info.Splits {
+		total += s.Episodes()
+	}
+	bar := newBar(total, "indexing episode lengths", "episodes")
+	_, err := ix.BuildLengths(ctx, info.SplitNames(), runtime.GOMAXPROCS(0), func(n int) { _ = bar.Add(n) })
+	_ = bar.Finish()
+	return err
 }
 
 // printDescription prints a dataset's description for people, or as one

@@ -1,17 +1,17 @@
 package main
 
 import (
-	"github.com/oxefs/oxefs/loader"
-	"github.com/oxefs/oxefs/plan"
-	"github.com/oxefs/oxefs/storage"
-
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/loader"
+	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/storage"
 )
 
 type warmCmd struct {
@@ -22,9 +22,10 @@ type warmCmd struct {
 }
 
 // Run opens the mix (which builds missing episode-length indexes, with
-// progress), records each remote RLDS dataset's metadata for mount
-// --offline, fetches every file the selections of each remote LeRobot
-// dataset need, whole, and fetches remote shards into the disk cache: the
+// progress), saves what each remote dataset's format needs for mount
+// --offline (loader.Dataset.Warm: an RLDS dataset's metadata, every file
+// a LeRobot dataset's selections read, whole), and fetches remote shards
+// into the disk cache (format.Prefetch): the
 // train shards, the first needed first, then those of the val view, up to
 // half of --disk. It ends by saying whether mount --offline can serve the
 // mix.
@@ -34,16 +35,10 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
-	warmed := 0 // files of remote LeRobot datasets
+	warmed := 0 // files fetched whole (LeRobot)
 	for _, d := range p.Mix.Datasets {
-		if r := d.RLDS(); r != nil {
-			if err := r.SaveOffline(ctx); err != nil {
-				return err
-			}
-			continue
-		}
 		var bar progress
-		n, err := loader.WarmLeRobot(ctx, d, p.Store, func(done, total int) {
+		n, err := d.Warm(ctx, func(done, total int) {
 			if bar == nil {
 				bar = newBar(int64(total), "fetching "+d.Config.Name, "files")
 			}
@@ -56,7 +51,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 		if n > 0 {
-			fmt.Printf("%d files of LeRobot dataset %s in the disk cache %s\n", n, d.Config.Name, c.CacheDir)
+			fmt.Printf("%d files of %s dataset %s in the disk cache %s\n", n, format.NameOf(d.Data), d.Config.Name, c.CacheDir)
 		}
 		warmed += n
 	}
@@ -70,7 +65,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 		keys = train.ShardsAhead(0, int(min(c.Batches, train.NumBatches())), nil)
 	}
 	trainRefs := remoteRefs(p.Mix.ShardRefs(keys))
-	var valRefs []rlds.ShardRef
+	var valRefs []format.ShardRef
 	if p.Mix.Val != nil {
 		keys = keys[:0]
 		for d := range p.Mix.Datasets {
@@ -85,7 +80,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err := c.fetchShards(ctx, p, trainRefs, valRefs); err != nil {
 		return err
 	}
-	err = loader.CheckOffline(ctx, p.Mix.Config, p.Store)
+	err = loader.CheckOffline(ctx, p.Mix.Config, p.Env)
 	if oe, ok := errors.AsType[*loader.OfflineError](err); ok {
 		fmt.Printf("mount --offline cannot serve this mix from this cache; it lacks:\n  %s\n", strings.Join(oe.Missing, "\n  "))
 		return nil
@@ -106,10 +101,10 @@ func (c *warmCmd) stats(ctx context.Context, p *loader.Pipeline) error {
 }
 
 // remoteRefs keeps the shards of sources whose files are not read in place.
-func remoteRefs(refs []rlds.ShardRef) []rlds.ShardRef {
-	var out []rlds.ShardRef
+func remoteRefs(refs []format.ShardRef) []format.ShardRef {
+	var out []format.ShardRef
 	for _, r := range refs {
-		if _, local := r.Dataset.Source.(storage.Filer); !local {
+		if _, local := r.Dataset.Backend().(storage.Filer); !local {
 			out = append(out, r)
 		}
 	}
@@ -117,25 +112,25 @@ func remoteRefs(refs []rlds.ShardRef) []rlds.ShardRef {
 }
 
 // cachedOf counts the shards in the disk cache.
-func cachedOf(refs []rlds.ShardRef) int {
+func cachedOf(refs []format.ShardRef) int {
 	n := 0
 	for _, r := range refs {
-		if _, ok, err := r.Dataset.ShardCached(r.Split, r.Shard); err == nil && ok {
+		if ok, err := format.FetcherOf(r.Dataset).ShardCached(r); err == nil && ok {
 			n++
 		}
 	}
 	return n
 }
 
-// fetchShards fetches the remote RLDS shards into the disk cache, the
+// fetchShards fetches the remote shards into the disk cache, the
 // train shards first, up to half of --disk, and says how many are there.
-func (c *warmCmd) fetchShards(ctx context.Context, p *loader.Pipeline, trainRefs, valRefs []rlds.ShardRef) error {
-	remote := append(append([]rlds.ShardRef(nil), trainRefs...), valRefs...)
+func (c *warmCmd) fetchShards(ctx context.Context, p *loader.Pipeline, trainRefs, valRefs []format.ShardRef) error {
+	remote := append(append([]format.ShardRef(nil), trainRefs...), valRefs...)
 	if len(remote) == 0 {
 		return nil
 	}
 	bar := newBar(int64(len(remote)), "fetching shards", "shards")
-	n, err := p.Store.Prefetch(ctx, remote, 4, func() { _ = bar.Add(1) })
+	n, err := format.Prefetch(ctx, remote, 4, func() { _ = bar.Add(1) })
 	_ = bar.Finish()
 	if err != nil {
 		return err
@@ -143,7 +138,7 @@ func (c *warmCmd) fetchShards(ctx context.Context, p *loader.Pipeline, trainRefs
 	fmt.Printf("%d of %d shards in the disk cache %s (train %d of %d, val %d of %d)",
 		n, len(remote), c.CacheDir, cachedOf(trainRefs), len(trainRefs), cachedOf(valRefs), len(valRefs))
 	if n < len(remote) {
-		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", rlds.HumanBytes(int64(c.Disk)))
+		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", config.HumanBytes(int64(c.Disk)))
 	}
 	fmt.Println()
 	return nil

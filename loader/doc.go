@@ -6,9 +6,12 @@
 //     (storage.Open picks it by URL scheme), wrapped in the retry and
 //     rate-limit decorators, and in the disk cache when its objects are not
 //     local files.
-//   - Format: the backend is read as an RLDS dataset (format/rlds), which
-//     the rest of the pipeline sees only through the neutral model (package
-//     episode). A second format plugs in here.
+//   - Format: format.Open reads the backend in the first registered format
+//     whose probe claims it (package format/formats registers them; this
+//     package imports it). The rest of the pipeline sees the neutral model
+//     (package episode) and asks for what only some formats do (episode
+//     lengths, shard prefetch, offline records) through package format's
+//     capability interfaces; it never names a format.
 //   - Config: the mix's datasets are checked against their features with
 //     package config's rules (OpenMix), every problem with its YAML line.
 //   - Plan: the datasets' shapes (segments, lengths) go to package plan,

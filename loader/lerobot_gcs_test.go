@@ -14,6 +14,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
@@ -48,11 +49,11 @@ func TestLeRobotFromGCS(t *testing.T) {
 	defer st.Close()
 	ctx := context.Background()
 	src := gcsSource(t, proxy.URL())
-	data, err := OpenData(ctx, "remote", src, st.Store, nil)
+	data, err := format.Open(ctx, "remote", src, &format.Env{Store: st.Store})
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, ok := data.(*lerobot.Dataset)
+	remote, ok := asLeRobot(data)
 	if !ok {
 		t.Fatalf("opened as %T, want a LeRobot dataset", data)
 	}
@@ -101,7 +102,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 	}
 	dead.Store(true)
 	key, _ := near.Key(2)
-	fresh, err := OpenData(ctx, "remote", src, st.Store, nil)
+	fresh, err := format.Open(ctx, "remote", src, &format.Env{Store: st.Store})
 	if err == nil {
 		_, err = fresh.Episode(ctx, key)
 	}
@@ -135,7 +136,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 	// decodeAll decodes every frame of every video camera of every
 	// episode, comparing it with the local read, and returns the MP4
 	// requests made while decoding (not while loading episodes).
-	decodeAll := func(data Data) int {
+	decodeAll := func(data format.Dataset) int {
 		dec, err := frames.NewDecoder(frames.DecoderOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -182,7 +183,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 		}
 		return mp4Requests() - before
 	}
-	open := func() (*Storage, Data) { return openRemote(t, src, cacheDir, 1<<30) }
+	open := func() (*Storage, format.Dataset) { return openRemote(t, src, cacheDir, 1<<30) }
 	st, data := open()
 	if n := decodeAll(data); n == 0 {
 		t.Fatal("the first pass made no request for an MP4 file: the test does not see the reads")
@@ -214,7 +215,7 @@ func TestLeRobotVideoRewritten(t *testing.T) {
 	src := gcsSource(t, upstream.URL())
 	st, data := openRemote(t, src, t.TempDir(), 1<<30)
 	defer st.Close()
-	key, _ := data.(*lerobot.Dataset).Key(0)
+	key, _ := mustLeRobot(t, data).Key(0)
 	ep, err := data.Episode(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +255,7 @@ func TestLeRobotVideoIndexRequests(t *testing.T) {
 	st, data := openRemote(t, src, t.TempDir(), 1<<30)
 	defer st.Close()
 	before := len(proxy.Requests())
-	key, _ := data.(*lerobot.Dataset).Key(0)
+	key, _ := mustLeRobot(t, data).Key(0)
 	if _, err := data.Episode(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 	cacheDir := t.TempDir()
 	// loadAll loads every episode and returns the requests for data files
 	// it made: all of them, and the reads among them.
-	loadAll := func(data Data) (all, reads int) {
+	loadAll := func(data format.Dataset) (all, reads int) {
 		before := len(proxy.Requests())
 		for i := range int64(len(near.Episodes())) {
 			key, _ := near.Key(i)
@@ -350,7 +351,7 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 		}
 		return requests(proxy, before, "data/chunk-", false), requests(proxy, before, "data/chunk-", true)
 	}
-	open := func() (*Storage, Data) { return openRemote(t, src, cacheDir, 1<<30) }
+	open := func() (*Storage, format.Dataset) { return openRemote(t, src, cacheDir, 1<<30) }
 	st, data := open()
 	if all, reads := loadAll(data); reads == 0 || all == 0 {
 		t.Fatalf("the first pass made %d requests for data files, %d reads: the test does not see them", all, reads)
@@ -374,18 +375,36 @@ func gcsSource(t *testing.T, url string) storage.Backend {
 
 // openRemote opens a storage stack over cacheDir, with a disk cache of disk
 // bytes, and the dataset at src through it. The caller closes the storage.
-func openRemote(t *testing.T, src storage.Backend, cacheDir string, disk int64) (*Storage, Data) {
+func openRemote(t *testing.T, src storage.Backend, cacheDir string, disk int64) (*Storage, format.Dataset) {
 	t.Helper()
 	st, err := OpenStorage(StorageOptions{CacheDir: cacheDir, Disk: disk, Log: testkit.TestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := OpenData(context.Background(), "remote", src, st.Store, nil)
+	data, err := format.Open(context.Background(), "remote", src, &format.Env{Store: st.Store})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
 	return st, data
+}
+
+// asLeRobot returns the LeRobot dataset that format.Open opened.
+func asLeRobot(data format.Dataset) (*lerobot.Dataset, bool) {
+	u, ok := data.(interface{ Unwrap() *lerobot.Dataset })
+	if !ok {
+		return nil, false
+	}
+	return u.Unwrap(), true
+}
+
+func mustLeRobot(t *testing.T, data format.Dataset) *lerobot.Dataset {
+	t.Helper()
+	d, ok := asLeRobot(data)
+	if !ok {
+		t.Fatalf("opened as %T, want a LeRobot dataset", data)
+	}
+	return d
 }
 
 // requests counts the proxy's requests, from the from-th on, whose path

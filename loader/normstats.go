@@ -13,8 +13,7 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/lerobot"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/norm"
 	"github.com/oxefs/oxefs/pairs"
 )
@@ -153,36 +152,20 @@ func affine(mode config.NormMode, s *norm.Stat) *pairs.Affine {
 	return a
 }
 
-// loadDerived reads what was saved for the dataset's current bytes: beside
-// an RLDS dataset's length index (rlds.Dataset.LoadDerived), and for a
-// LeRobot dataset in the same directory of the store, under the dataset's
-// Identity. Anything else: fs.ErrNotExist.
+// loadDerived reads what was saved for the dataset's current bytes
+// (format.Deriver); fs.ErrNotExist for a dataset that keeps nothing.
 func loadDerived(ctx context.Context, d *Dataset, name, key string) ([]byte, error) {
-	switch data := d.Data.(type) {
-	case *rlds.Dataset:
-		return data.LoadDerived(ctx, name, key)
-	case *lerobot.Dataset:
-		if d.store != nil {
-			return d.store.LoadDerived(data.Backend(), name, key, func() (string, error) { return data.Identity(ctx) })
-		}
+	if dv, ok := d.Data.(format.Deriver); ok {
+		return dv.LoadDerived(ctx, name, key)
 	}
 	return nil, fs.ErrNotExist
 }
 
-// saveDerived saves what loadDerived reads; for a dataset of another
-// format, or one opened without a store, it saves nothing.
+// saveDerived saves what loadDerived reads; for a dataset that keeps
+// nothing, it saves nothing.
 func saveDerived(ctx context.Context, d *Dataset, name, key string, b []byte) error {
-	switch data := d.Data.(type) {
-	case *rlds.Dataset:
-		return data.SaveDerived(ctx, name, key, b)
-	case *lerobot.Dataset:
-		if d.store != nil {
-			id, err := data.Identity(ctx)
-			if err != nil {
-				return err
-			}
-			return d.store.SaveDerived(data.Backend(), name, id, key, b)
-		}
+	if dv, ok := d.Data.(format.Deriver); ok {
+		return dv.SaveDerived(ctx, name, key, b)
 	}
 	return nil
 }

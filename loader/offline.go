@@ -1,19 +1,16 @@
 package loader
 
 import (
-	"github.com/oxefs/oxefs/storage"
-
 	"context"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/storage"
 )
-
-// maxListed bounds the shards named per dataset in an OfflineError.
-const maxListed = 8
 
 // OfflineError is a mix that the cache cannot serve without its sources:
 // what each dataset lacks.
@@ -36,22 +33,23 @@ func (e *OfflineError) Error() string {
 // nil, an *OfflineError naming what is missing, or the config errors
 // opening the datasets shows. The store may be online (`oxefs warm` asks
 // it after fetching) or offline.
-func CheckOffline(ctx context.Context, cfg *config.Config, store *rlds.Store) error {
+func CheckOffline(ctx context.Context, cfg *config.Config, env *format.Env) error {
 	var dcs []*config.DatasetConfig
 	for i := range cfg.Datasets {
 		if cfg.Datasets[i].Sampled() {
 			dcs = append(dcs, &cfg.Datasets[i])
 		}
 	}
-	return checkOffline(ctx, dcs, cfg.SamplesPerEpisode == 0, store)
+	return checkOffline(ctx, dcs, cfg.SamplesPerEpisode == 0, env)
 }
 
-// checkOffline checks that, for every dataset, the cache holds its
-// metadata (rlds.Dataset.SaveOffline's record), every shard of its train
-// and val selections, and, when needLengths (samples_per_episode 0), an
-// episode-length index covering them. Sources of local files need none of
-// it: they are read in place.
-func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths bool, store *rlds.Store) error {
+// checkOffline checks that, for every dataset, the cache holds what its
+// format needs to open it offline (format.MissingOffline: what `oxefs
+// warm` recorded), what reading its train and val selections needs
+// (format.OfflineChecker: shards, files), and, when needLengths
+// (samples_per_episode 0), episode lengths covering them. Sources of local
+// files need none of it: they are read in place.
+func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths bool, env *format.Env) error {
 	var (
 		missing []string
 		have    []*config.DatasetConfig
@@ -62,23 +60,18 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 			have = append(have, dc) // openAll reports it
 			continue
 		}
-		if _, ok := loadLeRobotRecord(store, src); ok {
-			have = append(have, dc) // its files are checked once it is open
+		if lack := format.MissingOffline(src, env); lack != "" {
+			missing = append(missing, fmt.Sprintf("dataset %s (%s): %s", dc.Name, src.Location(), lack))
 			continue
 		}
-		if files := store.MissingOffline(src); len(files) > 0 {
-			missing = append(missing, fmt.Sprintf("dataset %s (%s): metadata %s (or, for a LeRobot dataset, its files and %s.json)",
-				dc.Name, src.Location(), strings.Join(files, ", "), lerobotRecordName))
-			continue
-		}
-		have = append(have, dc)
+		have = append(have, dc) // what its selections read is checked once it is open
 	}
-	opened, err := openAll(ctx, have, store, nil)
+	opened, err := openAll(ctx, have, &format.Env{Store: env.Store})
 	if err != nil {
 		return err
 	}
 	for _, o := range opened {
-		if items := missingOf(ctx, o, needLengths, store); len(items) > 0 {
+		if items := missingOf(ctx, o, needLengths); len(items) > 0 {
 			missing = append(missing, fmt.Sprintf("dataset %s (%s): %s", o.ds.Config.Name, o.ds.Data.Backend().Location(), strings.Join(items, "; ")))
 		}
 	}
@@ -90,42 +83,11 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 
 // missingOf lists what the cache lacks of one opened dataset's
 // selections.
-func missingOf(ctx context.Context, o opened, needLengths bool, store *rlds.Store) []string {
-	data := o.ds.RLDS()
-	if data == nil {
-		return missingLeRobot(ctx, o, store)
-	}
+func missingOf(ctx context.Context, o opened, needLengths bool) []string {
 	ranges := append(slices.Clone(o.train), o.val...)
-	segs, err := o.ds.Data.Info().Segments(ranges)
-	if err != nil {
-		return []string{err.Error()}
-	}
-	var (
-		items, shards []string
-		total         int
-		seen          = map[[2]any]bool{}
-	)
-	for _, sg := range segs {
-		k := [2]any{sg.Split, sg.Shard}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		total++
-		name, ok, err := data.ShardCached(sg.Split, sg.Shard)
-		switch {
-		case err != nil:
-			items = append(items, err.Error())
-		case !ok:
-			shards = append(shards, name)
-		}
-	}
-	if n := len(shards); n > 0 {
-		listed := strings.Join(shards[:min(n, maxListed)], ", ")
-		if n > maxListed {
-			listed += fmt.Sprintf(" and %d more", n-maxListed)
-		}
-		items = append(items, fmt.Sprintf("%d of the %d shards of its selections: %s", n, total, listed))
+	var items []string
+	if oc, ok := o.ds.Data.(format.OfflineChecker); ok {
+		items = oc.MissingOffline(ctx, ranges)
 	}
 	if _, ok := knownSplitLengths(o.ds, ranges); needLengths && !ok {
 		items = append(items, "the episode-length index (samples_per_episode 0)")
@@ -138,4 +100,36 @@ func missingOf(ctx context.Context, o opened, needLengths bool, store *rlds.Stor
 // lookup may itself need the network).
 func sourceOptions(dc *config.DatasetConfig, offline bool) storage.Options {
 	return storage.Options{Anonymous: dc.Anonymous || offline}
+}
+
+// Ranges returns the episodes the dataset's views read: its train
+// selection, and its val split when it has one.
+func (d *Dataset) Ranges() ([]episode.Range, error) {
+	out := slices.Clone(d.Train)
+	if d.Config.ValSplit != "" {
+		val, err := d.Data.Select(d.Config.ValSplit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, val...)
+	}
+	return out, nil
+}
+
+// Warm saves, while the source is reachable, what an offline open of d
+// needs (format.Warmer): a remote RLDS dataset's metadata, every file a
+// remote LeRobot dataset's selections read. progress, when set, is told
+// each file fetched, with the total, one call at a time. It returns the
+// files fetched into the disk cache; 0 for a dataset whose format saves
+// nothing.
+func (d *Dataset) Warm(ctx context.Context, progress func(done, total int)) (int, error) {
+	w, ok := d.Data.(format.Warmer)
+	if !ok {
+		return 0, nil
+	}
+	ranges, err := d.Ranges()
+	if err != nil {
+		return 0, err
+	}
+	return w.Warm(ctx, ranges, progress)
 }

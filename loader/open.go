@@ -19,8 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/lerobot"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames/av"
 )
 
@@ -62,7 +61,7 @@ type Dataset struct {
 	// Data is the dataset as its format opened it; Episodes reads its
 	// episodes through the RAM cache (MixOptions.Episodes), or straight
 	// from Data without one.
-	Data     Data
+	Data     format.Dataset
 	Episodes episode.Dataset
 	// Image is the image_key feature (shape, encoding).
 	Image episode.Feature
@@ -74,8 +73,6 @@ type Dataset struct {
 	// Norm holds the dataset's normalisation statistics, once loaded or
 	// computed (Mix.NormStats); nil before.
 	Norm *norm.Stats
-
-	store *rlds.Store // where what is derived from a non-RLDS dataset is saved
 }
 
 // MixOptions configure Open.
@@ -95,11 +92,7 @@ type MixOptions struct {
 	// Episodes, when not nil, keeps loaded episodes in RAM for every
 	// dataset of the mix.
 	Episodes *episodes.Cache
-	// VideoIndex, when not nil, keeps the sample tables of the LeRobot
-	// datasets' video files, shared by every dataset of the mix; without
-	// it each dataset keeps its own (see lerobot.Open).
-	VideoIndex *lerobot.IndexCache
-	// Offline requires the store to be offline (rlds.Options.Offline) and
+	// Offline requires the store to be offline (format.StoreOptions.Offline) and
 	// checks, before anything is planned, that the cache holds everything
 	// the mix needs: see CheckOffline.
 	Offline bool
@@ -114,13 +107,13 @@ type IndexProgress struct {
 	Stats       bool
 }
 
-// OpenMix opens the config's datasets through the store, validates the config
+// OpenMix opens the config's datasets with env, validates the config
 // against their metadata (splits, feature keys and kinds), builds the
 // episode-length index where samples_per_episode 0 needs it and it is
 // missing, and builds the plans. Datasets with weight ≤ 0 are dropped
 // first, without being opened. Config problems come back together as
 // ConfigErrors naming the line, dataset, field and the valid choices.
-func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts MixOptions) (*Mix, error) {
+func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixOptions) (*Mix, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -149,11 +142,11 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 		active = append(active, d)
 	}
 	if opts.Offline {
-		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, store); err != nil {
+		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, env); err != nil {
 			return nil, err
 		}
 	}
-	opened, err := openAll(ctx, active, store, opts.VideoIndex)
+	opened, err := openAll(ctx, active, env)
 	if err != nil {
 		return nil, err
 	}
@@ -216,14 +209,14 @@ type opened struct {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store, index *lerobot.IndexCache) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*config.DatasetConfig, env *format.Env) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
 	for j, dc := range dcs {
 		g.Go(func() error {
-			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, store, index)
+			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, env)
 			return gctx.Err()
 		})
 	}
@@ -321,26 +314,26 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 }
 
 // ShardRefs maps a plan's shard keys (plan.Plan.Shards, plan.Plan.ShardsAhead,
-// plan.Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
-// for rlds.Store.Prefetch.
-// Shards of datasets in other formats are left out.
-func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
-	out := make([]rlds.ShardRef, 0, len(keys))
+// plan.Plan.DatasetShards of m.Train or m.Val) to shard references, for
+// format.Prefetch. Shards of datasets whose format fetches nothing ahead
+// (format.ShardFetcher) are left out.
+func (m *Mix) ShardRefs(keys []plan.ShardKey) []format.ShardRef {
+	out := make([]format.ShardRef, 0, len(keys))
 	for _, k := range keys {
-		if r := m.Datasets[k.Dataset].RLDS(); r != nil {
-			out = append(out, rlds.ShardRef{Dataset: r, Split: k.Split, Shard: k.Shard})
+		if d := m.Datasets[k.Dataset].Data; format.FetcherOf(d) != nil {
+			out = append(out, format.ShardRef{Dataset: d, Split: k.Split, Shard: k.Shard})
 		}
 	}
 	return out
 }
 
-// EpisodeRefs names the episodes of samples, for rlds.Store.FetchEpisodes.
-// Episodes of datasets in other formats are left out.
-func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
-	out := make([]rlds.EpisodeRef, 0, len(samples))
+// EpisodeRefs names the episodes of samples, for format.FetchEpisodes.
+// Episodes of datasets whose format fetches nothing ahead are left out.
+func (m *Mix) EpisodeRefs(samples []plan.Sample) []format.EpisodeRef {
+	out := make([]format.EpisodeRef, 0, len(samples))
 	for _, s := range samples {
-		if r := m.Datasets[s.Dataset].RLDS(); r != nil {
-			out = append(out, rlds.EpisodeRef{Dataset: r, Ref: s.Episode})
+		if d := m.Datasets[s.Dataset].Data; format.FetcherOf(d) != nil {
+			out = append(out, format.EpisodeRef{Dataset: d, Key: s.Episode})
 		}
 	}
 	return out
@@ -348,22 +341,22 @@ func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store, index *lerobot.IndexCache) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
+func openDataset(ctx context.Context, dc *config.DatasetConfig, env *format.Env) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
 	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	src, err := storage.Open(ctx, dc.Source, sourceOptions(dc, store.Offline()))
+	src, err := storage.Open(ctx, dc.Source, sourceOptions(dc, env.Offline()))
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	data, err := OpenData(ctx, dc.Name, src, store, index)
+	data, err := format.Open(ctx, dc.Name, src, env)
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	d := &Dataset{Config: *dc, Data: data, store: store}
+	d := &Dataset{Config: *dc, Data: data}
 	train, err := data.Select(dc.Split)
 	if err != nil {
 		add("split", "%v", err)
@@ -374,8 +367,8 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 			add("val_split", "%v", err)
 		}
 	}
-	if r := d.RLDS(); r != nil {
-		checkShards(r, train, val, add)
+	if sc, ok := data.(format.SplitChecker); ok {
+		checkShards(sc, train, val, add)
 	}
 	use, ferrs := dc.CheckFeatures(configFeatures(data.Info().Features.All()))
 	errs = append(errs, ferrs...)
@@ -392,9 +385,9 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Stor
 	return d, train, val, errs
 }
 
-// checkShards checks the shards of every split the selections read
-// against dataset_info.json (see rlds.Dataset.CheckSplit), once per split.
-func checkShards(data *rlds.Dataset, train, val []episode.Range, add func(key, format string, args ...any)) {
+// checkShards checks the files of every split the selections read against
+// the dataset's metadata (format.SplitChecker), once per split.
+func checkShards(data format.SplitChecker, train, val []episode.Range, add func(key, format string, args ...any)) {
 	checked := map[string]bool{}
 	for _, sel := range []struct {
 		field  string
@@ -440,11 +433,11 @@ func featureKind(k episode.Kind) config.FeatureKind {
 // indexLengths returns the length index holding every split the ranges
 // read, building what is missing.
 func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts MixOptions, mu *sync.Mutex) (map[string][]int32, error) {
-	if ls, ok := knownSplitLengths(d, ranges); ok && d.RLDS() == nil {
-		return ls, nil // the format stores them
-	}
-	data := d.RLDS()
-	if data == nil {
+	data, ok := d.Data.(format.LengthIndexer)
+	if !ok {
+		if ls, ok := knownSplitLengths(d, ranges); ok {
+			return ls, nil // the format stores them
+		}
 		return nil, fmt.Errorf("dataset %s: no episode lengths for samples_per_episode 0", d.Config.Name)
 	}
 	var splits []string
@@ -458,16 +451,16 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts 
 	var total int64
 	for _, s := range splits {
 		if err == nil {
-			if _, ok := have.Splits[s]; ok {
+			if _, ok := have[s]; ok {
 				continue
 			}
 		}
-		if si, ok := data.Info().Split(s); ok {
+		if si, ok := d.Data.Info().Split(s); ok {
 			total += si.Episodes()
 		}
 	}
 	if total == 0 && err == nil {
-		return have.Splits, nil
+		return have, nil
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -488,7 +481,7 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts 
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: episode lengths (samples_per_episode 0): %w", d.Config.Name, err)
 	}
-	return l.Splits, nil
+	return l, nil
 }
 
 // shapeOf describes a dataset's selection to the plan.

@@ -12,16 +12,16 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/plan"
 )
 
 const fixtures = "../testdata/datasets/"
 
-func newStore(t *testing.T, dir string) *rlds.Store {
+func newStore(t *testing.T, dir string) *format.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{IndexDir: dir})
+	s, err := format.NewStore(format.StoreOptions{IndexDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,13 +29,13 @@ func newStore(t *testing.T, dir string) *rlds.Store {
 	return s
 }
 
-func openYAML(t *testing.T, store *rlds.Store, y string, opts MixOptions) (*Mix, error) {
+func openYAML(t *testing.T, store *format.Store, y string, opts MixOptions) (*Mix, error) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return OpenMix(context.Background(), cfg, store, opts)
+	return OpenMix(context.Background(), cfg, &format.Env{Store: store}, opts)
 }
 
 const threeDatasets = `
@@ -116,12 +116,12 @@ func TestOpen(t *testing.T) {
 			}
 		}
 		for _, r := range m.ShardRefs(m.Train.Shards(n, nil)) {
-			if _, err := r.Dataset.ShardName(r.Split, r.Shard); err != nil {
+			if _, err := format.FetcherOf(r.Dataset).ShardCached(r); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	var all []rlds.ShardRef
+	var all []format.ShardRef
 	for d := range m.Datasets {
 		all = append(all, m.ShardRefs(m.Train.DatasetShards(d))...)
 	}

@@ -22,8 +22,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/lerobot"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
@@ -86,9 +85,11 @@ const (
 // served. Several ranks share the store, the caches, the pool and --mem:
 // each gets an equal part of the batch budget.
 type Pipeline struct {
-	// Storage is the storage stack; Store the RLDS store on it.
+	// Storage is the storage stack; Store the store on it, and Env what
+	// every dataset is opened with (the store, the shared video index).
 	Storage *Storage
-	Store   *rlds.Store
+	Store   *format.Store
+	Env     *format.Env
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
 	Mix      *Mix
@@ -116,8 +117,6 @@ type Pipeline struct {
 	valStats *BuildStats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
-	// videoIndex keeps the LeRobot datasets' video sample tables.
-	videoIndex *lerobot.IndexCache
 }
 
 // Rank is one rank's two views.
@@ -165,10 +164,10 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 			p.Close()
 		}
 	}()
-	p.videoIndex = lerobot.NewIndexCache(int64(float64(opts.Mem) * indexShare))
-	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
+	p.Env = &format.Env{Store: store, IndexBytes: int64(float64(opts.Mem) * indexShare)}
+	p.Mix, err = OpenMix(ctx, cfg, p.Env, MixOptions{
 		Rank: opts.Rank, World: opts.World, Ranks: opts.Ranks, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
-		Offline: opts.Offline, Log: opts.Log, VideoIndex: p.videoIndex,
+		Offline: opts.Offline, Log: opts.Log,
 	})
 	if err != nil {
 		return nil, err
@@ -213,7 +212,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}
 	p.Train, p.Val = p.Ranks[0].Train, p.Ranks[0].Val
-	p.prefetch = newPrefetcher(store, p.Mix, opts.Log)
+	p.prefetch = newPrefetcher(p.Mix, opts.Log)
 	p.warnMemory()
 	for _, r := range p.Ranks {
 		if r.info, err = p.infoJSON(r); err != nil {
@@ -284,7 +283,7 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// source is slow, and a dead source fails the batch within one
 		// retry budget.
 		if p.prefetch != nil {
-			if err := p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
+			if err := format.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
 				p.BuildLatency.Observe(time.Since(start))
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}
@@ -646,7 +645,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		out["ranks"] = ranks
 	}
 	out["decode_memory"] = decodeMemoryStats(p.decodeMem)
-	if is := p.videoIndex.Stats(); is.Parses > 0 {
+	if is := p.Env.IndexStats(); is.Parses > 0 {
 		out["video_index"] = map[string]any{
 			"budget_bytes": is.Bound, "held_bytes": is.Bytes, "files": is.Files,
 			"hits": is.Hits, "parses": is.Parses, "evicted": is.Evicted,
@@ -730,9 +729,8 @@ func ReadRSS() (now, peak, shmem int64) {
 // in plan order, while builds go on. Only remote datasets need it: it is nil
 // when the mix has none.
 type prefetcher struct {
-	store *rlds.Store
-	mix   *Mix
-	log   *slog.Logger
+	mix *Mix
+	log *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -748,17 +746,17 @@ type prefetcher struct {
 // prefetchAhead is how many batches ahead the prefetcher looks.
 const prefetchAhead = 64
 
-func newPrefetcher(store *rlds.Store, m *Mix, log *slog.Logger) *prefetcher {
+func newPrefetcher(m *Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
-		if _, local := d.Data.Backend().(storage.Filer); !local && d.RLDS() != nil {
+		if _, local := d.Data.Backend().(storage.Filer); !local && format.FetcherOf(d.Data) != nil {
 			remote = true
 		}
 	}
 	if !remote {
 		return nil
 	}
-	pf := &prefetcher{store: store, mix: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), last: -prefetchAhead}
+	pf := &prefetcher{mix: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), last: -prefetchAhead}
 	pf.ctx, pf.cancel = context.WithCancel(context.Background())
 	go pf.run()
 	return pf
@@ -795,7 +793,7 @@ func (pf *prefetcher) run() {
 		pf.last = at
 		pf.mu.Unlock()
 		refs := pf.mix.ShardRefs(pl.ShardsAhead(at, prefetchAhead, nil))
-		if _, err := pf.store.Prefetch(pf.ctx, refs, 4, nil); err != nil && pf.ctx.Err() == nil {
+		if _, err := format.Prefetch(pf.ctx, refs, 4, nil); err != nil && pf.ctx.Err() == nil {
 			pf.log.Warn("prefetch", "err", err)
 		}
 	}

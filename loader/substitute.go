@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
@@ -38,7 +37,7 @@ const (
 
 type episodeKey struct {
 	dataset int
-	ref     rlds.Ref
+	ref     episode.Key
 }
 
 // substitutions is what a Builder's workers learn while substituting.

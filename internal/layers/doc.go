@@ -3,5 +3,8 @@
 // adapter and the benchmark, the scheduler, the plan, the sample assembler
 // and the frames, to the format-neutral model, the formats and storage. The
 // table in layers_test.go places every package; a package missing from it,
-// or an import that points up or sideways, fails the test.
+// or an import that points up or sideways, fails the test. A second test
+// keeps the formats behind their registry: outside format/, only the
+// registration point (format/formats) imports a format's package, save the
+// synth writers and measurement scripts it names.
 package layers

@@ -23,7 +23,8 @@ var layer = map[string]int{
 
 	"episode": 1,
 
-	"format/...": 2,
+	"format":     2, // the registry and the capabilities
+	"format/...": 2, // the formats, and format/formats that registers them
 
 	"config":     3,
 	"keyed":      3,
@@ -52,7 +53,8 @@ var layer = map[string]int{
 // sideways lists the imports allowed within one layer.
 var sideways = map[string][]string{
 	"storage/...": {"storage"},
-	"format/...":  {"format/..."},
+	"format/...":  {"format/...", "format"},
+	"format":      {"format/rlds"}, // the store, until it has a package of its own
 	"frames":      {"frames/..."},
 	"plan":        {"keyed", "config"},
 	"pairs":       {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
@@ -165,6 +167,132 @@ func name(rel string) string {
 		return "the root package (main)"
 	}
 	return rel
+}
+
+// registration is the one package outside a format's own directory that
+// imports the formats' packages: it registers them with package format.
+const registration = "format/formats"
+
+// formatWriters are packages under a format's directory that others may
+// import: they write synthetic datasets of that format for `oxefs synth`;
+// they read nothing.
+var formatWriters = []string{"format/rlds/synth", "format/lerobot/synth"}
+
+// formatStudies are packages that read one format's bytes on purpose,
+// outside the daemon: measurement scripts.
+var formatStudies = []string{"scripts/..."}
+
+// concreteFormat reports whether rel is a format's package or one below
+// it (format/rlds, format/rlds/tfrecord). The registry (format) and the
+// registration point are not formats.
+func concreteFormat(rel string) bool {
+	rest, ok := strings.CutPrefix(rel, "format/")
+	if !ok {
+		return false
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return "format/"+name != registration
+}
+
+// checkFormats returns every import of a format's package from outside
+// format/ other than the registration point's: the rest of oxefs reaches
+// formats through package format's registry and capabilities only.
+func checkFormats(graph map[string][]string) []string {
+	var out []string
+	pkgs := make([]string, 0, len(graph))
+	for p := range graph {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		if pkg == "format" || strings.HasPrefix(pkg, "format/") || covered(formatStudies, pkg) {
+			continue
+		}
+		for _, dep := range graph[pkg] {
+			if !concreteFormat(dep) || covered(formatWriters, dep) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s imports %s: outside format/, only %s imports a format's package; go through package format (Open and its capability interfaces)",
+				name(pkg), dep, registration))
+		}
+	}
+	return out
+}
+
+func covered(patterns []string, rel string) bool {
+	for _, p := range patterns {
+		if match(p, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFormatsBehindRegistry: no package outside format/ but the
+// registration point imports a format's package.
+func TestFormatsBehindRegistry(t *testing.T) {
+	graph := imports(t, moduleRoot(t))
+	if _, ok := graph[registration]; !ok {
+		t.Fatalf("the registration point %s does not exist", registration)
+	}
+	for _, v := range checkFormats(graph) {
+		t.Error(v)
+	}
+}
+
+// TestCheckFormatsCatchesConcreteImports proves the format check can fail:
+// on a graph with the loader and the command importing formats' packages
+// it reports each, and it lets the registration point, the synth writers,
+// the scripts and the formats themselves be.
+func TestCheckFormatsCatchesConcreteImports(t *testing.T) {
+	graph := map[string][]string{
+		"loader":               {"format", "format/rlds"},
+		"":                     {"format/lerobot/mp4", "format/rlds/synth", "format/lerobot/synth"},
+		"bench":                {"format/formats"},
+		"format/formats":       {"format", "format/rlds", "format/lerobot"},
+		"format/lerobot":       {"format/lerobot/mp4"},
+		"scripts/episodebytes": {"format/rlds/tfrecord"},
+	}
+	got := checkFormats(graph)
+	want := []string{
+		"the root package (main) imports format/lerobot/mp4",
+		"loader imports format/rlds",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("check reported %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
+		}
+	}
+}
+
+// TestCheckFormatsOnFiles plants a file that imports a format's package in
+// a package of a module tree and checks that the whole check, from parsing
+// on, reports it.
+func TestCheckFormatsOnFiles(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, src string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("go.mod", "module "+module+"\n")
+	write("format/rlds/rlds.go", "package rlds\n")
+	write("format/formats/formats.go", "package formats\n\nimport _ \""+module+"/format/rlds\"\n")
+	write("loader/ok.go", "package loader\n\nimport _ \""+module+"/format/formats\"\n")
+	write("loader/bad.go", "package loader\n\nimport \""+module+"/format/rlds\"\n\nvar _ rlds.Dataset\n")
+	write("loader/bad_test.go", "package loader\n\nimport _ \""+module+"/format/rlds\"\n")
+	got := checkFormats(imports(t, root))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "loader imports format/rlds") {
+		t.Fatalf("check reported %q, want one violation: loader imports format/rlds", got)
+	}
 }
 
 func TestImportDirection(t *testing.T) {
