@@ -135,7 +135,7 @@ func (c *warmCmd) fetchShards(ctx context.Context, p *loader.Pipeline, trainRefs
 		return nil
 	}
 	bar := newBar(int64(len(remote)), "fetching shards", "shards")
-	n, err := p.Store.Prefetch(ctx, remote, 4, func() { _ = bar.Add(1) })
+	n, err := rlds.Prefetch(ctx, p.Store, remote, 4, func() { _ = bar.Add(1) })
 	_ = bar.Finish()
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 // Data is an opened dataset as the loader reads it, whatever its format:
@@ -43,31 +44,31 @@ func (d *Dataset) RLDS() *rlds.Dataset {
 // A LeRobot dataset keeps its video files' sample tables in index (nil: a
 // cache of its own) and, from a remote source, its episodes' video bytes
 // in the store's disk cache.
-func OpenData(ctx context.Context, name string, src storage.Backend, store *rlds.Store, index *lerobot.IndexCache) (Data, error) {
-	if _, local := src.(storage.Filer); store.Offline() && !local {
+func OpenData(ctx context.Context, name string, src storage.Backend, st *store.Store, index *lerobot.IndexCache) (Data, error) {
+	if _, local := src.(storage.Filer); st.Offline() && !local {
 		// What `oxefs warm` saved: a LeRobot dataset's files and record,
 		// or an RLDS dataset's metadata.
-		if data, ok, err := openLeRobotOffline(ctx, name, src, store, index); ok {
+		if data, ok, err := openLeRobotOffline(ctx, name, src, st, index); ok {
 			return data, err
 		}
-		return store.Open(ctx, name, src)
+		return rlds.Open(ctx, st, name, src)
 	}
 	read := src // local files are read in place, like RLDS shards
 	if _, local := src.(storage.Filer); !local {
-		read = store.Wrap(src)
+		read = st.Wrap(src)
 	}
 	_, err := read.Stat(ctx, lerobot.InfoPath)
 	switch {
 	case err == nil:
-		return lerobot.Open(ctx, name, read, lerobot.Options{Index: index, Ranges: store.Cached(src)})
+		return lerobot.Open(ctx, name, read, lerobot.Options{Index: index, Ranges: st.Cached(src)})
 	case errors.Is(err, fs.ErrNotExist):
-		return store.Open(ctx, name, src)
+		return rlds.Open(ctx, st, name, src)
 	}
 	// The source could not say whether it holds meta/info.json: an outage,
 	// most likely. Try RLDS, the format a source was always read as; when
 	// that fails too, its error (naming dataset_info.json) is the one
 	// reported, as it was before LeRobot was read.
-	return store.Open(ctx, name, src)
+	return rlds.Open(ctx, st, name, src)
 }
 
 // knownSplitLengths returns each split's episode lengths when the dataset

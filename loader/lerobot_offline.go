@@ -13,10 +13,10 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/lerobot"
-	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/offline"
+	"github.com/oxefs/oxefs/store"
 )
 
 // A remote LeRobot dataset is read offline from the disk cache: `oxefs
@@ -39,8 +39,8 @@ const (
 
 // loadLeRobotRecord returns warm's record for src, and false when there is
 // none.
-func loadLeRobotRecord(store *rlds.Store, src storage.Backend) (*lerobotRecord, bool) {
-	b, err := store.LoadDerived(src, lerobotRecordName, lerobotRecordKey, func() (string, error) { return "", nil })
+func loadLeRobotRecord(st *store.Store, src storage.Backend) (*lerobotRecord, bool) {
+	b, err := st.LoadDerived(src, lerobotRecordName, lerobotRecordKey, func() (string, error) { return "", nil })
 	if err != nil {
 		return nil, false
 	}
@@ -93,7 +93,7 @@ func (d *Dataset) Ranges() ([]episode.Range, error) {
 // It does nothing for a local source (read in place). progress, when set,
 // is told each file done, with the total, one call at a time. It returns
 // the files in the cache.
-func WarmLeRobot(ctx context.Context, d *Dataset, store *rlds.Store, progress func(done, total int)) (int, error) {
+func WarmLeRobot(ctx context.Context, d *Dataset, st *store.Store, progress func(done, total int)) (int, error) {
 	lr, ok := d.Data.(*lerobot.Dataset)
 	if !ok {
 		return 0, fmt.Errorf("dataset %s is not a LeRobot dataset", d.Config.Name)
@@ -102,7 +102,7 @@ func WarmLeRobot(ctx context.Context, d *Dataset, store *rlds.Store, progress fu
 	if err != nil {
 		return 0, err
 	}
-	cached := store.Cached(src)
+	cached := st.Cached(src)
 	if cached == nil {
 		return 0, nil
 	}
@@ -147,7 +147,7 @@ func WarmLeRobot(ctx context.Context, d *Dataset, store *rlds.Store, progress fu
 	}
 	// Several datasets of a mix may read one source (other cameras, other
 	// splits): the record keeps what each fetched.
-	rec, ok := loadLeRobotRecord(store, src)
+	rec, ok := loadLeRobotRecord(st, src)
 	if !ok {
 		rec = &lerobotRecord{Files: make(map[string]storage.ObjectInfo, len(files))}
 	}
@@ -158,23 +158,23 @@ func WarmLeRobot(ctx context.Context, d *Dataset, store *rlds.Store, progress fu
 	if err != nil {
 		return 0, err
 	}
-	return len(files), store.SaveDerived(src, lerobotRecordName, "", lerobotRecordKey, b)
+	return len(files), st.SaveDerived(src, lerobotRecordName, "", lerobotRecordKey, b)
 }
 
 // openLeRobotOffline opens the remote LeRobot dataset at src from what warm
 // left in the disk cache; ok is false when warm left nothing for src.
-func openLeRobotOffline(ctx context.Context, name string, src storage.Backend, store *rlds.Store, index *lerobot.IndexCache) (data Data, ok bool, err error) {
-	rec, ok := loadLeRobotRecord(store, src)
+func openLeRobotOffline(ctx context.Context, name string, src storage.Backend, st *store.Store, index *lerobot.IndexCache) (data Data, ok bool, err error) {
+	rec, ok := loadLeRobotRecord(st, src)
 	if !ok {
 		return nil, false, nil
 	}
-	d, err := lerobot.Open(ctx, name, &snapshot{cached: store.Cached(src), files: rec.Files}, lerobot.Options{Index: index})
+	d, err := lerobot.Open(ctx, name, &snapshot{cached: st.Cached(src), files: rec.Files}, lerobot.Options{Index: index})
 	return d, true, err
 }
 
 // missingLeRobot lists what the disk cache lacks of the files reading the
 // opened LeRobot dataset's selections needs, or nil when it is local.
-func missingLeRobot(ctx context.Context, o opened, store *rlds.Store) []string {
+func missingLeRobot(ctx context.Context, o opened, st *store.Store) []string {
 	lr, ok := o.ds.Data.(*lerobot.Dataset)
 	if !ok {
 		return nil
@@ -183,11 +183,11 @@ func missingLeRobot(ctx context.Context, o opened, store *rlds.Store) []string {
 	if err != nil {
 		return []string{err.Error()}
 	}
-	cached := store.Cached(src)
+	cached := st.Cached(src)
 	if cached == nil {
 		return nil
 	}
-	rec, ok := loadLeRobotRecord(store, src)
+	rec, ok := loadLeRobotRecord(st, src)
 	if !ok {
 		return []string{"its files: oxefs warm has not fetched them"}
 	}

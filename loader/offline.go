@@ -2,6 +2,7 @@ package loader
 
 import (
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 
 	"context"
 	"fmt"
@@ -36,14 +37,14 @@ func (e *OfflineError) Error() string {
 // nil, an *OfflineError naming what is missing, or the config errors
 // opening the datasets shows. The store may be online (`oxefs warm` asks
 // it after fetching) or offline.
-func CheckOffline(ctx context.Context, cfg *config.Config, store *rlds.Store) error {
+func CheckOffline(ctx context.Context, cfg *config.Config, st *store.Store) error {
 	var dcs []*config.DatasetConfig
 	for i := range cfg.Datasets {
 		if cfg.Datasets[i].Sampled() {
 			dcs = append(dcs, &cfg.Datasets[i])
 		}
 	}
-	return checkOffline(ctx, dcs, cfg.SamplesPerEpisode == 0, store)
+	return checkOffline(ctx, dcs, cfg.SamplesPerEpisode == 0, st)
 }
 
 // checkOffline checks that, for every dataset, the cache holds its
@@ -51,7 +52,7 @@ func CheckOffline(ctx context.Context, cfg *config.Config, store *rlds.Store) er
 // and val selections, and, when needLengths (samples_per_episode 0), an
 // episode-length index covering them. Sources of local files need none of
 // it: they are read in place.
-func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths bool, store *rlds.Store) error {
+func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths bool, st *store.Store) error {
 	var (
 		missing []string
 		have    []*config.DatasetConfig
@@ -62,23 +63,23 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 			have = append(have, dc) // openAll reports it
 			continue
 		}
-		if _, ok := loadLeRobotRecord(store, src); ok {
+		if _, ok := loadLeRobotRecord(st, src); ok {
 			have = append(have, dc) // its files are checked once it is open
 			continue
 		}
-		if files := store.MissingOffline(src); len(files) > 0 {
+		if files := rlds.MissingOffline(st, src); len(files) > 0 {
 			missing = append(missing, fmt.Sprintf("dataset %s (%s): metadata %s (or, for a LeRobot dataset, its files and %s.json)",
 				dc.Name, src.Location(), strings.Join(files, ", "), lerobotRecordName))
 			continue
 		}
 		have = append(have, dc)
 	}
-	opened, err := openAll(ctx, have, store, nil)
+	opened, err := openAll(ctx, have, st, nil)
 	if err != nil {
 		return err
 	}
 	for _, o := range opened {
-		if items := missingOf(ctx, o, needLengths, store); len(items) > 0 {
+		if items := missingOf(ctx, o, needLengths, st); len(items) > 0 {
 			missing = append(missing, fmt.Sprintf("dataset %s (%s): %s", o.ds.Config.Name, o.ds.Data.Backend().Location(), strings.Join(items, "; ")))
 		}
 	}
@@ -90,10 +91,10 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 
 // missingOf lists what the cache lacks of one opened dataset's
 // selections.
-func missingOf(ctx context.Context, o opened, needLengths bool, store *rlds.Store) []string {
+func missingOf(ctx context.Context, o opened, needLengths bool, st *store.Store) []string {
 	data := o.ds.RLDS()
 	if data == nil {
-		return missingLeRobot(ctx, o, store)
+		return missingLeRobot(ctx, o, st)
 	}
 	ranges := append(slices.Clone(o.train), o.val...)
 	segs, err := o.ds.Data.Info().Segments(ranges)

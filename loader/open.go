@@ -6,6 +6,7 @@ import (
 	"github.com/oxefs/oxefs/norm"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 
 	"context"
 	"fmt"
@@ -75,7 +76,7 @@ type Dataset struct {
 	// computed (Mix.NormStats); nil before.
 	Norm *norm.Stats
 
-	store *rlds.Store // where what is derived from a non-RLDS dataset is saved
+	store *store.Store // where what is derived from a non-RLDS dataset is saved
 }
 
 // MixOptions configure Open.
@@ -99,7 +100,7 @@ type MixOptions struct {
 	// datasets' video files, shared by every dataset of the mix; without
 	// it each dataset keeps its own (see lerobot.Open).
 	VideoIndex *lerobot.IndexCache
-	// Offline requires the store to be offline (rlds.Options.Offline) and
+	// Offline requires the store to be offline (store.Options.Offline) and
 	// checks, before anything is planned, that the cache holds everything
 	// the mix needs: see CheckOffline.
 	Offline bool
@@ -120,7 +121,7 @@ type IndexProgress struct {
 // missing, and builds the plans. Datasets with weight ≤ 0 are dropped
 // first, without being opened. Config problems come back together as
 // ConfigErrors naming the line, dataset, field and the valid choices.
-func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts MixOptions) (*Mix, error) {
+func OpenMix(ctx context.Context, cfg *config.Config, st *store.Store, opts MixOptions) (*Mix, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -149,11 +150,11 @@ func OpenMix(ctx context.Context, cfg *config.Config, store *rlds.Store, opts Mi
 		active = append(active, d)
 	}
 	if opts.Offline {
-		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, store); err != nil {
+		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, st); err != nil {
 			return nil, err
 		}
 	}
-	opened, err := openAll(ctx, active, store, opts.VideoIndex)
+	opened, err := openAll(ctx, active, st, opts.VideoIndex)
 	if err != nil {
 		return nil, err
 	}
@@ -216,14 +217,14 @@ type opened struct {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*config.DatasetConfig, store *rlds.Store, index *lerobot.IndexCache) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*config.DatasetConfig, st *store.Store, index *lerobot.IndexCache) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
 	for j, dc := range dcs {
 		g.Go(func() error {
-			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, store, index)
+			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, st, index)
 			return gctx.Err()
 		})
 	}
@@ -322,7 +323,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 
 // ShardRefs maps a plan's shard keys (plan.Plan.Shards, plan.Plan.ShardsAhead,
 // plan.Plan.DatasetShards of m.Train or m.Val) to the store's shard references,
-// for rlds.Store.Prefetch.
+// for rlds.Prefetch.
 // Shards of datasets in other formats are left out.
 func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
 	out := make([]rlds.ShardRef, 0, len(keys))
@@ -334,7 +335,7 @@ func (m *Mix) ShardRefs(keys []plan.ShardKey) []rlds.ShardRef {
 	return out
 }
 
-// EpisodeRefs names the episodes of samples, for rlds.Store.FetchEpisodes.
+// EpisodeRefs names the episodes of samples, for rlds.FetchEpisodes.
 // Episodes of datasets in other formats are left out.
 func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
 	out := make([]rlds.EpisodeRef, 0, len(samples))
@@ -348,22 +349,22 @@ func (m *Mix) EpisodeRefs(samples []plan.Sample) []rlds.EpisodeRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, store *rlds.Store, index *lerobot.IndexCache) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
+func openDataset(ctx context.Context, dc *config.DatasetConfig, st *store.Store, index *lerobot.IndexCache) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
 	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
-	src, err := storage.Open(ctx, dc.Source, sourceOptions(dc, store.Offline()))
+	src, err := storage.Open(ctx, dc.Source, sourceOptions(dc, st.Offline()))
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	data, err := OpenData(ctx, dc.Name, src, store, index)
+	data, err := OpenData(ctx, dc.Name, src, st, index)
 	if err != nil {
 		add("source", "%v", err)
 		return nil, nil, nil, errs
 	}
-	d := &Dataset{Config: *dc, Data: data, store: store}
+	d := &Dataset{Config: *dc, Data: data, store: st}
 	train, err := data.Select(dc.Split)
 	if err != nil {
 		add("split", "%v", err)

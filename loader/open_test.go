@@ -15,13 +15,14 @@ import (
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/store"
 )
 
 const fixtures = "../testdata/datasets/"
 
-func newStore(t *testing.T, dir string) *rlds.Store {
+func newStore(t *testing.T, dir string) *store.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{IndexDir: dir})
+	s, err := store.NewStore(store.Options{IndexDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func newStore(t *testing.T, dir string) *rlds.Store {
 	return s
 }
 
-func openYAML(t *testing.T, store *rlds.Store, y string, opts MixOptions) (*Mix, error) {
+func openYAML(t *testing.T, store *store.Store, y string, opts MixOptions) (*Mix, error) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(y))
 	if err != nil {

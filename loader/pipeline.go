@@ -6,6 +6,7 @@ import (
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 
 	"bufio"
 	"context"
@@ -86,9 +87,9 @@ const (
 // served. Several ranks share the store, the caches, the pool and --mem:
 // each gets an equal part of the batch budget.
 type Pipeline struct {
-	// Storage is the storage stack; Store the RLDS store on it.
+	// Storage is the storage stack; Store the store every format reads through.
 	Storage *Storage
-	Store   *rlds.Store
+	Store   *store.Store
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
 	Mix      *Mix
@@ -153,8 +154,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := st.Store
-	p := &Pipeline{Storage: st, Store: store, opts: opts, started: time.Now()}
+	p := &Pipeline{Storage: st, Store: st.Store, opts: opts, started: time.Now()}
 	if p.Episodes, err = episodes.New(int64(float64(opts.Mem) * ramShare)); err != nil {
 		st.Close()
 		return nil, err
@@ -166,7 +166,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}()
 	p.videoIndex = lerobot.NewIndexCache(int64(float64(opts.Mem) * indexShare))
-	p.Mix, err = OpenMix(ctx, cfg, store, MixOptions{
+	p.Mix, err = OpenMix(ctx, cfg, st.Store, MixOptions{
 		Rank: opts.Rank, World: opts.World, Ranks: opts.Ranks, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
 		Offline: opts.Offline, Log: opts.Log, VideoIndex: p.videoIndex,
 	})
@@ -213,7 +213,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}
 	p.Train, p.Val = p.Ranks[0].Train, p.Ranks[0].Val
-	p.prefetch = newPrefetcher(store, p.Mix, opts.Log)
+	p.prefetch = newPrefetcher(st.Store, p.Mix, opts.Log)
 	p.warnMemory()
 	for _, r := range p.Ranks {
 		if r.info, err = p.infoJSON(r); err != nil {
@@ -284,7 +284,7 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// source is slow, and a dead source fails the batch within one
 		// retry budget.
 		if p.prefetch != nil {
-			if err := p.Store.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
+			if err := rlds.FetchEpisodes(ctx, p.Store, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
 				p.BuildLatency.Observe(time.Since(start))
 				return nil, fmt.Errorf("batch %d: %w", n, err)
 			}
@@ -730,7 +730,7 @@ func ReadRSS() (now, peak, shmem int64) {
 // in plan order, while builds go on. Only remote datasets need it: it is nil
 // when the mix has none.
 type prefetcher struct {
-	store *rlds.Store
+	store *store.Store
 	mix   *Mix
 	log   *slog.Logger
 
@@ -748,7 +748,7 @@ type prefetcher struct {
 // prefetchAhead is how many batches ahead the prefetcher looks.
 const prefetchAhead = 64
 
-func newPrefetcher(store *rlds.Store, m *Mix, log *slog.Logger) *prefetcher {
+func newPrefetcher(st *store.Store, m *Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
 		if _, local := d.Data.Backend().(storage.Filer); !local && d.RLDS() != nil {
@@ -758,7 +758,7 @@ func newPrefetcher(store *rlds.Store, m *Mix, log *slog.Logger) *prefetcher {
 	if !remote {
 		return nil
 	}
-	pf := &prefetcher{store: store, mix: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), last: -prefetchAhead}
+	pf := &prefetcher{store: st, mix: m, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), last: -prefetchAhead}
 	pf.ctx, pf.cancel = context.WithCancel(context.Background())
 	go pf.run()
 	return pf
@@ -795,7 +795,7 @@ func (pf *prefetcher) run() {
 		pf.last = at
 		pf.mu.Unlock()
 		refs := pf.mix.ShardRefs(pl.ShardsAhead(at, prefetchAhead, nil))
-		if _, err := pf.store.Prefetch(pf.ctx, refs, 4, nil); err != nil && pf.ctx.Err() == nil {
+		if _, err := rlds.Prefetch(pf.ctx, pf.store, refs, 4, nil); err != nil && pf.ctx.Err() == nil {
 			pf.log.Warn("prefetch", "err", err)
 		}
 	}

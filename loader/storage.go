@@ -3,12 +3,12 @@ package loader
 import (
 	"log/slog"
 
-	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/offline"
 	"github.com/oxefs/oxefs/storage/ratelimit"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 )
 
 // StorageOptions are the flags that shape the storage stack.
@@ -24,14 +24,14 @@ type StorageOptions struct {
 	// all together; 0 means no cap.
 	MaxFetchRate int64
 	// Offline never contacts a source whose objects are not local files:
-	// its metadata comes from what `oxefs warm` recorded (rlds.Options.Offline)
+	// its metadata comes from what `oxefs warm` recorded (store.Options.Offline)
 	// and its shards only from the disk cache (storage/offline).
 	Offline bool
 	Log     *slog.Logger
 }
 
 // Storage is the storage stack every dataset of a daemon shares, and the
-// RLDS store built on it. Each source is read as
+// store (package store) built on it. Each source is read as
 //
 //	ratelimit(retry(backend))             metadata, stats, and the fetches below
 //	diskcache(ratelimit(retry(backend)))  shards, unless the backend's objects are local files
@@ -44,7 +44,7 @@ type StorageOptions struct {
 type Storage struct {
 	Disk  *diskcache.Cache
 	Fetch retry.Stats // every fetch's attempts, retries, bytes and failures
-	Store *rlds.Store
+	Store *store.Store
 
 	policy  retry.Policy
 	limit   *ratelimit.Limiter
@@ -52,7 +52,7 @@ type Storage struct {
 	log     *slog.Logger
 }
 
-// OpenStorage opens the disk cache and the RLDS store over the stack.
+// OpenStorage opens the disk cache and the store over the stack.
 func OpenStorage(opts StorageOptions) (*Storage, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
@@ -65,7 +65,7 @@ func OpenStorage(opts StorageOptions) (*Storage, error) {
 		return nil, err
 	}
 	s := &Storage{Disk: disk, policy: opts.Retry, limit: ratelimit.NewLimiter(opts.MaxFetchRate), offline: opts.Offline, log: opts.Log}
-	s.Store, err = rlds.NewStore(rlds.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Offline: opts.Offline, Log: opts.Log})
+	s.Store, err = store.NewStore(store.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Offline: opts.Offline, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}

@@ -22,6 +22,7 @@ var layer = map[string]int{
 	"storage/...": 0,
 
 	"episode": 1,
+	"store":   1, // what every format shares: the stack, the disk cache, indexes, stats
 
 	"format/...": 2,
 
