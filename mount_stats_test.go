@@ -13,6 +13,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 // statsCheck checks, with numpy, info.json's statistics against every
@@ -80,17 +81,17 @@ func TestMountNormalisationStats(t *testing.T) {
 	startMount(t, raw, nil, "--config", mix(""), "--cache-dir", t.TempDir())
 
 	// Every value of the train split, read through the RLDS reader.
-	store, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	st, err := store.NewStore(store.Options{IndexDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	ctx := context.Background()
 	b, err := storage.Open(ctx, src, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := store.Open(ctx, "bridge", b)
+	d, err := rlds.Open(ctx, st, "bridge", b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,21 +12,22 @@ import (
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/store"
 )
 
-func openBridge(t *testing.T, s *rlds.Store, name string) *rlds.Dataset {
+func openBridge(t *testing.T, s *store.Store, name string) *rlds.Dataset {
 	t.Helper()
 	src := local.New(filepath.Join(testkit.Testdata(t), "datasets", "tiny_bridge", "1.0.0"))
-	d, err := s.Open(context.Background(), name, src)
+	d, err := rlds.Open(context.Background(), s, name, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-func newStore(t *testing.T) *rlds.Store {
+func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir()})
+	s, err := store.NewStore(store.Options{IndexDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,18 +3,15 @@ package format
 import (
 	"sync"
 
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/store"
 )
-
-// Store is what every dataset of a daemon reads remote bytes through: the
-// storage decorators, the disk cache, and the index directory that keeps
-// derived files and offline records.
-type Store = rlds.Store
 
 // Env is what the datasets of one daemon are opened with, and share.
 type Env struct {
-	// Store is the daemon's store.
-	Store *Store
+	// Store is what every dataset of the daemon reads remote bytes
+	// through: the storage decorators, the disk cache, and the index
+	// directory that keeps derived files and offline records.
+	Store *store.Store
 	// IndexBytes bounds, together, the sample tables of video files kept
 	// for the datasets opened with this Env; 0 leaves each dataset a cache
 	// of its format's default size.
@@ -81,9 +78,3 @@ func (e *Env) IndexStats() IndexStats {
 	}
 	return out
 }
-
-// StoreOptions configure NewStore.
-type StoreOptions = rlds.Options
-
-// NewStore opens a store.
-func NewStore(opts StoreOptions) (*Store, error) { return rlds.NewStore(opts) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/format/rlds"
 )
 
 // tiny_table's train split: 10 episodes of 11, 7, 4, 12, 14 | 10, 5, 7, 6,
@@ -63,7 +64,7 @@ func TestEpisodesTooShortKnown(t *testing.T) {
 		t.Fatalf("no index: episodes_too_short %v, unreadable %v, want null", d.TooShort, d.Unreadable)
 	}
 	s := newStore(t, cacheDir)
-	ds, err := s.Open(context.Background(), "tiny_table", m.Datasets[0].Data.Backend())
+	ds, err := rlds.Open(context.Background(), s, "tiny_table", m.Datasets[0].Data.Backend())
 	if err != nil {
 		t.Fatal(err)
 	}

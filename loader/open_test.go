@@ -15,13 +15,14 @@ import (
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/store"
 )
 
 const fixtures = "../testdata/datasets/"
 
-func newStore(t *testing.T, dir string) *format.Store {
+func newStore(t *testing.T, dir string) *store.Store {
 	t.Helper()
-	s, err := format.NewStore(format.StoreOptions{IndexDir: dir})
+	s, err := store.NewStore(store.Options{IndexDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,13 +30,13 @@ func newStore(t *testing.T, dir string) *format.Store {
 	return s
 }
 
-func openYAML(t *testing.T, store *format.Store, y string, opts MixOptions) (*Mix, error) {
+func openYAML(t *testing.T, st *store.Store, y string, opts MixOptions) (*Mix, error) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(y))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return OpenMix(context.Background(), cfg, &format.Env{Store: store}, opts)
+	return OpenMix(context.Background(), cfg, &format.Env{Store: st}, opts)
 }
 
 const threeDatasets = `
@@ -64,9 +65,9 @@ datasets:
 `
 
 func TestOpen(t *testing.T) {
-	store := newStore(t, t.TempDir())
+	st := newStore(t, t.TempDir())
 	var logs bytes.Buffer
-	m, err := openYAML(t, store, threeDatasets, MixOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	m, err := openYAML(t, st, threeDatasets, MixOptions{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestOpen(t *testing.T) {
 		t.Errorf("every shard: %v", all)
 	}
 	// Sharded through the options.
-	r1, err := openYAML(t, store, threeDatasets, MixOptions{Rank: 1, World: 2})
+	r1, err := openYAML(t, st, threeDatasets, MixOptions{Rank: 1, World: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestOpen(t *testing.T) {
 		}
 		want := (m.Train.NumBatches() + int64(world) - 1) / int64(world)
 		for _, rank := range []int{0, world - 1} {
-			r, err := openYAML(t, store, threeDatasets, MixOptions{Rank: rank, World: world})
+			r, err := openYAML(t, st, threeDatasets, MixOptions{Rank: rank, World: world})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +154,7 @@ func TestOpen(t *testing.T) {
 			}
 		}
 	}
-	if _, err := openYAML(t, store, threeDatasets, MixOptions{Rank: 3, World: 3}); err == nil || !strings.Contains(err.Error(), "0..2") {
+	if _, err := openYAML(t, st, threeDatasets, MixOptions{Rank: 3, World: 3}); err == nil || !strings.Contains(err.Error(), "0..2") {
 		t.Errorf("rank 3 of world 3: %v, want an error naming the valid ranks 0..2", err)
 	}
 }
@@ -225,7 +226,7 @@ func TestOpenAllPairs(t *testing.T) {
 // TestOpenErrors checks the errors that need dataset metadata: each names
 // the line, the dataset, the field and what is valid.
 func TestOpenErrors(t *testing.T) {
-	store := newStore(t, t.TempDir())
+	st := newStore(t, t.TempDir())
 	bridge := "datasets:\n  - name: bridge\n    source: " + fixtures + "tiny_bridge/1.0.0\n"
 	img := "    image_key: steps/observation/image\n"
 	for _, c := range []struct {
@@ -253,7 +254,7 @@ func TestOpenErrors(t *testing.T) {
 			[]string{"3 problems", "split:", "image_key:", "source:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := openYAML(t, store, c.yaml, MixOptions{})
+			_, err := openYAML(t, st, c.yaml, MixOptions{})
 			if err == nil {
 				t.Fatal("opened")
 			}

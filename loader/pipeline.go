@@ -26,6 +26,7 @@ import (
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/store"
 )
 
 // Options configures a Pipeline: the mount's flags.
@@ -88,7 +89,7 @@ type Pipeline struct {
 	// Storage is the storage stack; Store the store on it, and Env what
 	// every dataset is opened with (the store, the shared video index).
 	Storage *Storage
-	Store   *format.Store
+	Store   *store.Store
 	Env     *format.Env
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
@@ -152,8 +153,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := st.Store
-	p := &Pipeline{Storage: st, Store: store, opts: opts, started: time.Now()}
+	p := &Pipeline{Storage: st, Store: st.Store, opts: opts, started: time.Now()}
 	if p.Episodes, err = episodes.New(int64(float64(opts.Mem) * ramShare)); err != nil {
 		st.Close()
 		return nil, err
@@ -164,7 +164,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 			p.Close()
 		}
 	}()
-	p.Env = &format.Env{Store: store, IndexBytes: int64(float64(opts.Mem) * indexShare)}
+	p.Env = &format.Env{Store: st.Store, IndexBytes: int64(float64(opts.Mem) * indexShare)}
 	p.Mix, err = OpenMix(ctx, cfg, p.Env, MixOptions{
 		Rank: opts.Rank, World: opts.World, Ranks: opts.Ranks, Workers: opts.Workers, Progress: opts.Progress, Episodes: p.Episodes,
 		Offline: opts.Offline, Log: opts.Log,

@@ -3,12 +3,12 @@ package loader
 import (
 	"log/slog"
 
-	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/offline"
 	"github.com/oxefs/oxefs/storage/ratelimit"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 )
 
 // StorageOptions are the flags that shape the storage stack.
@@ -24,7 +24,7 @@ type StorageOptions struct {
 	// all together; 0 means no cap.
 	MaxFetchRate int64
 	// Offline never contacts a source whose objects are not local files:
-	// its metadata comes from what `oxefs warm` recorded (format.StoreOptions.Offline)
+	// its metadata comes from what `oxefs warm` recorded (store.Options.Offline)
 	// and its shards only from the disk cache (storage/offline).
 	Offline bool
 	Log     *slog.Logger
@@ -44,7 +44,7 @@ type StorageOptions struct {
 type Storage struct {
 	Disk  *diskcache.Cache
 	Fetch retry.Stats // every fetch's attempts, retries, bytes and failures
-	Store *format.Store
+	Store *store.Store
 
 	policy  retry.Policy
 	limit   *ratelimit.Limiter
@@ -65,7 +65,7 @@ func OpenStorage(opts StorageOptions) (*Storage, error) {
 		return nil, err
 	}
 	s := &Storage{Disk: disk, policy: opts.Retry, limit: ratelimit.NewLimiter(opts.MaxFetchRate), offline: opts.Offline, log: opts.Log}
-	s.Store, err = format.NewStore(format.StoreOptions{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Offline: opts.Offline, Log: opts.Log})
+	s.Store, err = store.NewStore(store.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Offline: opts.Offline, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}

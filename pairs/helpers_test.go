@@ -14,14 +14,15 @@ import (
 
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/store"
 )
 
 // The fixtures, written by tensorflow_datasets itself (testdata/generate.py).
 const fixtureDir = "../testdata"
 
-func newStore(t testing.TB) *rlds.Store {
+func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	s, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := store.NewStore(store.Options{IndexDir: t.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,16 +31,16 @@ func newStore(t testing.TB) *rlds.Store {
 }
 
 // openDir opens a TFDS dataset directory; name "" keeps the dataset's own.
-func openDir(t testing.TB, s *rlds.Store, name, dir string) *rlds.Dataset {
+func openDir(t testing.TB, s *store.Store, name, dir string) *rlds.Dataset {
 	t.Helper()
-	ds, err := s.Open(context.Background(), name, local.New(dir))
+	ds, err := rlds.Open(context.Background(), s, name, local.New(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ds
 }
 
-func openFixture(t testing.TB, s *rlds.Store, dataset string) *rlds.Dataset {
+func openFixture(t testing.TB, s *store.Store, dataset string) *rlds.Dataset {
 	return openDir(t, s, "", filepath.Join(fixtureDir, "datasets", dataset, "1.0.0"))
 }
 

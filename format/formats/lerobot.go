@@ -15,6 +15,7 @@ import (
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/offline"
+	"github.com/oxefs/oxefs/store"
 )
 
 // lerobotFormat reads LeRobot v3 datasets: a source with meta/info.json,
@@ -109,7 +110,7 @@ func videoIndex(env *format.Env) *lerobot.IndexCache {
 type lerobotDataset struct {
 	*lerobot.Dataset
 	src   storage.Backend // the source as given to Open, before the store's decorators
-	store *format.Store
+	store *store.Store
 }
 
 var (
@@ -170,8 +171,8 @@ const (
 
 // loadLeRobotRecord returns warm's record for src, and false when there is
 // none.
-func loadLeRobotRecord(store *format.Store, src storage.Backend) (*lerobotRecord, bool) {
-	b, err := store.LoadDerived(src, lerobotRecordName, lerobotRecordKey, func() (string, error) { return "", nil })
+func loadLeRobotRecord(st *store.Store, src storage.Backend) (*lerobotRecord, bool) {
+	b, err := st.LoadDerived(src, lerobotRecordName, lerobotRecordKey, func() (string, error) { return "", nil })
 	if err != nil {
 		return nil, false
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 const rldsName = "RLDS"
@@ -18,14 +19,14 @@ const rldsName = "RLDS"
 var rldsFormat = format.Format{
 	Name: rldsName,
 	Open: func(ctx context.Context, name string, src storage.Backend, env *format.Env) (format.Dataset, error) {
-		d, err := env.Store.Open(ctx, name, src)
+		d, err := rlds.Open(ctx, env.Store, name, src)
 		if err != nil {
 			return nil, err
 		}
 		return &rldsDataset{Dataset: d, fetcher: rldsFetcher{env.Store}}, nil
 	},
 	MissingOffline: func(src storage.Backend, env *format.Env) string {
-		if files := env.Store.MissingOffline(src); len(files) > 0 {
+		if files := rlds.MissingOffline(env.Store, src); len(files) > 0 {
 			return "metadata " + strings.Join(files, ", ")
 		}
 		return ""
@@ -134,7 +135,7 @@ func listed(names []string) string {
 }
 
 // rldsFetcher fetches through the store that opened the datasets.
-type rldsFetcher struct{ store *format.Store }
+type rldsFetcher struct{ store *store.Store }
 
 var _ format.Fetcher = rldsFetcher{}
 
@@ -143,7 +144,7 @@ func (f rldsFetcher) FetchEpisodes(ctx context.Context, refs []format.EpisodeRef
 	for _, r := range refs {
 		out = append(out, rlds.EpisodeRef{Dataset: r.Dataset.(*rldsDataset).Dataset, Ref: r.Key})
 	}
-	return f.store.FetchEpisodes(ctx, out)
+	return rlds.FetchEpisodes(ctx, f.store, out)
 }
 
 func (f rldsFetcher) Prefetch(ctx context.Context, refs []format.ShardRef, parallel int, progress func()) (int, error) {
@@ -151,7 +152,7 @@ func (f rldsFetcher) Prefetch(ctx context.Context, refs []format.ShardRef, paral
 	for _, r := range refs {
 		out = append(out, shardRef(r))
 	}
-	return f.store.Prefetch(ctx, out, parallel, progress)
+	return rlds.Prefetch(ctx, f.store, out, parallel, progress)
 }
 
 func (f rldsFetcher) ShardCached(r format.ShardRef) (bool, error) {

@@ -106,7 +106,7 @@ func TestZlibTensorBomb(t *testing.T) {
 	})
 	s := newTestStore(t, "")
 	ctx := context.Background()
-	ds, err := s.Open(ctx, "kuka_bomb", local.New(dir))
+	ds, err := Open(ctx, s, "kuka_bomb", local.New(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestCorruptVariants(t *testing.T) {
 				if via == "gcs" {
 					src = gcs[v.Dir]
 				}
-				ds, err := s.Open(ctx, name, src)
+				ds, err := Open(ctx, s, name, src)
 				if err != nil {
 					t.Fatal(err)
 				}

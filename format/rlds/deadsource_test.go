@@ -5,6 +5,7 @@ import (
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 
 	"bytes"
 	"context"
@@ -122,18 +123,18 @@ func isShard(p string) bool { return strings.Contains(p, ".tfrecord-") }
 
 // deadShardStore serves the tiny_bridge fixture through an objectProxy and
 // opens it in a store with a short retry budget.
-func deadShardStore(t *testing.T, policy retry.Policy) (*Store, *Dataset, *objectProxy, manifestDataset) {
+func deadShardStore(t *testing.T, policy retry.Policy) (*store.Store, *Dataset, *objectProxy, manifestDataset) {
 	t.Helper()
 	md := loadManifest(t).Datasets["tiny_bridge"]
 	upstream := testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir))
 	proxy := newObjectProxy(t, upstream.URL(), func(string, int) proxyAction { return actPass })
 	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
-	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, policy)))
+	s, err := store.NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, policy)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	ds, err := s.Open(context.Background(), "", src)
+	ds, err := Open(context.Background(), s, "", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestDeadShardFailsFast(t *testing.T) {
 
 	// The batch path: FetchShards fails at once on the remembered shard.
 	refs := []ShardRef{{Dataset: ds, Split: "train", Shard: 0}}
-	if err := ds.store.FetchShards(ctx, refs); !errors.Is(err, storage.ErrUnavailable) {
+	if err := FetchShards(ctx, ds.store, refs); !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("FetchShards of the failed shard: %v, want ErrUnavailable", err)
 	}
 	if n := proxy.count(shard.File); n != asked {
@@ -231,7 +232,7 @@ func TestFetchShardsOneBudget(t *testing.T) {
 		t.Fatalf("fixture has %d shards; the test needs several", len(refs))
 	}
 	start := time.Now()
-	err := s.FetchShards(context.Background(), refs)
+	err := FetchShards(context.Background(), s, refs)
 	if !errors.Is(err, storage.ErrUnavailable) {
 		t.Fatalf("FetchShards over dead shards: %v, want ErrUnavailable", err)
 	}
@@ -244,12 +245,12 @@ func TestFetchShardsOneBudget(t *testing.T) {
 	// on when FetchShards returned have given up and their memo expired.
 	proxy.setRule(func(string, int) proxyAction { return actPass })
 	time.Sleep(promise + policy.MaxBackoff)
-	if err := s.FetchShards(context.Background(), refs); err != nil {
+	if err := FetchShards(context.Background(), s, refs); err != nil {
 		t.Fatalf("FetchShards with the source back: %v", err)
 	}
 	for _, r := range refs {
 		name, _ := ds.ShardName(r.Split, r.Shard)
-		if !s.disk.Contains(ds.slug + "/" + name) {
+		if !s.Disk().Contains(store.Slug(ds.Source.Location()) + "/" + name) {
 			t.Errorf("%s not in the disk cache after FetchShards", name)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 // FetchShards brings the remote shards that a batch is about to read into
@@ -21,7 +22,7 @@ import (
 //
 // It runs one goroutine per shard: refs is one batch's shards, so their
 // number is bounded by the batch size.
-func (s *Store) FetchShards(ctx context.Context, refs []ShardRef) error {
+func FetchShards(ctx context.Context, s *store.Store, refs []ShardRef) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // the waits still running return; their fills go on
 	errs := make(chan error, len(refs))
@@ -32,7 +33,7 @@ func (s *Store) FetchShards(ctx context.Context, refs []ShardRef) error {
 		}
 		n++
 		go func() {
-			errs <- s.fetchShard(ctx, r)
+			errs <- fetchShard(ctx, s, r)
 		}()
 	}
 	for range n {
@@ -44,15 +45,16 @@ func (s *Store) FetchShards(ctx context.Context, refs []ShardRef) error {
 }
 
 // fetchShard opens one shard through the disk cache and closes it.
-func (s *Store) fetchShard(ctx context.Context, r ShardRef) error {
+func fetchShard(ctx context.Context, s *store.Store, r ShardRef) error {
 	name, err := r.Dataset.ShardName(r.Split, r.Shard)
 	if err != nil {
 		return err
 	}
-	if !s.begin() {
+	done, ok := s.Begin()
+	if !ok {
 		return context.Canceled
 	}
-	defer s.running.Done()
+	defer done()
 	f, _, err := r.Dataset.openShard(ctx, name, false)
 	if err != nil {
 		return fmt.Errorf("dataset %s split %s: %w", r.Dataset.Name, r.Split, err)
@@ -77,7 +79,7 @@ type EpisodeRef struct {
 // It runs one goroutine per episode: refs is one batch's, so their number
 // is bounded by the batch size; the shards indexed at once are bounded
 // by the store.
-func (s *Store) FetchEpisodes(ctx context.Context, refs []EpisodeRef) error {
+func FetchEpisodes(ctx context.Context, s *store.Store, refs []EpisodeRef) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, len(refs))
@@ -90,7 +92,7 @@ func (s *Store) FetchEpisodes(ctx context.Context, refs []EpisodeRef) error {
 		seen[r] = true
 		n++
 		go func() {
-			errs <- s.fetchEpisode(ctx, r)
+			errs <- fetchEpisode(ctx, s, r)
 		}()
 	}
 	for range n {
@@ -103,15 +105,16 @@ func (s *Store) FetchEpisodes(ctx context.Context, refs []EpisodeRef) error {
 
 // fetchEpisode opens one episode's record through the disk cache and
 // closes it.
-func (s *Store) fetchEpisode(ctx context.Context, r EpisodeRef) error {
+func fetchEpisode(ctx context.Context, s *store.Store, r EpisodeRef) error {
 	name, err := r.Dataset.ShardName(r.Ref.Split, r.Ref.Shard)
 	if err != nil {
 		return err
 	}
-	if !s.begin() {
+	done, ok := s.Begin()
+	if !ok {
 		return context.Canceled
 	}
-	defer s.running.Done()
+	defer done()
 	f, _, _, err := r.Dataset.openRecord(ctx, r.Ref, name)
 	if err != nil {
 		return err

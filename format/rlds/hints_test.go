@@ -6,6 +6,7 @@ import (
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 
 	"context"
 	"errors"
@@ -17,9 +18,9 @@ import (
 	"time"
 )
 
-func hintStore(t *testing.T) *Store {
+func hintStore(t *testing.T) *store.Store {
 	t.Helper()
-	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+	s, err := store.NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		MaxElapsed: time.Second, StallTimeout: time.Second})))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +53,7 @@ func TestHintDatasetsBelow(t *testing.T) {
 			filepath.Join(root, "bridge/0.1.0") + ")"},
 		{filepath.Join(root, "oxe"), "datasets below it: fractal/0.1.0 ("},
 	} {
-		_, err := s.Open(context.Background(), "", local.New(tc.dir))
+		_, err := Open(context.Background(), s, "", local.New(tc.dir))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "no dataset_info.json in "+tc.dir) {
 			t.Errorf("Open(%s): %v\nwant %q", tc.dir, err, tc.want)
 		}
@@ -61,7 +62,7 @@ func TestHintDatasetsBelow(t *testing.T) {
 		}
 	}
 	// Nothing below: no hint.
-	_, err := s.Open(context.Background(), "", local.New(filepath.Join(root, "empty")))
+	_, err := Open(context.Background(), s, "", local.New(filepath.Join(root, "empty")))
 	if err == nil || strings.Contains(err.Error(), "below it") {
 		t.Errorf("Open(empty): %v, want no hint", err)
 	}
@@ -87,7 +88,7 @@ func TestHintAnonymous(t *testing.T) {
 			proxy := testkit.NewFaultProxy(t, srv.URL(), func(int) testkit.Fault { return testkit.Respond(tc.code) })
 			src := gcs.NewWithClientOptions(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix,
 				storage.Options{Anonymous: tc.anonymous})
-			_, err := hintStore(t).Open(context.Background(), "", src)
+			_, err := Open(context.Background(), hintStore(t), "", src)
 			if err == nil {
 				t.Fatal("Open succeeded through a proxy that refuses everything")
 			}

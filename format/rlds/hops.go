@@ -13,6 +13,7 @@ import (
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 // A remote shard that is not in the disk cache is indexed by header hops:
@@ -23,11 +24,6 @@ import (
 // (storage.Versioner), so the index describes one upload; it is kept under
 // the source's index directory, keyed by that version and size, and reused
 // across restarts while the object is unchanged.
-
-// hopParallel bounds the remote shards indexed at once, per store.
-// A batch of a 29-dataset mix touches 60 to 90 shards, and their headers
-// are tiny requests: latency, not bandwidth, bounds them.
-const hopParallel = 128
 
 // hopIndex is the record index of one version of a remote shard.
 type hopIndex struct {
@@ -64,14 +60,15 @@ func (d *Dataset) remoteIndex(ctx context.Context, name string) (*hopIndex, erro
 	d.mu.Lock()
 	hi, ok := d.hops[name]
 	if !ok {
-		if !d.store.begin() {
+		done, ok := d.store.Begin()
+		if !ok {
 			d.mu.Unlock()
 			return nil, context.Canceled
 		}
 		hi = &hopIndex{ready: make(chan struct{})}
 		d.hops[name] = hi
 		go func() {
-			defer d.store.running.Done()
+			defer done()
 			d.buildHopIndex(name, hi)
 		}()
 	}
@@ -81,8 +78,8 @@ func (d *Dataset) remoteIndex(ctx context.Context, name string) (*hopIndex, erro
 	default:
 		// Header reads are what a reader waits for: less urgent fills
 		// (prefetches, later batches) pause meanwhile.
-		if d.store.disk != nil {
-			defer d.store.disk.Demand(ctx)()
+		if disk := d.store.Disk(); disk != nil {
+			defer disk.Demand(ctx)()
 		}
 		select {
 		case <-hi.ready:
@@ -100,7 +97,7 @@ func (d *Dataset) remoteIndex(ctx context.Context, name string) (*hopIndex, erro
 // hi from the map first.
 func (d *Dataset) buildHopIndex(name string, hi *hopIndex) {
 	defer close(hi.ready)
-	hi.err = d.indexByHops(d.store.ctx, name, hi)
+	hi.err = d.indexByHops(d.store.Context(), name, hi)
 	if hi.err != nil {
 		d.mu.Lock()
 		if d.hops[name] == hi {
@@ -118,11 +115,11 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 	if err := d.cached.Remembered(name); err != nil {
 		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
-	if err := d.store.hopSlots.Acquire(ctx, 1); err != nil {
+	release, err := d.store.IndexSlot(ctx)
+	if err != nil {
 		return err
 	}
-	defer d.store.hopSlots.Release(1)
-	var err error
+	defer release()
 	for range versionTries {
 		var info storage.ObjectInfo
 		info, err = d.remote.Stat(ctx, name)
@@ -145,11 +142,11 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 		}
 		hi.info, hi.spans, hi.broken = info, spans, broken
 		if broken != nil {
-			d.store.log.Warn("corrupt shard framing", "dataset", d.Name, "shard", name,
+			d.store.Log().Warn("corrupt shard framing", "dataset", d.Name, "shard", name,
 				"readable_records", len(spans), "err", broken)
 		}
 		if err := d.saveRecordIndex(name, hi); err != nil {
-			d.store.log.Warn("could not save a shard's record index; it will be built again", "dataset", d.Name,
+			d.store.Log().Warn("could not save a shard's record index; it will be built again", "dataset", d.Name,
 				"shard", name, "err", err)
 		}
 		return nil
@@ -192,7 +189,7 @@ func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
 	} else if hi.broken != nil {
 		return nil // not a framing error: nothing worth keeping
 	}
-	return writeFileAtomic(d.recordIndexPath(name), ri)
+	return store.WriteJSON(d.recordIndexPath(name), ri)
 }
 
 // forgetRemote drops the record index of a remote shard (in memory and
@@ -205,11 +202,11 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	}
 	d.mu.Unlock()
 	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		d.store.log.Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
+		d.store.Log().Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
 	}
 	if hi != nil && d.cached != nil {
 		if err := d.cached.ForgetRanges(name, hi.info.Version); err != nil {
-			d.store.log.Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
+			d.store.Log().Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
 				"shard", name, "err", err)
 		}
 	}

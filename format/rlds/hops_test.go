@@ -21,6 +21,7 @@ import (
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/store"
 )
 
 // hopFixture is the tiny_bridge fixture served by fake-gcs-server behind a
@@ -56,10 +57,10 @@ func newHopFixture(t *testing.T, edit func(objects map[string][]byte)) *hopFixtu
 }
 
 // open opens the fixture in a new store over cacheDir.
-func (f *hopFixture) open(t *testing.T, cacheDir string) (*Store, *Dataset) {
+func (f *hopFixture) open(t *testing.T, cacheDir string) (*store.Store, *Dataset) {
 	t.Helper()
 	s := newTestStore(t, cacheDir)
-	ds, err := s.Open(context.Background(), "", f.src)
+	ds, err := Open(context.Background(), s, "", f.src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestHopIndexHeaderCRC(t *testing.T) {
 	}
 	ctx := context.Background()
 	_, remote := f.open(t, t.TempDir())
-	localDS, err := newTestStore(t, "").Open(ctx, "", local.New(dir))
+	localDS, err := Open(ctx, newTestStore(t, ""), "", local.New(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func TestFetchEpisodesNotShards(t *testing.T) {
 		records++
 		shardBytes += int64(len(f.objects[sh.File]))
 	}
-	if err := s.FetchEpisodes(ctx, refs); err != nil {
+	if err := FetchEpisodes(ctx, s, refs); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Stats.RangesFetched.Load(); got != records {
@@ -364,7 +365,7 @@ func TestFetchEpisodesNotShards(t *testing.T) {
 		t.Fatalf("%d record bytes fetched; the whole shards are %d", got, shardBytes)
 	}
 	// The whole shard, once there, is preferred.
-	if err := s.FetchShards(ctx, []ShardRef{{ds, "train", 0}}); err != nil {
+	if err := FetchShards(ctx, s, []ShardRef{{ds, "train", 0}}); err != nil {
 		t.Fatal(err)
 	}
 	before := s.Stats.RangesFetched.Load()
@@ -396,11 +397,11 @@ func fixtureSpans(t *testing.T, f *hopFixture, sh testkit.ManifestShard, need in
 // prefetchUntil starts a prefetch of train shard 0 (whose first request the
 // fixture's plan hangs) and returns once its first delivered bytes are in
 // the download's temp file. The prefetch's result arrives on the channel.
-func prefetchUntil(t *testing.T, ctx context.Context, f *hopFixture, s *Store, ds *Dataset, name string, delivered int64) <-chan error {
+func prefetchUntil(t *testing.T, ctx context.Context, f *hopFixture, s *store.Store, ds *Dataset, name string, delivered int64) <-chan error {
 	t.Helper()
 	prefetched := make(chan error, 1)
 	go func() {
-		_, err := s.Prefetch(ctx, []ShardRef{{ds, "train", 0}}, 1, nil)
+		_, err := Prefetch(ctx, s, []ShardRef{{ds, "train", 0}}, 1, nil)
 		prefetched <- err
 	}()
 	select {
@@ -534,10 +535,10 @@ func TestWholeShardReusesCachedRecords(t *testing.T) {
 		}
 	}
 	requests := len(f.proxy.Requests())
-	if n, err := s.Prefetch(ctx, []ShardRef{{ds, "train", 0}}, 1, nil); err != nil || n != 1 {
+	if n, err := Prefetch(ctx, s, []ShardRef{{ds, "train", 0}}, 1, nil); err != nil || n != 1 {
 		t.Fatalf("prefetch = %d, %v; want the shard", n, err)
 	}
-	if got := s.disk.Stats.RangesReused.Load(); got != 2 {
+	if got := s.Disk().Stats.RangesReused.Load(); got != 2 {
 		t.Errorf("%d cached records reused, want 2", got)
 	}
 	// What was fetched: everything but records 0 and 2.

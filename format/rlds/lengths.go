@@ -15,6 +15,7 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 // Lengths is a dataset's persistent episode-length index: the number of
@@ -130,7 +131,7 @@ func (d *Dataset) identity(ctx context.Context) (dataIdentity, error) {
 // fs.ErrNotExist when there is none, or when it was built from other bytes
 // than the dataset's now (see Lengths.Info).
 func (d *Dataset) LoadLengths() (*Lengths, error) {
-	l, _, _, err := d.loadLengths(d.store.ctx)
+	l, _, _, err := d.loadLengths(d.store.Context())
 	return l, err
 }
 
@@ -246,7 +247,7 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 		if err != nil {
 			l.Splits[ref.Split][i] = -1
 			results[seg] = append(results[seg], d.EpisodeID(ref))
-			d.store.log.Warn("corrupt episode while indexing lengths", "err", err)
+			d.store.Log().Warn("corrupt episode while indexing lengths", "err", err)
 		} else {
 			l.Splits[ref.Split][i] = int32(ep.Steps())
 		}
@@ -261,38 +262,8 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 	for _, ids := range results {
 		l.Corrupt = append(l.Corrupt, ids...)
 	}
-	if err := writeFileAtomic(d.lengthsPath(), l); err != nil {
+	if err := store.WriteJSON(d.lengthsPath(), l); err != nil {
 		return nil, fmt.Errorf("dataset %s: save length index: %w", d.Name, err)
 	}
 	return l, nil
-}
-
-// writeFileAtomic writes v as JSON to a temp file beside path and renames
-// it, so readers see the old file or the new one, never a part.
-func writeFileAtomic(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return writeBytesAtomic(path, b)
-}
-
-// writeBytesAtomic writes b to a temp file beside path and renames it.
-func writeBytesAtomic(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

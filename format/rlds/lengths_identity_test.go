@@ -49,7 +49,7 @@ func TestLengthIndexFollowsRewrites(t *testing.T) {
 	index := func(t *testing.T, cacheDir string, src storage.Backend) []int32 {
 		t.Helper()
 		s := newTestStore(t, cacheDir)
-		ds, err := s.Open(context.Background(), "", src)
+		ds, err := Open(context.Background(), s, "", src)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 
 	"context"
 	"encoding/json"
@@ -87,7 +88,7 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 	ctx := context.Background()
 	check := func(t *testing.T, src storage.Backend) {
 		s := newTestStore(t, "")
-		ds, err := s.Open(ctx, "table", src)
+		ds, err := Open(ctx, s, "table", src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,14 +122,14 @@ func TestMissingShardIsUnreadableData(t *testing.T) {
 func TestSourceDownIsUnavailable(t *testing.T) {
 	srv := testkit.StartFakeGCS(t, fixtureObjects(t, "datasets/tiny_table/1.0.0"))
 	src := gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, "datasets/tiny_table/1.0.0"))
-	s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+	s, err := store.NewStore(mustOptions(stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		MaxElapsed: 200 * time.Millisecond, StallTimeout: time.Second})))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
-	ds, err := s.Open(ctx, "table", src)
+	ds, err := Open(ctx, s, "table", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func TestShardShorterThanListed(t *testing.T) {
 		if err := os.Truncate(p, spans[2].Offset); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := newTestStore(t, "").Open(ctx, "table", local.New(dir))
+		ds, err := Open(ctx, newTestStore(t, ""), "table", local.New(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +182,7 @@ func TestShardShorterThanListed(t *testing.T) {
 		editInfo(t, dir, func(info map[string]any) {
 			trainShardLengths(info)[0] = "7" // the shard holds 5
 		})
-		ds, err := newTestStore(t, "").Open(ctx, "table", local.New(dir))
+		ds, err := Open(ctx, newTestStore(t, ""), "table", local.New(dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +233,7 @@ func TestCheckSplit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyFixture(t, "datasets/tiny_table/1.0.0")
 			tc.edit(t, dir)
-			ds, err := newTestStore(t, "").Open(ctx, "table", local.New(dir))
+			ds, err := Open(ctx, newTestStore(t, ""), "table", local.New(dir))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,14 +3,12 @@ package rlds
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/offline"
+	"github.com/oxefs/oxefs/store"
 )
 
 // What an offline open reads instead of the source, in the source's index
@@ -58,61 +56,38 @@ func (d *Dataset) SaveOffline(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dir := d.indexDir()
 	// dataset_info.json last: an interrupted save leaves no record, or an
 	// older one, that an offline open would take for complete.
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{savedShards, shards}, {savedFeats, d.featJSON}, {savedInfo, d.infoJSON}} {
-		if err := writeBytesAtomic(filepath.Join(dir, f.name), f.b); err != nil {
-			return fmt.Errorf("dataset %s: save %s for offline use: %w", d.Name, f.name, err)
-		}
+	err = d.store.SaveRecord(d.Source, store.File{Name: savedShards, Data: shards},
+		store.File{Name: savedFeats, Data: d.featJSON}, store.File{Name: savedInfo, Data: d.infoJSON})
+	if err != nil {
+		return fmt.Errorf("dataset %s: save for offline use: %w", d.Name, err)
 	}
 	return nil
 }
 
 // MissingOffline lists the files of src's offline record (see SaveOffline)
-// that are not in the index directory; none for a source whose files are
-// read in place.
-func (s *Store) MissingOffline(src storage.Backend) []string {
-	if _, inPlace := src.(storage.Filer); inPlace {
-		return nil
-	}
-	dir := s.sourceIndexDir(sourceSlug(src.Location()))
-	var missing []string
-	for _, name := range savedFiles {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			missing = append(missing, name)
-		}
-	}
-	return missing
+// that st does not hold; none for a source whose files are read in place.
+func MissingOffline(st *store.Store, src storage.Backend) []string {
+	return st.MissingRecord(src, savedFiles...)
 }
 
 // readSaved reads src's offline record. A file that is not there is a
 // *offline.NotCachedError naming it.
-func (s *Store) readSaved(src storage.Backend) (infoJSON, featJSON []byte, shards map[string]storage.ObjectInfo, err error) {
-	dir := s.sourceIndexDir(sourceSlug(src.Location()))
-	read := func(name string) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &offline.NotCachedError{URI: src.Location(), Name: name}
-		}
-		return b, err
-	}
-	if infoJSON, err = read(savedInfo); err != nil {
+func readSaved(st *store.Store, src storage.Backend) (infoJSON, featJSON []byte, shards map[string]storage.ObjectInfo, err error) {
+	if infoJSON, err = st.ReadRecord(src, savedInfo); err != nil {
 		return nil, nil, nil, err
 	}
-	if featJSON, err = read(savedFeats); err != nil {
+	if featJSON, err = st.ReadRecord(src, savedFeats); err != nil {
 		return nil, nil, nil, err
 	}
-	b, err := read(savedShards)
+	b, err := st.ReadRecord(src, savedShards)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var rec shardRecord
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %w (run oxefs warm again to rewrite it)", filepath.Join(dir, savedShards), err)
+		return nil, nil, nil, fmt.Errorf("%s: %w (run oxefs warm again to rewrite it)", filepath.Join(st.Dir(src), savedShards), err)
 	}
 	shards = make(map[string]storage.ObjectInfo, len(rec.Shards))
 	for name, o := range rec.Shards {

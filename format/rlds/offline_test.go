@@ -7,6 +7,7 @@ import (
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/offline"
+	"github.com/oxefs/oxefs/store"
 
 	"context"
 	"errors"
@@ -30,13 +31,13 @@ func TestOfflineOpen(t *testing.T) {
 	src := gcs.NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	cacheDir := t.TempDir()
 
-	offlineStore := func(t *testing.T) *Store {
+	offlineStore := func(t *testing.T) *store.Store {
 		t.Helper()
 		disk, err := diskcache.Open(cacheDir, 1<<30, testkit.TestLogger(t), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := NewStore(Options{IndexDir: cacheDir, Disk: disk, Offline: true, Log: testkit.TestLogger(t),
+		s, err := store.NewStore(store.Options{IndexDir: cacheDir, Disk: disk, Offline: true, Log: testkit.TestLogger(t),
 			Remote: func(b storage.Backend) storage.Backend { return offline.New(b) }})
 		if err != nil {
 			t.Fatal(err)
@@ -46,16 +47,16 @@ func TestOfflineOpen(t *testing.T) {
 	}
 
 	s := offlineStore(t)
-	if got := s.MissingOffline(src); !slices.Equal(got, []string{"dataset_info.json", "features.json", "shards.json"}) {
+	if got := MissingOffline(s, src); !slices.Equal(got, []string{"dataset_info.json", "features.json", "shards.json"}) {
 		t.Fatalf("MissingOffline before SaveOffline: %v", got)
 	}
 	var nc *offline.NotCachedError
-	if _, err := s.Open(ctx, "", src); !errors.As(err, &nc) || nc.Name != "dataset_info.json" {
+	if _, err := Open(ctx, s, "", src); !errors.As(err, &nc) || nc.Name != "dataset_info.json" {
 		t.Fatalf("offline open without a record: %v, want a NotCachedError naming dataset_info.json", err)
 	}
 
 	online := newTestStore(t, cacheDir)
-	ds, err := online.Open(ctx, "", src)
+	ds, err := Open(ctx, online, "", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +74,10 @@ func TestOfflineOpen(t *testing.T) {
 	srv.Stop()
 
 	s = offlineStore(t)
-	if got := s.MissingOffline(src); len(got) != 0 {
+	if got := MissingOffline(s, src); len(got) != 0 {
 		t.Fatalf("MissingOffline after SaveOffline: %v", got)
 	}
-	off, err := s.Open(ctx, "", src)
+	off, err := Open(ctx, s, "", src)
 	if err != nil {
 		t.Fatal(err)
 	}

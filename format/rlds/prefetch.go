@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/store"
 )
 
 // ShardRef names one shard of one dataset.
@@ -38,11 +39,11 @@ func (r ShardRef) estimatedSize() int64 {
 // It returns the number of shards now in the cache, or an error.
 // progress, when not nil, is called after each shard (fetched or failed),
 // from several goroutines.
-func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, progress func()) (int, error) {
-	if s.disk == nil {
+func Prefetch(ctx context.Context, s *store.Store, refs []ShardRef, parallel int, progress func()) (int, error) {
+	if s.Disk() == nil {
 		return 0, nil // no remote source can have been opened
 	}
-	limit := s.disk.Budget() / 2
+	limit := s.Disk().Budget() / 2
 	var (
 		planned int64
 		done    atomic.Int64
@@ -74,7 +75,7 @@ func (s *Store) Prefetch(ctx context.Context, refs []ShardRef, parallel int, pro
 					return err
 				}
 				if gctx.Err() == nil {
-					s.log.Warn("prefetch failed; the read will retry", "dataset", r.Dataset.Name, "shard", name, "err", err)
+					s.Log().Warn("prefetch failed; the read will retry", "dataset", r.Dataset.Name, "shard", name, "err", err)
 				}
 				return nil
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 )
 
 func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
@@ -14,13 +15,13 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 	ctx := context.Background()
 
 	var refs []ShardRef
-	open := func(budget int64) (*Store, *Dataset) {
-		s, err := NewStore(mustOptions(stackOptions(t, t.TempDir(), budget, retry.Policy{})))
+	open := func(budget int64) (*store.Store, *Dataset) {
+		s, err := store.NewStore(mustOptions(stackOptions(t, t.TempDir(), budget, retry.Policy{})))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
-		ds, err := s.Open(ctx, "", srcs[md.Dir])
+		ds, err := Open(ctx, s, "", srcs[md.Dir])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,13 +37,13 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 
 	// A roomy budget: every listed shard is fetched.
 	s, ds := open(1 << 30)
-	n, err := s.Prefetch(ctx, refs, 2, nil)
+	n, err := Prefetch(ctx, s, refs, 2, nil)
 	if err != nil || n != len(refs) {
 		t.Fatalf("Prefetch = %d, %v; want all %d shards", n, err, len(refs))
 	}
 	for _, r := range refs {
 		name, _ := ds.ShardName(r.Split, r.Shard)
-		if !s.Disk().Contains(ds.slug + "/" + name) {
+		if !s.Disk().Contains(store.Slug(ds.Source.Location()) + "/" + name) {
 			t.Errorf("%s not in the disk cache after Prefetch", name)
 		}
 	}
@@ -59,7 +60,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 	// the given order are fetched.
 	shard := ShardRef{Dataset: ds, Split: "train"}.estimatedSize()
 	s, ds = open(5 * shard)
-	n, err = s.Prefetch(ctx, refs, 1, nil)
+	n, err = Prefetch(ctx, s, refs, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 	}
 	for i, r := range refs {
 		name, _ := ds.ShardName(r.Split, r.Shard)
-		if got := s.Disk().Contains(ds.slug + "/" + name); got != (i < n) {
+		if got := s.Disk().Contains(store.Slug(ds.Source.Location()) + "/" + name); got != (i < n) {
 			t.Errorf("shard %d (%s) cached=%v; want the first %d in order", i, name, got, n)
 		}
 	}

@@ -46,7 +46,7 @@ func (d *Dataset) openRemoteRecord(ctx context.Context, ref Ref, name string) (s
 		var f shardFile
 		f, err = d.fetchRecord(ctx, name, hi.info.Version, s)
 		if errors.Is(err, storage.ErrVersionGone) {
-			d.store.log.Info("shard rewritten since it was indexed; indexing it again", "dataset", d.Name, "shard", name)
+			d.store.Log().Info("shard rewritten since it was indexed; indexing it again", "dataset", d.Name, "shard", name)
 			d.forgetRemote(name, hi)
 			continue
 		}

@@ -24,7 +24,7 @@ func BenchmarkLoadWarm(b *testing.B) {
 	}
 	var items []item
 	for _, md := range m.Datasets {
-		ds, err := s.Open(ctx, "", srcs[md.Dir])
+		ds, err := Open(ctx, s, "", srcs[md.Dir])
 		if err != nil {
 			b.Fatal(err)
 		}

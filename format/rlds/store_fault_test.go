@@ -5,6 +5,7 @@ import (
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 
 	"context"
 	"errors"
@@ -42,13 +43,13 @@ func TestStoreSourceFaults(t *testing.T) {
 	src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
 	opts, fetch := stackOptions(t, t.TempDir(), 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		MaxElapsed: time.Second, StallTimeout: time.Second})
-	s, err := NewStore(opts)
+	s, err := store.NewStore(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	ctx := context.Background()
-	ds, err := s.Open(ctx, "", src)
+	ds, err := Open(ctx, s, "", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestStoreSourceFaults(t *testing.T) {
 	// 5000 bytes and must resume there.
 	drops.Store(2)
 	before := fetch.Retries.Load()
-	if err := s.FetchShards(ctx, []ShardRef{{Dataset: ds, Split: "train", Shard: 1}}); err != nil {
+	if err := FetchShards(ctx, s, []ShardRef{{Dataset: ds, Split: "train", Shard: 1}}); err != nil {
 		t.Fatalf("FetchShards after dropped connections: %v", err)
 	}
 	if err := check(1); err != nil {

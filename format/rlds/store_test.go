@@ -5,6 +5,7 @@ import (
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 
 	"bytes"
 	"context"
@@ -48,12 +49,12 @@ var languageKey = map[string]string{
 	"tiny_kuka":   "episode_metadata/language_instruction",
 }
 
-func newTestStore(t testing.TB, cacheDir string) *Store {
+func newTestStore(t testing.TB, cacheDir string) *store.Store {
 	t.Helper()
 	if cacheDir == "" {
 		cacheDir = t.TempDir()
 	}
-	s, err := NewStore(mustOptions(stackOptions(t, cacheDir, 1<<30, retry.Policy{})))
+	s, err := store.NewStore(mustOptions(stackOptions(t, cacheDir, 1<<30, retry.Policy{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,13 +62,13 @@ func newTestStore(t testing.TB, cacheDir string) *Store {
 	return s
 }
 
-func openLocal(t testing.TB, s *Store, dir string) *Dataset {
+func openLocal(t testing.TB, s *store.Store, dir string) *Dataset {
 	t.Helper()
 	src, err := local.Open(filepath.Join(fixtureDir, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := s.Open(context.Background(), "", src)
+	ds, err := Open(context.Background(), s, "", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestFixturesThroughGCS(t *testing.T) {
 		s := newTestStore(t, cacheDir)
 		for name, md := range m.Datasets {
 			t.Run(fmt.Sprintf("%s/pass%d", name, pass), func(t *testing.T) {
-				ds, err := s.Open(context.Background(), "", srcs[md.Dir])
+				ds, err := Open(context.Background(), s, "", srcs[md.Dir])
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -396,7 +397,7 @@ func TestTwoStoresShareCacheDir(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 2 {
 		s := newTestStore(t, cacheDir)
-		ds, err := s.Open(context.Background(), "", srcs[md.Dir])
+		ds, err := Open(context.Background(), s, "", srcs[md.Dir])
 		if err != nil {
 			t.Fatal(err)
 		}

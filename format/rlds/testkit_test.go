@@ -7,12 +7,13 @@ import (
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/store"
 )
 
 // stackOptions builds the storage stack the composition root builds (a
 // disk cache under cacheDir of budget bytes; retries with policy, defaults
 // where zero) and returns the store's options and the fetch counters.
-func stackOptions(t testing.TB, cacheDir string, budget int64, policy retry.Policy) (Options, *retry.Stats) {
+func stackOptions(t testing.TB, cacheDir string, budget int64, policy retry.Policy) (store.Options, *retry.Stats) {
 	t.Helper()
 	if policy == (retry.Policy{}) {
 		policy = retry.DefaultPolicy()
@@ -24,8 +25,8 @@ func stackOptions(t testing.TB, cacheDir string, budget int64, policy retry.Poli
 	}
 	stats := new(retry.Stats)
 	remote := func(src storage.Backend) storage.Backend { return retry.New(src, policy, stats, log) }
-	return Options{IndexDir: cacheDir, Disk: disk, Remote: remote, Log: log}, stats
+	return store.Options{IndexDir: cacheDir, Disk: disk, Remote: remote, Log: log}, stats
 }
 
 // mustOptions drops the fetch counters of stackOptions.
-func mustOptions(opts Options, _ *retry.Stats) Options { return opts }
+func mustOptions(opts store.Options, _ *retry.Stats) store.Options { return opts }

@@ -22,6 +22,7 @@ var layer = map[string]int{
 	"storage/...": 0,
 
 	"episode": 1,
+	"store":   1, // what every format shares: the stack, the disk cache, indexes, stats
 
 	"format":     2, // the registry and the capabilities
 	"format/...": 2, // the formats, and format/formats that registers them
@@ -54,7 +55,6 @@ var layer = map[string]int{
 var sideways = map[string][]string{
 	"storage/...": {"storage"},
 	"format/...":  {"format/...", "format"},
-	"format":      {"format/rlds"}, // the store, until it has a package of its own
 	"frames":      {"frames/..."},
 	"plan":        {"keyed", "config"},
 	"pairs":       {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names

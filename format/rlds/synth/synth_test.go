@@ -21,6 +21,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
+	"github.com/oxefs/oxefs/store"
 )
 
 // generate runs Generate into a fresh directory and fails the test on error.
@@ -41,13 +42,13 @@ func generate(t testing.TB, o Options) *Result {
 // language, JPEG and PNG.
 var small = Options{Datasets: 4, Episodes: 3, Steps: 20}
 
-func openDataset(t *testing.T, store *rlds.Store, dir string) *rlds.Dataset {
+func openDataset(t *testing.T, st *store.Store, dir string) *rlds.Dataset {
 	t.Helper()
 	src, err := storage.Open(context.Background(), dir, storage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := store.Open(context.Background(), "", src)
+	ds, err := rlds.Open(context.Background(), st, "", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,15 +60,15 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 	if len(res.Datasets) != 4 {
 		t.Fatalf("%d datasets, want 4", len(res.Datasets))
 	}
-	store, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir()})
+	st, err := store.NewStore(store.Options{IndexDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer st.Close()
 	sawPNG, sawCodepoints, sawDict := false, false, false
 	for _, d := range res.Datasets {
 		t.Run(d.Name, func(t *testing.T) {
-			ds := openDataset(t, store, d.Dir)
+			ds := openDataset(t, st, d.Dir)
 			if ds.Meta.Name != d.Name || ds.Meta.Version != version {
 				t.Errorf("dataset_info names %s %s, want %s %s", ds.Meta.Name, ds.Meta.Version, d.Name, version)
 			}
@@ -385,12 +386,12 @@ func checkMixFiles(t *testing.T, res *Result) {
 // episodes in the written datasets, the halves disjoint and complete.
 func TestSplitsResolve(t *testing.T) {
 	res := generate(t, Options{Datasets: 1, Episodes: 5, Steps: 3})
-	store, err := rlds.NewStore(rlds.Options{IndexDir: t.TempDir()})
+	st, err := store.NewStore(store.Options{IndexDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	ds := openDataset(t, store, res.Datasets[0].Dir)
+	defer st.Close()
+	ds := openDataset(t, st, res.Datasets[0].Dir)
 	count := func(spec string) int64 {
 		rs, err := ds.Select(spec)
 		if err != nil {

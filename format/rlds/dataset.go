@@ -3,19 +3,12 @@ package rlds
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
-
-	"golang.org/x/sync/semaphore"
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/example"
@@ -23,120 +16,12 @@ import (
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
+	"github.com/oxefs/oxefs/store"
 )
 
 // maxRecord bounds one TFRecord (one episode): a corrupt length field must
 // not make us allocate more.
 const maxRecord = 1 << 30
-
-// Options configures a Store. The storage stack is the caller's: the
-// composition root decides which decorators a source gets.
-type Options struct {
-	// IndexDir holds the persistent indexes (episode lengths), a
-	// directory per source under IndexDir/index. Required.
-	IndexDir string
-	// Disk keeps the shards of sources whose objects are not local files
-	// (not a storage.Filer); such a source cannot be opened without it.
-	Disk *diskcache.Cache
-	// Remote decorates each source for every read that does not go through
-	// the disk cache and for the disk cache's own fetches: retries and rate
-	// limits (storage/retry, storage/ratelimit). Nil: sources as they are.
-	Remote func(storage.Backend) storage.Backend
-	// Offline opens every source whose objects are not local files from
-	// what Dataset.SaveOffline recorded under IndexDir (dataset_info.json,
-	// features.json, each shard's version), never from the source; a
-	// missing record is a *offline.NotCachedError. Remote must then stand
-	// for sources that are never contacted (storage/offline), so shards
-	// come only from the disk cache.
-	Offline bool
-	Log     *slog.Logger
-}
-
-// Store opens RLDS datasets that share one storage stack (Options). Loaded
-// episodes are not kept here: the composition root puts a RAM cache
-// (package episodes) in front of each Dataset.
-type Store struct {
-	// dependencies
-	log    *slog.Logger
-	disk   *diskcache.Cache
-	remote func(storage.Backend) storage.Backend
-
-	// constants
-	indexDir string
-	offline  bool
-
-	// ctx is the daemon's lifetime: shared work (a shard download several
-	// readers wait for) runs under it, so one reader giving up does not
-	// cancel it for the others.
-	ctx     context.Context
-	cancel  context.CancelFunc
-	running sync.WaitGroup // shard fetches in flight, waited for by Close
-
-	// hopSlots bounds the remote shards indexed at once (header hops).
-	hopSlots *semaphore.Weighted
-
-	mu     sync.Mutex
-	closed bool // guarded by mu: no load may begin once set
-
-	Stats StoreStats
-}
-
-// StoreStats counts episode traffic.
-type StoreStats struct {
-	EpisodesLoaded, BytesRead atomic.Int64
-	// Hops counts the header reads that indexed remote shards;
-	// RangesFetched and RangeBytes the records of remote shards fetched on
-	// their own (see ranged.go); RangesFromFill those of them copied from
-	// a whole-shard download under way instead of fetched.
-	Hops, RangesFetched, RangeBytes, RangesFromFill atomic.Int64
-}
-
-// NewStore returns a store over the given storage stack.
-func NewStore(opts Options) (*Store, error) {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.IndexDir == "" {
-		return nil, errors.New("store: no index directory")
-	}
-	s := &Store{log: opts.Log, disk: opts.Disk, remote: opts.Remote, indexDir: opts.IndexDir, offline: opts.Offline,
-		hopSlots: semaphore.NewWeighted(hopParallel)}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	return s, nil
-}
-
-// Close stops shared work and waits for the shard fetches in flight and
-// for the disk-cache fills of its sources.
-func (s *Store) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.cancel()
-	s.running.Wait()
-	if s.disk != nil {
-		// The disk-cache fills of this store's sources run under s.ctx;
-		// once they have noticed, nothing writes in the cache directory.
-		s.disk.Wait()
-	}
-}
-
-// begin registers a shard fetch; it reports false once the store is closing.
-func (s *Store) begin() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	s.running.Add(1)
-	return true
-}
-
-// Offline reports whether the store opens remote sources from their
-// offline records (Options.Offline).
-func (s *Store) Offline() bool { return s.offline }
-
-// Disk returns the disk cache; nil when the store has none.
-func (s *Store) Disk() *diskcache.Cache { return s.disk }
 
 // Dataset is one opened TFDS dataset.
 type Dataset struct {
@@ -152,13 +37,12 @@ type Dataset struct {
 
 	neutral []episode.Feature // Features in the neutral model, same order
 
-	store *Store
+	store *store.Store
 	// remote reads Source with retries, at the store's rate limit.
 	remote storage.Backend
 	// cached reads Source's shards through the disk cache; nil when
 	// Source's files are read in place (a storage.Filer).
 	cached  *diskcache.Backend
-	slug    string   // cache directory name for this source
 	infoSum [32]byte // SHA-256 of dataset_info.json as read
 	// infoJSON and featJSON are the metadata as read, for SaveOffline.
 	infoJSON, featJSON []byte
@@ -181,43 +65,19 @@ type shardSpans struct {
 	err    error // the shard could not be opened at all
 }
 
-// Wrap decorates a source the way the store reads remote sources (retries,
-// the shared rate limit, or offline stand-ins), for another format's reads
-// through the same stack.
-func (s *Store) Wrap(src storage.Backend) storage.Backend {
-	if s.remote == nil {
-		return src
-	}
-	return s.remote(src)
-}
-
-// Cached returns src read through the store's remote stack (see Wrap) and
-// its disk cache, for another format's cached reads of a remote source:
-// entries share the shards' budget, LRU and locks, under the source's own
-// key prefix. It is nil for a local source, which is read in place, and
-// for a store without a disk cache.
-func (s *Store) Cached(src storage.Backend) *diskcache.Backend {
-	if _, local := src.(storage.Filer); local || s.disk == nil {
-		return nil
-	}
-	return s.disk.Wrap(s.Wrap(src), sourceSlug(src.Location()), s.ctx)
-}
-
-// Open reads a dataset's dataset_info.json and features.json. name
-// overrides the dataset's own name in ids and messages when not empty.
-func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Dataset, error) {
-	remote := src
-	if s.remote != nil {
-		remote = s.remote(src)
-	}
+// Open reads a dataset's dataset_info.json and features.json through the
+// store's stack. name overrides the dataset's own name in ids and messages
+// when not empty. A remote source needs a store with a disk cache.
+func Open(ctx context.Context, s *store.Store, name string, src storage.Backend) (*Dataset, error) {
+	remote := s.Wrap(src)
 	_, inPlace := src.(storage.Filer)
 	var (
 		infoJSON, featJSON []byte
 		saved              map[string]storage.ObjectInfo
 		err                error
 	)
-	if s.offline && !inPlace {
-		infoJSON, featJSON, saved, err = s.readSaved(src)
+	if s.Offline() && !inPlace {
+		infoJSON, featJSON, saved, err = readSaved(s, src)
 		if err != nil {
 			return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 		}
@@ -258,7 +118,6 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 		neutral:  neutralFeatures(feats),
 		store:    s,
 		remote:   remote,
-		slug:     sourceSlug(src.Location()),
 		infoSum:  sha256.Sum256(infoJSON),
 		infoJSON: infoJSON,
 		featJSON: featJSON,
@@ -268,10 +127,9 @@ func (s *Store) Open(ctx context.Context, name string, src storage.Backend) (*Da
 		missing:  make(map[string]bool),
 	}
 	if !inPlace {
-		if s.disk == nil {
+		if d.cached = s.Cached(src); d.cached == nil {
 			return nil, fmt.Errorf("dataset %s: a remote source needs a disk cache", src.Location())
 		}
-		d.cached = s.disk.Wrap(remote, d.slug, s.ctx)
 	}
 	if d.info, err = d.describe(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
@@ -297,23 +155,6 @@ func (d *Dataset) describe() (*episode.Info, error) {
 		in.Splits = append(in.Splits, episode.Split{Name: s.Name, Bytes: s.NumBytes, ShardEpisodes: s.ShardLengths})
 	}
 	return in, nil
-}
-
-// sourceSlug is a readable, collision-free directory name for a source.
-func sourceSlug(uri string) string {
-	sum := sha256.Sum256([]byte(uri))
-	parts := strings.FieldsFunc(uri, func(r rune) bool { return r == '/' || r == ':' })
-	if len(parts) > 2 {
-		parts = parts[len(parts)-2:]
-	}
-	clean := strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, strings.Join(parts, "-"))
-	return clean + "-" + hex.EncodeToString(sum[:4])
 }
 
 // Resolve resolves a TFDS split string exactly as tfds.load(split=...)
@@ -346,7 +187,7 @@ func (d *Dataset) EpisodeID(ref Ref) string {
 	return d.Name + "/" + ref.Split + "/" + strconv.Itoa(ref.Shard) + "/" + strconv.Itoa(ref.Record)
 }
 
-// Episode loads and parses one episode (no caching: see Store). A load
+// Episode loads and parses one episode (no caching: see store.Store). A load
 // stops when ctx is done.
 func (d *Dataset) Episode(ctx context.Context, ref Ref) (episode.Episode, error) {
 	if err := ctx.Err(); err != nil {
@@ -508,7 +349,7 @@ func (d *Dataset) reportMissing(name string, err error) {
 	d.missing[name] = true
 	d.mu.Unlock()
 	if !seen {
-		d.store.log.Warn("shard listed in dataset_info.json is missing: its episodes are unreadable data",
+		d.store.Log().Warn("shard listed in dataset_info.json is missing: its episodes are unreadable data",
 			"dataset", d.Name, "shard", name, "err", err)
 	}
 }
@@ -529,7 +370,7 @@ func (d *Dataset) shardIndex(name string, f io.ReaderAt, size int64) (*shardSpan
 	defer close(sp.ready)
 	sp.spans, sp.broken = tfrecord.Index(f, size)
 	if sp.broken != nil {
-		d.store.log.Warn("corrupt shard framing", "dataset", d.Name, "shard", name,
+		d.store.Log().Warn("corrupt shard framing", "dataset", d.Name, "shard", name,
 			"readable_records", len(sp.spans), "err", sp.broken)
 	}
 	return sp, nil
@@ -545,9 +386,6 @@ func (d *Dataset) Splits() []string {
 }
 
 // indexDir is where persistent per-dataset indexes live.
-func (d *Dataset) indexDir() string { return d.store.sourceIndexDir(d.slug) }
-
-// sourceIndexDir is the index directory of the source with the given slug.
-func (s *Store) sourceIndexDir(slug string) string { return filepath.Join(s.indexDir, "index", slug) }
+func (d *Dataset) indexDir() string { return d.store.Dir(d.Source) }
 
 var _ episode.Dataset = (*Dataset)(nil)
