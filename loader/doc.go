@@ -17,10 +17,12 @@
 //   - Plan: the datasets' shapes (segments, lengths) go to package plan,
 //     one plan per view.
 //   - Frames and pairs: one Assembler per dataset, one decoder Worker per
-//     worker goroutine (Pool).
+//     worker goroutine (build.Pool).
 //   - Scheduler: one batch.Scheduler per view, whose BuildFunc is a
-//     Builder's: plan the batch, load its episodes, substitute the unusable
-//     ones (counted, deterministic), assemble every sample in parallel.
+//     build.Builder's: plan the batch once, fetch its remote episodes
+//     (format.FetchEpisodes), load them, substitute the unusable ones
+//     (counted, deterministic), assemble every sample in parallel on the
+//     shared build.Pool.
 //
 // Pipeline owns the --mem budget and its split (batches, parsed episodes,
 // decode, headroom), the readahead prefetch of remote shards, and the

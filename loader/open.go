@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames/av"
@@ -182,6 +183,15 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 	}
 	m.Train, m.Val = m.Ranks[0].Train, m.Ranks[0].Val
 	return m, nil
+}
+
+// buildDatasets is what the batch builders read of the mix's datasets.
+func (m *Mix) buildDatasets() []build.Dataset {
+	out := make([]build.Dataset, len(m.Datasets))
+	for i, d := range m.Datasets {
+		out[i] = build.Dataset{Name: d.Config.Name, Episodes: d.Episodes, EpisodeID: d.Data.EpisodeID, ActionDim: d.ActionDim, StateDim: d.StateDim}
+	}
+	return out
 }
 
 // CheckRanks refuses ranks outside 0..world-1 and repeated ranks, naming

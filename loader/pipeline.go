@@ -2,6 +2,7 @@ package loader
 
 import (
 	"github.com/oxefs/oxefs/batch"
+	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
@@ -88,14 +89,14 @@ type Pipeline struct {
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
 	Mix      *Mix
-	Pool     *Pool
+	Pool     *build.Pool
 	// Ranks are the ranks served, in Options.Ranks order (one, Options.Rank,
 	// without it).
 	Ranks []*Rank
 	// Train and Val are the first rank's views; Val is nil without a val
 	// view.
 	Train, Val *batch.Scheduler
-	Builds     *BuildStats
+	Builds     *build.Stats
 	// Read latencies, recorded by the mount (or the benchmark) per file
 	// read; Build latencies per batch build.
 	ReadLatency, BuildLatency batch.Histogram
@@ -109,7 +110,7 @@ type Pipeline struct {
 	info     []byte     // the daemon's info.json with several ranks
 	serving  *Serving
 	prefetch *prefetcher
-	valStats *BuildStats
+	valStats *build.Stats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
 }
@@ -176,7 +177,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	p.decodeMem = frames.NewDecodeMemory(int64(float64(opts.Mem) * decodeShare))
-	p.Pool, err = NewPool(opts.Workers, frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
+	p.Pool, err = build.NewPool(opts.Workers, frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +190,10 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		valBudget = budget / 4
 		trainBudget -= valBudget
 	}
-	p.Builds = NewBuildStats(len(p.Mix.Datasets))
+	p.prefetch = newPrefetcher(p.Mix, opts.Log)
+	p.Builds = build.NewStats(len(p.Mix.Datasets))
 	if p.Mix.Val != nil {
-		p.valStats = NewBuildStats(len(p.Mix.Datasets))
+		p.valStats = build.NewStats(len(p.Mix.Datasets))
 	}
 	for _, rp := range p.Mix.Ranks {
 		r := &Rank{Rank: rp.Rank, plans: rp}
@@ -206,7 +208,6 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		}
 	}
 	p.Train, p.Val = p.Ranks[0].Train, p.Ranks[0].Val
-	p.prefetch = newPrefetcher(p.Mix, opts.Log)
 	p.warnMemory()
 	for _, r := range p.Ranks {
 		if r.info, err = p.infoJSON(r); err != nil {
@@ -254,10 +255,21 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 	return out, nil
 }
 
-func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *BuildStats) (*batch.Scheduler, error) {
-	b, err := NewBuilder(pl, p.Mix.Datasets, asm, p.Pool, BuilderOptions{
-		Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log,
-	})
+func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *build.Stats) (*batch.Scheduler, error) {
+	opts := build.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log}
+	if p.prefetch != nil {
+		// The batch's remote episodes arrive before the samples are
+		// queued, all at once and each on its own (its record's byte
+		// range, not its whole shard, which the prefetcher brings in plan
+		// order meanwhile): decode workers then never wait on the network,
+		// so neither readahead nor another view's builds hold them while
+		// this batch's source is slow, and a dead source fails the batch
+		// within one retry budget.
+		opts.Fetch = func(ctx context.Context, samples []plan.Sample) error {
+			return format.FetchEpisodes(ctx, p.Mix.EpisodeRefs(samples))
+		}
+	}
+	b, err := build.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -269,19 +281,6 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// it (their fills pause, abandoning their requests), and the
 		// whole-shard prefetch gets what the batches leave.
 		ctx = diskcache.WithPriority(ctx, n)
-		// The batch's remote episodes arrive before the samples are queued,
-		// all at once and each on its own (its record's byte range, not its
-		// whole shard, which the prefetcher brings in plan order meanwhile):
-		// decode workers then never wait on the network, so neither
-		// readahead nor another view's builds hold them while this batch's
-		// source is slow, and a dead source fails the batch within one
-		// retry budget.
-		if p.prefetch != nil {
-			if err := format.FetchEpisodes(ctx, p.Mix.EpisodeRefs(pl.Batch(n, nil))); err != nil {
-				p.BuildLatency.Observe(time.Since(start))
-				return nil, fmt.Errorf("batch %d: %w", n, err)
-			}
-		}
 		meta, err := b.Build(ctx, n, buf)
 		p.BuildLatency.Observe(time.Since(start))
 		return meta, err

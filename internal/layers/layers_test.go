@@ -37,6 +37,7 @@ var layer = map[string]int{
 	"norm":       3,
 
 	"batch": 4,
+	"build": 4, // the batches of a view: plan, fetch, assemble, substitute
 
 	"fs":    5,
 	"bench": 5,
@@ -63,9 +64,9 @@ var sideways = map[string][]string{
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
-// the assembler and the frame decoders work on any format's data, and the
-// scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episodes", "pairs", "norm", "batch"}
+// the assembler, the batch builder and the frame decoders work on any
+// format's data, and the scheduler knows nothing of datasets.
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episodes", "pairs", "norm", "batch", "build"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

@@ -1,4 +1,4 @@
-package loader
+package build
 
 import (
 	"context"
@@ -138,7 +138,7 @@ func (b *Builder) failed(s plan.Sample, err error) (whole badKind, ok bool) {
 	default:
 		return 0, false
 	}
-	id := b.datasets[s.Dataset].Data.EpisodeID(s.Episode)
+	id := b.datasets[s.Dataset].EpisodeID(s.Episode)
 	if b.stats.substituted(kind, id, err) {
 		b.log.Warn("substituting a bad sample unit", "reason", kind, "episode", id, "err", err)
 	}
@@ -176,7 +176,7 @@ func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 	offset := b.asm[s.Dataset].Config().Frames.Offset
 	need := offset.Min + 1
 	longest := b.subs.longest[s.Dataset].Load()
-	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Config.Name, info.Source, info.Split)
+	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Name, info.Source, info.Split)
 	if t.short > 0 && t.corrupt == 0 && t.images == 0 {
 		return fmt.Errorf("%s: no episode is long enough for offset %v: all %d need at least %d steps (longest seen: %d steps); lower the offset or drop the dataset",
 			where, offset, t.short, need, longest)

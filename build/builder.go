@@ -1,0 +1,200 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
+)
+
+// Builder builds the batches of one plan (the train or the val view).
+type Builder struct {
+	// dependencies
+	plan     *plan.Plan
+	datasets []Dataset
+	asm      []*pairs.Assembler // by dataset index; nil where the plan never samples it
+	pool     *Pool
+	stats    *Stats
+	log      *slog.Logger
+	fetch    func(ctx context.Context, samples []plan.Sample) error
+	subs     *substitutions // what substitution has learnt, shared by the workers
+
+	// constants
+	meta        config.MetaMode
+	strict      bool
+	sampleBytes int
+	batchSize   int
+}
+
+// Dataset is what a Builder reads of one dataset of the mix.
+type Dataset struct {
+	// Name names the dataset in errors and logs.
+	Name string
+	// Episodes loads its episodes (through the RAM cache).
+	Episodes episode.Dataset
+	// EpisodeID names an episode in logs and stats.json.
+	EpisodeID func(episode.Key) string
+	// ActionDim and StateDim are its own action and state widths, for the
+	// masks in batch metadata.
+	ActionDim, StateDim int
+}
+
+// Options configures New.
+type Options struct {
+	Meta   config.MetaMode
+	Strict bool
+	Stats  *Stats
+	Log    *slog.Logger
+	// Fetch, when set, is given each batch's samples, as planned, before
+	// any is queued for decoding: it brings their remote bytes in, all at
+	// once, so that decode workers never wait on the network. Its error
+	// fails the batch.
+	Fetch func(ctx context.Context, samples []plan.Sample) error
+}
+
+// New builds plan's batches with one assembler per dataset.
+func New(plan *plan.Plan, datasets []Dataset, asm []*pairs.Assembler, pool *Pool, opts Options) (*Builder, error) {
+	b := &Builder{
+		plan: plan, datasets: datasets, asm: asm, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
+		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
+		subs: newSubstitutions(len(datasets)),
+	}
+	for _, a := range asm {
+		if a == nil {
+			continue
+		}
+		if b.sampleBytes != 0 && a.SampleBytes() != b.sampleBytes {
+			return nil, errors.New("datasets of one mix disagree on the sample size")
+		}
+		b.sampleBytes = a.SampleBytes()
+	}
+	if b.sampleBytes == 0 {
+		return nil, errors.New("no dataset to build samples from")
+	}
+	return b, nil
+}
+
+// Shape is the batch array's shape for the given layout.
+func (b *Builder) Shape() []int {
+	cfg := b.firstAssembler().Config()
+	f := b.firstAssembler().FramesPerSample()
+	if cfg.Layout == config.BCFHW {
+		return []int{b.batchSize, 3, f, cfg.Height, cfg.Width}
+	}
+	return []int{b.batchSize, f, cfg.Height, cfg.Width, 3}
+}
+
+func (b *Builder) firstAssembler() *pairs.Assembler {
+	for _, a := range b.asm {
+		if a != nil {
+			return a
+		}
+	}
+	panic("unreachable: New checked")
+}
+
+// Build fills buf, the batch's frames, with batch n and returns its
+// metadata file (nil with meta: none). It is a batch.BuildFunc.
+func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error) {
+	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
+	if len(buf) != len(samples)*b.sampleBytes {
+		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(buf), len(samples), b.sampleBytes)
+	}
+	if b.fetch != nil {
+		if err := b.fetch(ctx, samples); err != nil {
+			return nil, fmt.Errorf("batch %d: %w", n, err)
+		}
+	}
+	metas := make([]pairs.Meta, len(samples))
+	errs := make([]error, len(samples))
+	var wg sync.WaitGroup
+	for i, s := range samples {
+		job := func(w *pairs.Worker) {
+			defer wg.Done()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err // cancelled while queued: decode nothing
+				return
+			}
+			var m *pairs.Meta
+			if b.meta != config.MetaNone {
+				m = &metas[i]
+			}
+			errs[i] = b.sample(ctx, w, s, buf[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
+		}
+		wg.Add(1)
+		if err := b.pool.submit(ctx, job); err != nil {
+			// Shutting down: queue nothing more.
+			wg.Done()
+			errs[i] = err
+			break
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("batch %d: %w", n, err)
+	}
+	return b.metaJSON(samples, metas)
+}
+
+// sample builds one sample, substituting deterministically for a bad or
+// too-short episode: the replacement is the first candidate of
+// plan.Plan.Substitutes that builds — every other episode of the window, then of
+// the dataset, each tried once — so the same bad unit is always replaced by
+// the same good one, and batch bytes do not depend on which reader met the
+// damage first. Episodes known to give no sample are skipped without
+// loading them (they would fail again). The sample fails only when no
+// episode of the dataset can be used, with an error that says so, or after
+// maxImageFailures candidates whose frames do not decode.
+func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s plan.Sample, dst []byte, m *pairs.Meta) error {
+	err := b.try(ctx, w, s, dst, m)
+	if err == nil {
+		return nil
+	}
+	whole, ok := b.failed(s, err)
+	if !ok {
+		return err // transient source errors, --strict: EIO for this read
+	}
+	if err := b.subs.unusableErr(s.Dataset); err != nil {
+		return err
+	}
+	var tally walkTally
+	tally.add(whole, err)
+	for c := range b.plan.Substitutes(s) {
+		own := c.Episode == s.Episode // the last candidate: a new key for the same episode
+		if k := b.subs.known(c); k != 0 {
+			if !own {
+				tally.add(k, nil)
+			}
+			continue
+		}
+		err := b.try(ctx, w, c, dst, m)
+		if err == nil {
+			return nil
+		}
+		whole, ok := b.failed(c, err)
+		if !ok {
+			return err
+		}
+		if !own {
+			tally.add(whole, err)
+		}
+		if whole == 0 && tally.images >= maxImageFailures {
+			return fmt.Errorf("dataset %s: %d episodes tried in place of %s have frames that do not decode; last: %w",
+				b.datasets[s.Dataset].Name, tally.images, b.datasets[s.Dataset].EpisodeID(s.Episode), err)
+		}
+	}
+	err = b.noUsableEpisode(s, tally)
+	if tally.images == 0 && b.subs.setUnusable(s.Dataset, err) {
+		// Every episode is unusable for every sample: say so once, and
+		// fail this dataset's samples at once from now on.
+		b.stats.unusable(b.datasets[s.Dataset].Name, err)
+		b.log.Error("dataset has no usable episode", "dataset", b.datasets[s.Dataset].Name, "err", err)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package build
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
+)
+
+// batchMeta is a batch's .json file: one array per field, in sample order,
+// the shape of a trainer's batch dict.
+type batchMeta struct {
+	DatasetName  []string `json:"dataset_name"`
+	EpisodeID    []string `json:"episode_id,omitempty"`
+	FrameIdx     []int    `json:"frame_idx,omitempty"`
+	FrameIndices [][]int  `json:"frame_indices,omitempty"`
+	Offset       []int    `json:"offset,omitempty"`
+	Language     []string `json:"language,omitempty"`
+	Action       []floats `json:"action,omitempty"`
+	InitialState []floats `json:"initial_state,omitempty"`
+	// ActionMask and StateMask are 1 for the dimensions of action and
+	// initial_state that the sample's dataset has, 0 for the padding up to
+	// the mix's widest: a padded 0 and a real 0 are told apart by them.
+	ActionMask []mask   `json:"action_mask,omitempty"`
+	StateMask  []mask   `json:"state_mask,omitempty"`
+	Robot      []string `json:"robot,omitempty"`
+}
+
+// mask is a JSON array of 0s and 1s: the first n of width are 1.
+type mask struct{ n, width int }
+
+func (m mask) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 2+2*m.width)
+	out = append(out, '[')
+	for i := range m.width {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if i < m.n {
+			out = append(out, '1')
+		} else {
+			out = append(out, '0')
+		}
+	}
+	return append(out, ']'), nil
+}
+
+// floats is a JSON array of numbers in which a non-finite value (which JSON
+// cannot carry) is null, so one NaN in a dataset's actions cannot fail a
+// batch.
+type floats []float64
+
+func (f floats) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 2+len(f)*12)
+	out = append(out, '[')
+	for i, x := range f {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			out = append(out, "null"...)
+			continue
+		}
+		out = strconv.AppendFloat(out, x, 'g', -1, 64)
+	}
+	return append(out, ']'), nil
+}
+
+func (b *Builder) metaJSON(samples []plan.Sample, metas []pairs.Meta) ([]byte, error) {
+	if b.meta == config.MetaNone {
+		return nil, nil
+	}
+	var out batchMeta
+	for i := range metas {
+		m := &metas[i]
+		out.DatasetName = append(out.DatasetName, m.DatasetName)
+		if b.meta != config.MetaFull {
+			continue
+		}
+		out.EpisodeID = append(out.EpisodeID, m.EpisodeID)
+		out.FrameIdx = append(out.FrameIdx, m.FrameIdx)
+		out.FrameIndices = append(out.FrameIndices, m.FrameIndices)
+		out.Offset = append(out.Offset, m.Offset)
+		out.Language = append(out.Language, m.Language)
+		out.Action = append(out.Action, m.Action)
+		out.InitialState = append(out.InitialState, m.InitialState)
+		d := b.datasets[samples[i].Dataset]
+		out.ActionMask = append(out.ActionMask, mask{d.ActionDim, len(m.Action)})
+		out.StateMask = append(out.StateMask, mask{d.StateDim, len(m.InitialState)})
+		out.Robot = append(out.Robot, m.Robot)
+	}
+	return json.Marshal(out)
+}
