@@ -85,11 +85,11 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 // read: the warmup batches first, untimed, then the measured ones.
 func (c *benchCmd) bare(ctx context.Context, p *loader.Pipeline) error {
 	if c.Warmup > 0 {
-		if _, err := p.BareDecode(ctx, c.Start, c.Warmup, c.Workers); err != nil {
+		if _, err := bench.BareDecode(ctx, p.Mix.Train, p.Mix.BareDatasets(), c.Start, c.Warmup, c.Workers); err != nil {
 			return err
 		}
 	}
-	res, err := p.BareDecode(ctx, c.Start+c.Warmup, c.Batches, c.Workers)
+	res, err := bench.BareDecode(ctx, p.Mix.Train, p.Mix.BareDatasets(), c.Start+c.Warmup, c.Batches, c.Workers)
 	if err != nil {
 		return err
 	}

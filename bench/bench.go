@@ -6,9 +6,13 @@
 // reads) or a pipeline in-process (no FUSE): the difference between the two
 // is what the mount costs.
 //
-// bench imports only the scheduler (package batch), for the in-process
-// reads; it must not import the composition root, which hands it a
-// Pipeline.
+// BareDecode is the decoder's ceiling beside it: the frames of the same
+// samples decoded with nothing else of the pipeline.
+//
+// bench imports the scheduler (package batch), for the in-process reads,
+// and the plan, the neutral model and the frame decoders, for the bare
+// decode loop; it must not import the composition root, which hands it a
+// Pipeline and the datasets of its mix.
 package bench
 
 import (

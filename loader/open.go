@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/bench"
 	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
@@ -190,6 +191,19 @@ func (m *Mix) buildDatasets() []build.Dataset {
 	out := make([]build.Dataset, len(m.Datasets))
 	for i, d := range m.Datasets {
 		out[i] = build.Dataset{Name: d.Config.Name, Episodes: d.Episodes, EpisodeID: d.Data.EpisodeID, ActionDim: d.ActionDim, StateDim: d.StateDim}
+	}
+	return out
+}
+
+// BareDatasets is what the bare decode loop (bench.BareDecode) reads of
+// the mix's datasets.
+func (m *Mix) BareDatasets() []bench.BareDataset {
+	out := make([]bench.BareDataset, len(m.Datasets))
+	for i, d := range m.Datasets {
+		out[i] = bench.BareDataset{Episodes: d.Episodes, ImageKey: d.Config.ImageKey, Frames: m.Config.FramesOf(&d.Config)}
+		if len(d.Image.Shape) >= 2 {
+			out[i].Height, out[i].Width = d.Image.Shape[0], d.Image.Shape[1]
+		}
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package loader
+package bench
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
@@ -21,8 +22,21 @@ type BareResult struct {
 // SamplesPerSecond is Samples over Elapsed.
 func (r BareResult) SamplesPerSecond() float64 { return float64(r.Samples) / r.Elapsed.Seconds() }
 
-// BareDecode is the decoder's ceiling for batches [from, from+n) of the
-// train view: the frames those batches' samples hold, decoded at their
+// BareDataset is what the bare decode loop reads of one dataset of the
+// mix.
+type BareDataset struct {
+	// Episodes loads the dataset's episodes.
+	Episodes episode.Dataset
+	// ImageKey is the camera decoded; Height and Width its stored frame
+	// size.
+	ImageKey      string
+	Height, Width int
+	// Frames selects a sample's frames, as the assembler does.
+	Frames config.Frames
+}
+
+// BareDecode is the decoder's ceiling for batches [from, from+n) of pl
+// (the train view), over datasets (by plan dataset index): the frames those batches' samples hold, decoded at their
 // stored size by workers goroutines (one frames.Decoder each, samples
 // dealt round-robin in plan order), with nothing else of the pipeline: no
 // scheduler, no resize into a batch, no metadata. The episodes are loaded
@@ -30,12 +44,7 @@ func (r BareResult) SamplesPerSecond() float64 { return float64(r.Samples) / r.E
 // episode is too short or damaged, are skipped. It is what `oxefs bench
 // --bare-decode` reports next to the pipeline's samples/s over the same
 // samples.
-func (p *Pipeline) BareDecode(ctx context.Context, from, n int64, workers int) (BareResult, error) {
-	m := p.Mix
-	asm, err := assemblers(m)
-	if err != nil {
-		return BareResult{}, err
-	}
+func BareDecode(ctx context.Context, pl *plan.Plan, datasets []BareDataset, from, n int64, workers int) (BareResult, error) {
 	type job struct {
 		v     episode.Video
 		key   string
@@ -46,10 +55,11 @@ func (p *Pipeline) BareDecode(ctx context.Context, from, n int64, workers int) (
 	var jobs []job
 	var buf []plan.Sample
 	eps := map[[2]any]episode.Episode{}
-	for b := from; b < from+n && b < m.Train.NumBatches(); b++ {
-		buf = m.Train.Batch(b, buf[:0])
+	var err error
+	for b := from; b < from+n && b < pl.NumBatches(); b++ {
+		buf = pl.Batch(b, buf[:0])
 		for _, s := range buf {
-			d := m.Datasets[s.Dataset]
+			d := datasets[s.Dataset]
 			k := [2]any{s.Dataset, s.Episode}
 			ep, ok := eps[k]
 			if !ok {
@@ -58,7 +68,7 @@ func (p *Pipeline) BareDecode(ctx context.Context, from, n int64, workers int) (
 				}
 				eps[k] = ep
 			}
-			view, err := ep.Feature(d.Config.ImageKey)
+			view, err := ep.Feature(d.ImageKey)
 			if err != nil {
 				continue
 			}
@@ -66,11 +76,11 @@ func (p *Pipeline) BareDecode(ctx context.Context, from, n int64, workers int) (
 			if !ok {
 				continue
 			}
-			sel, err := pairs.Select(asm[s.Dataset].Config().Frames, s.Key, s.Unit, ep.Steps(), nil)
+			sel, err := pairs.Select(d.Frames, s.Key, s.Unit, ep.Steps(), nil)
 			if err != nil {
 				continue
 			}
-			jobs = append(jobs, job{v: v, key: d.Config.ImageKey, idx: sel.Indices, steps: ep.Steps(), w: d.Image.Shape[1], h: d.Image.Shape[0]})
+			jobs = append(jobs, job{v: v, key: d.ImageKey, idx: sel.Indices, steps: ep.Steps(), w: d.Width, h: d.Height})
 		}
 	}
 	if len(jobs) == 0 {
