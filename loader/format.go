@@ -60,7 +60,7 @@ func OpenData(ctx context.Context, name string, src storage.Backend, st *store.S
 	_, err := read.Stat(ctx, lerobot.InfoPath)
 	switch {
 	case err == nil:
-		return lerobot.Open(ctx, name, read, lerobot.Options{Index: index, Ranges: st.Cached(src)})
+		return lerobot.Open(ctx, name, src, lerobot.Options{Index: index, Store: st})
 	case errors.Is(err, fs.ErrNotExist):
 		return rlds.Open(ctx, st, name, src)
 	}

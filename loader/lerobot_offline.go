@@ -74,6 +74,12 @@ func (s *snapshot) Open(ctx context.Context, name string, off, length int64) (io
 	return s.cached.Open(ctx, name, off, length)
 }
 
+// OpenFile opens the cached file (a *offline.NotCachedError when it is
+// not): a snapshot's files are local, read in place.
+func (s *snapshot) OpenFile(ctx context.Context, name string) (storage.File, error) {
+	return s.cached.OpenFile(ctx, name)
+}
+
 // Ranges returns the episodes the dataset's views read: its train
 // selection, and its val split when it has one.
 func (d *Dataset) Ranges() ([]episode.Range, error) {
@@ -168,7 +174,7 @@ func openLeRobotOffline(ctx context.Context, name string, src storage.Backend, s
 	if !ok {
 		return nil, false, nil
 	}
-	d, err := lerobot.Open(ctx, name, &snapshot{cached: st.Cached(src), files: rec.Files}, lerobot.Options{Index: index})
+	d, err := lerobot.Open(ctx, name, &snapshot{cached: st.Cached(src), files: rec.Files}, lerobot.Options{Index: index, Store: st})
 	return d, true, err
 }
 

@@ -625,8 +625,8 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		"fetch": map[string]any{
 			"bytes": st.Bytes.Load(), "attempts": st.Attempts.Load(),
 			"retries": st.Retries.Load(), "failures": st.Failures.Load(),
-			"header_hops": ram.Hops.Load(), "records": ram.RangesFetched.Load(),
-			"record_bytes": ram.RangeBytes.Load(), "records_from_downloads": ram.RangesFromFill.Load(),
+			"header_hops": ram.Hops.Load(), "records": disk.RangesFetched.Load(),
+			"record_bytes": disk.RangeBytes.Load(), "records_from_downloads": disk.RangesFromFill.Load(),
 			"abandoned_for_priority": disk.Abandoned.Load(),
 		},
 		"memory": map[string]any{
