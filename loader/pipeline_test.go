@@ -137,3 +137,30 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(n*8)/b.Elapsed().Seconds(), "samples/s")
 }
+
+// TestStatsCountLeRobotLoads: stats.json's ram_cache.episodes_loaded and
+// bytes_read count the episodes of every format that the store loaded, not
+// only RLDS ones: a mix of a LeRobot dataset shows its loads.
+func TestStatsCountLeRobotLoads(t *testing.T) {
+	p := openYAMLPipeline(t, "batch_size: 4\nimage_size: [32, 48]\nsamples_per_episode: 2\ndatasets:\n  - name: lr\n    source: "+
+		filepath.Join(lerobotFixtures, "lerobot_av1")+"\n    image_key: observation.images.side\n    action_keys: [action]\n", 0)
+	defer p.Close()
+	b, err := p.Train.Get(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release()
+	var stats struct {
+		RAM struct {
+			EpisodesLoaded int64 `json:"episodes_loaded"`
+			BytesRead      int64 `json:"bytes_read"`
+		} `json:"ram_cache"`
+	}
+	if err := json.Unmarshal(p.Stats(), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if stats.RAM.EpisodesLoaded == 0 || stats.RAM.BytesRead == 0 {
+		t.Fatalf("a batch of a LeRobot dataset built: episodes_loaded %d, bytes_read %d; want both > 0 (stats.json %s)",
+			stats.RAM.EpisodesLoaded, stats.RAM.BytesRead, p.Stats())
+	}
+}

@@ -194,8 +194,8 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		Fetch: fetchStats{
 			Bytes: st.Bytes.Load(), Attempts: st.Attempts.Load(),
 			Retries: st.Retries.Load(), Failures: st.Failures.Load(),
-			HeaderHops: ram.Hops.Load(), Records: ram.RangesFetched.Load(),
-			RecordBytes: ram.RangeBytes.Load(), RecordsFromDownloads: ram.RangesFromFill.Load(),
+			HeaderHops: ram.Hops.Load(), Records: disk.RangesFetched.Load(),
+			RecordBytes: disk.RangeBytes.Load(), RecordsFromDownloads: disk.RangesFromFill.Load(),
 			AbandonedForPriority: disk.Abandoned.Load(),
 		},
 		Memory:            memoryStats{RSSBytes: rss, PeakRSSBytes: peak, ShmemBytes: shmem, BudgetBytes: p.opts.Mem},

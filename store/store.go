@@ -42,7 +42,7 @@ type Options struct {
 
 // Store is what the datasets of a daemon share, whatever their format:
 // the storage stack a source is read through (Wrap), the disk cache and
-// the versioned ranged reads through it (Reader), the per-source index
+// the versioned ranged reads through it (Source), the per-source index
 // directory (derived files, offline records) and the statistics of every
 // format's episode loads. Loaded episodes are not kept here: the
 // composition root puts a RAM cache (package episodes) in front of each
@@ -80,11 +80,9 @@ type Stats struct {
 	// and BytesRead the bytes they were loaded from.
 	EpisodesLoaded, BytesRead atomic.Int64
 	// Hops counts the small reads that indexed remote objects (RLDS
-	// header hops); RangesFetched and RangeBytes the ranges of remote
-	// objects fetched on their own (see Reader); RangesFromFill those of
-	// them copied from a whole-object download under way instead of
-	// fetched.
-	Hops, RangesFetched, RangeBytes, RangesFromFill atomic.Int64
+	// header hops). The ranged reads themselves are the disk cache's to
+	// count (diskcache.Stats).
+	Hops atomic.Int64
 }
 
 // Loaded counts one episode loaded from n bytes.
@@ -150,8 +148,18 @@ func (s *Store) Log() *slog.Logger { return s.log }
 // offline records (Options.Offline).
 func (s *Store) Offline() bool { return s.offline }
 
-// Disk returns the disk cache; nil when the store has none.
+// Disk returns the disk cache; nil when the store has none. It is for the
+// composition root (statistics) and tests: formats read through Source.
 func (s *Store) Disk() *diskcache.Cache { return s.disk }
+
+// DiskBudget returns the disk cache's byte bound, 0 when the store has
+// none.
+func (s *Store) DiskBudget() int64 {
+	if s.disk == nil {
+		return 0
+	}
+	return s.disk.Budget()
+}
 
 // IndexSlot waits for one of the store's slots for indexing a remote
 // object (many small requests), and returns its release.

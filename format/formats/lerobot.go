@@ -13,7 +13,6 @@ import (
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/offline"
 	"github.com/oxefs/oxefs/store"
 )
@@ -63,23 +62,19 @@ func probeLeRobot(ctx context.Context, src storage.Backend, env *format.Env) boo
 	return err == nil
 }
 
-// openLeRobot opens a LeRobot dataset. Its video files' sample tables go
-// to the Env's shared index, and, from a remote source, its episodes'
-// video bytes to the store's disk cache; offline, its files come from the
-// disk cache and their identities from warm's record.
+// openLeRobot opens a LeRobot dataset, read through the store. Its video
+// files' sample tables go to the Env's shared index; offline, its files
+// come from the disk cache and their identities from warm's record.
 func openLeRobot(ctx context.Context, name string, src storage.Backend, env *format.Env) (format.Dataset, error) {
-	opts := lerobot.Options{Index: videoIndex(env)}
-	read := metadataReader(src, env)
+	read := src // the dataset reads it through the store
 	if offlineRemote(src, env) {
 		rec, ok := loadLeRobotRecord(env.Store, src)
 		if !ok {
 			return nil, fmt.Errorf("dataset %s: offline, and oxefs warm has not fetched its files", src.Location())
 		}
 		read = &snapshot{cached: env.Store.Cached(src), files: rec.Files}
-	} else {
-		opts.Ranges = env.Store.Cached(src)
 	}
-	d, err := lerobot.Open(ctx, name, read, opts)
+	d, err := lerobot.Open(ctx, name, read, lerobot.Options{Index: videoIndex(env), Store: env.Store})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +181,7 @@ func loadLeRobotRecord(st *store.Store, src storage.Backend) (*lerobotRecord, bo
 // snapshot is a remote LeRobot source as warm left it in the disk cache:
 // files from the cache, identities from the record.
 type snapshot struct {
-	cached *diskcache.Backend
+	cached storage.Filer // the store's disk cache of the source
 	files  map[string]storage.ObjectInfo
 }
 
@@ -204,6 +199,12 @@ func (s *snapshot) Stat(_ context.Context, name string) (storage.ObjectInfo, err
 // Open reads the cached file (a *offline.NotCachedError when it is not).
 func (s *snapshot) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
 	return s.cached.Open(ctx, name, off, length)
+}
+
+// OpenFile opens the cached file (a *offline.NotCachedError when it is
+// not): a snapshot's files are local, read in place.
+func (s *snapshot) OpenFile(ctx context.Context, name string) (storage.File, error) {
+	return s.cached.OpenFile(ctx, name)
 }
 
 // Warm fetches, whole, every file reading ranges needs into the disk

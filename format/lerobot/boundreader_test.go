@@ -10,9 +10,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/oxefs/oxefs/internal/testkit/cachekit"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/store"
 )
 
 // TestBoundReaderReadAhead: with a read-ahead, every read returns what a
@@ -28,7 +29,7 @@ func TestBoundReaderReadAhead(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := &Dataset{Source: local.New(dir)}
+	d := &Dataset{Source: local.New(dir), src: store.Direct(local.New(dir))}
 	obj, err := d.stat(context.Background(), "f")
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestBoundReaderReadAhead(t *testing.T) {
 // and at the end; each block is fetched once.
 func TestReadBlocks(t *testing.T) {
 	dir := t.TempDir()
-	data := make([]byte, 2*dataBlock+12345)
+	data := make([]byte, 2*store.BlockSize+12345)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range data {
 		data[i] = byte(rng.IntN(256))
@@ -63,20 +64,21 @@ func TestReadBlocks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cache, err := diskcache.Open(t.TempDir(), 64<<20, nil, 0)
+	st, err := store.NewStore(store.Options{IndexDir: t.TempDir(), Disk: cachekit.Disk(t, t.TempDir(), 64<<20, nil, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Close()
 	src := &countingBackend{Backend: local.New(dir)}
-	d := &Dataset{Source: src, ranges: cache.Wrap(src, "test", context.Background())}
+	d := &Dataset{Source: src, src: st.Source(src)}
 	obj, err := d.dataFile(context.Background(), "f")
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := &object{src: local.New(dir), name: "f", size: obj.size}
+	plain := &object{src: store.Direct(local.New(dir)), name: "f", size: obj.size}
 	for i := range 500 {
 		off := int64(rng.IntN(len(data) + 10))
-		n := rng.IntN(3 * dataBlock / 2)
+		n := rng.IntN(3 * store.BlockSize / 2)
 		if i%3 == 0 {
 			n = rng.IntN(100) + 1
 		}

@@ -11,11 +11,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/diskcache"
+	"github.com/oxefs/oxefs/store"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -46,8 +47,13 @@ type Dataset struct {
 	keys     []string // of features, sorted
 	videoKey []string
 
-	index  *IndexCache        // the sample tables of video files
-	ranges *diskcache.Backend // episodes' video bytes and data blocks on disk; nil: read in place
+	index *IndexCache // the sample tables of video files
+	// src reads the files: through the disk cache (episodes' video bytes,
+	// parsed ranges, data blocks) for a remote source of a store with one,
+	// in place or from the source otherwise.
+	src *store.Source
+	// stats counts episode loads; nil without a store.
+	stats *store.Stats
 
 	filesMu sync.Mutex
 	files   map[string]*object // data and video files, with ranges: identified once
@@ -58,10 +64,11 @@ type Options struct {
 	// Index keeps the sample tables of video files, and may be shared;
 	// nil gives the dataset a cache of its own of DefaultIndexBytes.
 	Index *IndexCache
-	// Ranges, for a remote source, keeps on disk the video bytes each
-	// loaded episode needs (see videoRange); nil reads them from the
-	// source each time, as is right for a local one.
-	Ranges *diskcache.Backend
+	// Store, when not nil, is what the dataset reads through: a remote
+	// source through its stack (retries, rate limit) and its disk cache
+	// (see ranges.go), a local one in place; and what counts its episode
+	// loads. Nil reads the source as it is, each time.
+	Store *store.Store
 }
 
 // fileRef names a data or video file by its chunk and file index.
@@ -71,12 +78,21 @@ type fileRef struct{ chunk, file int64 }
 // file.
 type run struct{ first, count int64 }
 
-// Open reads a LeRobot v3 dataset's metadata through src: meta/info.json,
+// Open reads a LeRobot v3 dataset's metadata through src (through the
+// store's stack, when opts has a store and src is remote): meta/info.json,
 // the episode table and the task table. It reads no data or video file.
 // An empty name is the last element of the source's location.
 func Open(ctx context.Context, name string, src storage.Backend, opts Options) (*Dataset, error) {
 	if name == "" {
 		name = path.Base(strings.TrimRight(src.Location(), "/"))
+	}
+	sc := store.Direct(src)
+	var stats *store.Stats
+	if opts.Store != nil {
+		sc, stats = opts.Store.Source(src), &opts.Store.Stats
+		if _, local := src.(storage.Filer); !local {
+			src = sc.Backend() // local files are read in place, like RLDS shards
+		}
 	}
 	b, err := storage.ReadFile(ctx, src, InfoPath)
 	if err != nil {
@@ -86,7 +102,7 @@ func Open(ctx context.Context, name string, src storage.Backend, opts Options) (
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
-	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, ranges: opts.Ranges, infoSum: sha256.Sum256(b)}
+	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, src: sc, stats: stats, infoSum: sha256.Sum256(b)}
 	if d.index == nil {
 		d.index = NewIndexCache(DefaultIndexBytes)
 	}
@@ -240,13 +256,13 @@ func (d *Dataset) videoPath(key string, s VideoSpan) (string, error) {
 
 // object is one file of the dataset, read by ranges.
 type object struct {
-	src     storage.Backend
+	src     *store.Source
 	name    string
 	size    int64
 	version string // storage.ObjectInfo.Version when it was opened
-	// blocks, when not nil, keeps the object's bytes in the disk cache by
-	// blocks (see readBlocks).
-	blocks *diskcache.Backend
+	// blocks keeps the object's bytes in the disk cache by blocks
+	// (store.KeepBlocks), when the source has a disk cache.
+	blocks bool
 }
 
 func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
@@ -254,17 +270,25 @@ func (d *Dataset) stat(ctx context.Context, name string) (*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &object{src: d.Source, name: name, size: info.Size, version: info.Version}, nil
+	return &object{src: d.src, name: name, size: info.Size, version: info.Version}, nil
+}
+
+// identity is the version of the object its reads are pinned to.
+func (o *object) identity() store.Object {
+	return store.Object{Name: o.name, Size: o.size, Version: o.version}
 }
 
 // readAt reads len(p) bytes at off, or fewer at the end of the object with
-// io.EOF: through the disk cache's blocks when the object has them.
+// io.EOF: kept by the disk cache's blocks when the object has them, a read
+// of its own otherwise.
 func (o *object) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	return o.clip(p, off, func(q []byte) (int, error) {
-		if o.blocks != nil {
-			return o.readBlocks(ctx, q, off)
+		keep := store.KeepNone
+		if o.blocks {
+			keep = store.KeepBlocks
 		}
-		return o.readSource(ctx, q, off)
+		n, err := o.src.ReadAt(ctx, o.identity(), q, off, store.ReadOptions{Keep: keep})
+		return n, changed(o.name, "it was first read", err)
 	})
 }
 
@@ -285,21 +309,6 @@ func (o *object) clip(p []byte, off int64, read func(q []byte) (int, error)) (in
 	return n, err
 }
 
-// readSource reads exactly p, which lies within the object, at off from
-// the source; a short read is io.ErrUnexpectedEOF.
-func (o *object) readSource(ctx context.Context, p []byte, off int64) (int, error) {
-	rc, err := o.src.Open(ctx, o.name, off, int64(len(p)))
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	n, err := io.ReadFull(rc, p)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.name, len(p), off, n, io.ErrUnexpectedEOF)
-	}
-	return n, err
-}
-
 // boundReader is an io.ReaderAt over an object for a library that takes
 // one (parquet, mp4): it reads under ctx and remembers the first error
 // that came from the store, so that a failed read is told apart from bad
@@ -312,12 +321,13 @@ type boundReader struct {
 	// that walks small box headers, one request instead of one per
 	// header.
 	ahead int
-	// cache, when not nil, keeps each read from the object in the disk
-	// cache as an entry of exactly its bytes: a parser reads the same
-	// ranges of the same file each time, so they come from disk the next.
-	cache *diskcache.Backend
+	// exact keeps each read from the object in the disk cache as a range
+	// of exactly its bytes: a parser reads the same ranges of the same
+	// file each time, so they come from disk the next.
+	exact bool
 	mu    sync.Mutex
 	err   error
+	n     atomic.Int64 // bytes read from the object
 	bufMu sync.Mutex
 	buf   []byte // bytes [bufAt, bufAt+len(buf)) of the object
 	bufAt int64
@@ -346,6 +356,7 @@ func (r *boundReader) ReadAt(p []byte, off int64) (int, error) {
 // read reads from the object, remembering the store's error.
 func (r *boundReader) read(p []byte, off int64) (int, error) {
 	n, err := r.readCached(p, off)
+	r.n.Add(int64(n))
 	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
 		r.mu.Lock()
 		if r.err == nil {
@@ -356,24 +367,16 @@ func (r *boundReader) read(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// readCached reads from the object's disk cache entry for exactly these
-// bytes when r has a cache, and from the object otherwise or when the cache
-// cannot keep them.
+// readCached reads from the object, keeping exactly these bytes in the
+// disk cache when r is exact (and the source has a disk cache).
 func (r *boundReader) readCached(p []byte, off int64) (int, error) {
 	o := r.obj
-	if r.cache == nil {
+	if !r.exact {
 		return o.readAt(r.ctx, p, off)
 	}
 	return o.clip(p, off, func(q []byte) (int, error) {
-		f, err := cachedRange(r.ctx, r.cache, o, byteSpan{off, int64(len(q))})
-		if err != nil {
-			if !fallBack(r.ctx, err) {
-				return 0, err
-			}
-			return o.readSource(r.ctx, q, off)
-		}
-		defer f.Close()
-		return readFull(f, q, 0)
+		n, err := o.src.ReadAt(r.ctx, o.identity(), q, off, store.ReadOptions{Keep: store.KeepRange})
+		return n, changed(o.name, "it was first read", err)
 	})
 }
 

@@ -46,8 +46,14 @@
 // corrupt. The episode then keeps a copy of only the samples its frames
 // need, so that the whole file's table can go: tables are kept in an
 // IndexCache, bounded in bytes and shared by the datasets of a mix, and
-// parsed again when dropped. From a remote source with a disk cache, an
-// episode's video bytes are kept on disk (see ranges.go).
+// parsed again when dropped.
+//
+// Every file is read by ranges through package store (Options.Store), the
+// one reader every format shares: each read names the file's version and
+// what its bytes are for (an episode's span of a video, a parser's ranges,
+// a data file's blocks: see ranges.go), and the disk cache decides where
+// they come from. The store also counts each episode loaded and the bytes
+// of its data file read (store.Stats).
 //
 // # Errors
 //

@@ -29,6 +29,7 @@ type Episode struct {
 	where string // the data file, for errors
 	steps int
 	size  int
+	read  int64 // bytes of its data file the load read
 
 	nums   map[string][]float64 // numeric features, step-major
 	ints   map[string][]int64   // integer features, step-major
@@ -81,6 +82,9 @@ func (d *Dataset) load(ctx context.Context, key episode.Key, index int64) (*Epis
 	}
 	if err := ep.matchVideos(ctx, e); err != nil {
 		return nil, err
+	}
+	if d.stats != nil {
+		d.stats.Loaded(ep.read)
 	}
 	return ep, nil
 }
@@ -178,6 +182,7 @@ func (ep *Episode) readRows(ctx context.Context, e *EpisodeMeta, path string) er
 		}
 	}
 	ep.size = size + 64*len(d.features)
+	ep.read = r.n.Load()
 	return nil
 }
 

@@ -63,7 +63,7 @@ func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, erro
 	if err != nil {
 		return nil, err
 	}
-	r := &boundReader{ctx: ctx, obj: obj, ahead: parseAhead, cache: d.ranges}
+	r := &boundReader{ctx: ctx, obj: obj, ahead: parseAhead, exact: d.src.Cached()}
 	f, err := mp4.Parse(r, obj.size)
 	if ferr := r.failed(); ferr != nil {
 		return nil, ferr

@@ -15,7 +15,6 @@ import (
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/store"
 )
 
@@ -38,11 +37,11 @@ type Dataset struct {
 	neutral []episode.Feature // Features in the neutral model, same order
 
 	store *store.Store
-	// remote reads Source with retries, at the store's rate limit.
-	remote storage.Backend
-	// cached reads Source's shards through the disk cache; nil when
-	// Source's files are read in place (a storage.Filer).
-	cached  *diskcache.Backend
+	// src reads Source through the store: metadata with retries, at the
+	// store's rate limit (remote), shards in place when they are local
+	// files, through the disk cache otherwise.
+	src     *store.Source
+	remote  storage.Backend
 	infoSum [32]byte // SHA-256 of dataset_info.json as read
 	// infoJSON and featJSON are the metadata as read, for SaveOffline.
 	infoJSON, featJSON []byte
@@ -69,7 +68,8 @@ type shardSpans struct {
 // store's stack. name overrides the dataset's own name in ids and messages
 // when not empty. A remote source needs a store with a disk cache.
 func Open(ctx context.Context, s *store.Store, name string, src storage.Backend) (*Dataset, error) {
-	remote := s.Wrap(src)
+	sc := s.Source(src)
+	remote := sc.Backend()
 	_, inPlace := src.(storage.Filer)
 	var (
 		infoJSON, featJSON []byte
@@ -117,6 +117,7 @@ func Open(ctx context.Context, s *store.Store, name string, src storage.Backend)
 		Features: feats,
 		neutral:  neutralFeatures(feats),
 		store:    s,
+		src:      sc,
 		remote:   remote,
 		infoSum:  sha256.Sum256(infoJSON),
 		infoJSON: infoJSON,
@@ -126,10 +127,8 @@ func Open(ctx context.Context, s *store.Store, name string, src storage.Backend)
 		hops:     make(map[string]*hopIndex),
 		missing:  make(map[string]bool),
 	}
-	if !inPlace {
-		if d.cached = s.Cached(src); d.cached == nil {
-			return nil, fmt.Errorf("dataset %s: a remote source needs a disk cache", src.Location())
-		}
+	if !inPlace && !sc.Cached() {
+		return nil, fmt.Errorf("dataset %s: a remote source needs a disk cache", src.Location())
 	}
 	if d.info, err = d.describe(); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
@@ -251,9 +250,9 @@ func (d *Dataset) openRecord(ctx context.Context, ref Ref, name string) (shardFi
 		size int64
 		err  error
 	)
-	if d.cached != nil {
+	if d.src.Cached() {
 		var whole storage.File
-		whole, err = d.cached.OpenCached(name)
+		whole, err = d.src.OpenCached(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			f, s, base, err := d.openRemoteRecord(ctx, ref, name)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -324,19 +323,15 @@ type shardFile interface {
 // storage.Filer), through the disk cache otherwise. A background (prefetch)
 // download yields to downloads that readers wait for.
 func (d *Dataset) openShard(ctx context.Context, name string, background bool) (shardFile, int64, error) {
-	if fl, ok := d.Source.(storage.Filer); ok {
-		f, err := fl.OpenFile(ctx, name)
-		if err != nil {
-			return nil, 0, fmt.Errorf("dataset %s: %w", d.Name, err)
-		}
-		return f, f.Size(), nil
-	}
-	open := d.cached.OpenFile
+	open := d.src.OpenFile
 	if background {
-		open = d.cached.OpenFileBackground
+		open = d.src.OpenFileBackground
 	}
 	f, err := open(ctx, name)
-	if err != nil {
+	switch {
+	case err != nil && !d.src.Cached():
+		return nil, 0, fmt.Errorf("dataset %s: %w", d.Name, err)
+	case err != nil:
 		return nil, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
 	return f, f.Size(), nil

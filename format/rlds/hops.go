@@ -21,7 +21,8 @@ import (
 // record's length and so the offset of the next header, and so on to the
 // end of the object. Every hop checks the header's CRC (tfrecord.Index over
 // ranged reads). Every read is pinned to the version Stat gave
-// (storage.Versioner), so the index describes one upload; it is kept under
+// (storage.Versioner), through the store (store.Source.ReadAt, kept
+// nowhere), so the index describes one upload; it is kept under
 // the source's index directory, keyed by that version and size, and reused
 // across restarts while the object is unchanged.
 
@@ -78,9 +79,7 @@ func (d *Dataset) remoteIndex(ctx context.Context, name string) (*hopIndex, erro
 	default:
 		// Header reads are what a reader waits for: less urgent fills
 		// (prefetches, later batches) pause meanwhile.
-		if disk := d.store.Disk(); disk != nil {
-			defer disk.Demand(ctx)()
-		}
+		defer d.store.Demand(ctx)()
 		select {
 		case <-hi.ready:
 		case <-ctx.Done():
@@ -112,32 +111,28 @@ func (d *Dataset) buildHopIndex(name string, hi *hopIndex) {
 const versionTries = 3
 
 func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) error {
-	if err := d.cached.Remembered(name); err != nil {
-		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
-	}
 	release, err := d.store.IndexSlot(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
 	for range versionTries {
-		var info storage.ObjectInfo
-		info, err = d.remote.Stat(ctx, name)
+		var o store.Object
+		o, err = d.src.Identify(ctx, name)
 		if err != nil {
-			d.cached.Remember(name, err)
 			return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 		}
+		info := storage.ObjectInfo{Size: o.Size, Version: o.Version}
 		if d.loadRecordIndex(name, info, hi) {
 			return nil
 		}
-		r := &versionReader{ctx: ctx, b: d.remote, name: name, version: info.Version, hops: &d.store.Stats.Hops}
+		r := &versionReader{ctx: ctx, src: d.src, obj: o, hops: &d.store.Stats.Hops}
 		spans, broken := tfrecord.Index(r, info.Size)
 		if broken != nil && !errors.Is(broken, tfrecord.ErrCorrupt) {
 			err = fmt.Errorf("dataset %s shard %s: index by header hops: %w", d.Name, name, broken)
 			if errors.Is(broken, storage.ErrVersionGone) {
 				continue // rewritten meanwhile: index the new version
 			}
-			d.cached.Remember(name, broken)
 			return err
 		}
 		hi.info, hi.spans, hi.broken = info, spans, broken
@@ -204,8 +199,8 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.store.Log().Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
 	}
-	if hi != nil && d.cached != nil {
-		if err := d.cached.ForgetRanges(name, hi.info.Version); err != nil {
+	if hi != nil {
+		if err := d.src.ForgetVersion(name, hi.info.Version); err != nil {
 			d.store.Log().Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
 				"shard", name, "err", err)
 		}
@@ -213,24 +208,19 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 }
 
 // versionReader reads one version of an object at any offset, one ranged
-// request per read: what header hops read through.
+// read through the store per read, kept nowhere: what header hops read
+// through.
 type versionReader struct {
-	ctx     context.Context
-	b       storage.Backend
-	name    string
-	version string
-	hops    *atomic.Int64 // counts the reads
+	ctx  context.Context
+	src  *store.Source
+	obj  store.Object
+	hops *atomic.Int64 // counts the reads
 }
 
 func (r *versionReader) ReadAt(p []byte, off int64) (int, error) {
 	r.hops.Add(1)
-	rc, err := storage.OpenVersion(r.ctx, r.b, r.name, r.version, off, int64(len(p)))
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	n, err := io.ReadFull(rc, p)
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+	n, err := r.src.ReadAt(r.ctx, r.obj, p, off, store.ReadOptions{Keep: store.KeepNone})
+	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return n, io.EOF // the object is shorter than its size said
 	}
 	return n, err

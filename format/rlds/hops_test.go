@@ -130,12 +130,12 @@ func TestHopIndexEqualsLocal(t *testing.T) {
 				checkEpisode(t, f.md.Name, ep, rec)
 				records++
 			}
-			if ds.cached.Contains(sh.File) {
+			if ds.src.Contains(sh.File) {
 				t.Errorf("%s: the whole shard is in the disk cache", sh.File)
 			}
 		}
 	}
-	if got := s.Stats.RangesFetched.Load(); got != records {
+	if got := s.Disk().Stats.RangesFetched.Load(); got != records {
 		t.Errorf("%d records fetched on their own, want %d", got, records)
 	}
 }
@@ -195,7 +195,7 @@ func TestHopIndexHeaderCRC(t *testing.T) {
 		}
 	}
 	t.Logf("after the break: %v", func() error { _, err := remote.Episode(ctx, Ref{Split: "train", Shard: 0, Record: bad}); return err }())
-	if got := remote.store.Stats.RangesFetched.Load(); got != bad {
+	if got := remote.store.Disk().Stats.RangesFetched.Load(); got != bad {
 		t.Errorf("%d records fetched, want the %d before the break", got, bad)
 	}
 }
@@ -234,7 +234,7 @@ func TestRangedFetchResumes(t *testing.T) {
 	if !resumed {
 		t.Fatalf("no request resumed with Range %s: %+v", want, f.proxy.Requests())
 	}
-	if got, n := st.Stats.RangeBytes.Load(), s.End()-s.Offset; got != n {
+	if got, n := st.Disk().Stats.RangeBytes.Load(), s.End()-s.Offset; got != n {
 		t.Errorf("%d record bytes delivered, want %d (each byte once)", got, n)
 	}
 }
@@ -260,7 +260,7 @@ func TestRewrittenShardReindexed(t *testing.T) {
 	}
 	oldPart := func() bool {
 		s := old.spans[0]
-		return ds.cached.ContainsRange(name, old.info.Version, s.Offset, s.End()-s.Offset)
+		return ds.src.Holds(store.Object{Name: name, Version: old.info.Version}, s.Offset, s.End()-s.Offset)
 	}
 	if !oldPart() {
 		t.Fatal("record 0 of the old version is not cached as a range")
@@ -336,7 +336,7 @@ func TestRecordsPersistAcrossStores(t *testing.T) {
 		t.Fatalf("second store, a cached record: %d more reads, %d header reads; want none", r-reads, second.Stats.Hops.Load())
 	}
 	read(ds, 1)
-	if r, _ := f.shardRequests(sh.File); r != reads+1 || second.Stats.RangesFetched.Load() != 1 {
+	if r, _ := f.shardRequests(sh.File); r != reads+1 || second.Disk().Stats.RangesFetched.Load() != 1 {
 		t.Fatalf("second store, a record not cached: %d more reads, want 1", r-reads)
 	}
 }
@@ -358,24 +358,24 @@ func TestFetchEpisodesNotShards(t *testing.T) {
 	if err := FetchEpisodes(ctx, s, refs); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Stats.RangesFetched.Load(); got != records {
+	if got := s.Disk().Stats.RangesFetched.Load(); got != records {
 		t.Fatalf("%d records fetched for %d distinct episodes", got, records)
 	}
-	if got := s.Stats.RangeBytes.Load(); got >= shardBytes {
+	if got := s.Disk().Stats.RangeBytes.Load(); got >= shardBytes {
 		t.Fatalf("%d record bytes fetched; the whole shards are %d", got, shardBytes)
 	}
 	// The whole shard, once there, is preferred.
 	if err := FetchShards(ctx, s, []ShardRef{{ds, "train", 0}}); err != nil {
 		t.Fatal(err)
 	}
-	before := s.Stats.RangesFetched.Load()
+	before := s.Disk().Stats.RangesFetched.Load()
 	rec := f.md.Splits["train"].Shards[0].Records[1]
 	ep, err := ds.Episode(ctx, Ref{Split: "train", Shard: 0, Record: rec.Index})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkEpisode(t, f.md.Name, ep, rec)
-	if s.Stats.RangesFetched.Load() != before {
+	if s.Disk().Stats.RangesFetched.Load() != before {
 		t.Fatal("a record was fetched although its whole shard is in the disk cache")
 	}
 }
@@ -410,8 +410,7 @@ func prefetchUntil(t *testing.T, ctx context.Context, f *hopFixture, s *store.St
 		t.Fatal("the prefetch never reached its hang")
 	}
 	testkit.WaitFor(t, 10*time.Second, time.Millisecond, "the delivered bytes in the download's temp file", func() bool {
-		ok, _, _ := ds.cached.ReadFilling(ctx, name, make([]byte, delivered), 0)
-		return ok
+		return ds.src.Arrived(name, 0, delivered)
 	})
 	return prefetched
 }
@@ -442,7 +441,7 @@ func checkReads(t *testing.T, requests []testkit.SeenRequest, want ...string) {
 // is want, byte for byte.
 func checkCachedShard(t *testing.T, ds *Dataset, name string, want []byte) {
 	t.Helper()
-	whole, err := ds.cached.OpenCached(name)
+	whole, err := ds.src.OpenCached(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +496,7 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEpisode(t, f.md.Name, ep, rec)
-	if got := s.Stats.RangesFromFill.Load(); got != 1 {
+	if got := s.Disk().Stats.RangesFromFill.Load(); got != 1 {
 		t.Errorf("%d records read from the download under way, want 1", got)
 	}
 	// (The prefetch itself, paused while the record was read, abandons its
@@ -515,7 +514,7 @@ func TestRecordFromPrefetchUnderWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEpisode(t, f.md.Name, ep, rec)
-	if got := s.Stats.RangesFromFill.Load(); got != 1 {
+	if got := s.Disk().Stats.RangesFromFill.Load(); got != 1 {
 		t.Errorf("%d records read from the download under way, want 1 (record 3 had not arrived)", got)
 	}
 }

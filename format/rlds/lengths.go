@@ -175,7 +175,7 @@ func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 		delete(d.spans, name)
 		hi := d.hops[name]
 		d.mu.Unlock()
-		if d.cached == nil {
+		if !d.src.Cached() {
 			continue
 		}
 		if hi != nil {
@@ -186,7 +186,7 @@ func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 		if hi != nil {
 			d.forgetRemote(name, hi)
 		}
-		if err := d.cached.Forget(name); err != nil {
+		if err := d.src.Forget(name); err != nil {
 			return fmt.Errorf("dataset %s: drop the cached copy of rewritten shard %s: %w", d.Name, name, err)
 		}
 	}

@@ -41,7 +41,7 @@ type savedObject struct {
 // source whose files are read in place needs no record; nothing is written
 // for it.
 func (d *Dataset) SaveOffline(ctx context.Context) error {
-	if d.cached == nil {
+	if !d.src.Cached() {
 		return nil
 	}
 	id, err := d.identity(ctx)
@@ -117,5 +117,5 @@ func (d *Dataset) ShardCached(split string, shard int) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	return name, d.cached == nil || d.cached.Contains(name), nil
+	return name, !d.src.Cached() || d.src.Contains(name), nil
 }

@@ -3,8 +3,8 @@ package rlds
 import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/internal/testkit/cachekit"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/offline"
 	"github.com/oxefs/oxefs/store"
@@ -33,10 +33,7 @@ func TestOfflineOpen(t *testing.T) {
 
 	offlineStore := func(t *testing.T) *store.Store {
 		t.Helper()
-		disk, err := diskcache.Open(cacheDir, 1<<30, testkit.TestLogger(t), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		disk := cachekit.Disk(t, cacheDir, 1<<30, testkit.TestLogger(t), 0)
 		s, err := store.NewStore(store.Options{IndexDir: cacheDir, Disk: disk, Offline: true, Log: testkit.TestLogger(t),
 			Remote: func(b storage.Backend) storage.Backend { return offline.New(b) }})
 		if err != nil {

@@ -40,10 +40,11 @@ func (r ShardRef) estimatedSize() int64 {
 // progress, when not nil, is called after each shard (fetched or failed),
 // from several goroutines.
 func Prefetch(ctx context.Context, s *store.Store, refs []ShardRef, parallel int, progress func()) (int, error) {
-	if s.Disk() == nil {
+	budget := s.DiskBudget()
+	if budget == 0 {
 		return 0, nil // no remote source can have been opened
 	}
-	limit := s.Disk().Budget() / 2
+	limit := budget / 2
 	var (
 		planned int64
 		done    atomic.Int64

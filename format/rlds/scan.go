@@ -22,7 +22,7 @@ func (d *Dataset) Scan(ctx context.Context, segs []episode.Segment, workers int,
 	g.SetLimit(max(workers, 1))
 	for i, s := range segs {
 		g.Go(func() error {
-			if d.cached != nil {
+			if d.src.Cached() {
 				if name, err := d.ShardName(s.Split, s.Shard); err == nil {
 					if f, _, err := d.openShard(gctx, name, false); err == nil {
 						defer f.Close()

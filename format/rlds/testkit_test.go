@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/internal/testkit/cachekit"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
 	"github.com/oxefs/oxefs/store"
 )
@@ -19,10 +19,7 @@ func stackOptions(t testing.TB, cacheDir string, budget int64, policy retry.Poli
 		policy = retry.DefaultPolicy()
 	}
 	log := testkit.TestLogger(t)
-	disk, err := diskcache.Open(cacheDir, budget, log, policy.MemoWindow())
-	if err != nil {
-		t.Fatal(err)
-	}
+	disk := cachekit.Disk(t, cacheDir, budget, log, policy.MemoWindow())
 	stats := new(retry.Stats)
 	remote := func(src storage.Backend) storage.Backend { return retry.New(src, policy, stats, log) }
 	return store.Options{IndexDir: cacheDir, Disk: disk, Remote: remote, Log: log}, stats

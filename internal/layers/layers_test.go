@@ -46,10 +46,11 @@ var layer = map[string]int{
 
 	"": 7, // package main: the CLI
 
-	"internal/layers":     8, // this test
-	"internal/testkit":    8, // test helpers, imported by _test files only
-	"internal/pythontest": 0,
-	"scripts/...":         8,
+	"internal/layers":      8, // this test
+	"internal/testkit":     8, // test helpers, imported by _test files only
+	"internal/testkit/...": 8,
+	"internal/pythontest":  0,
+	"scripts/...":          8,
 }
 
 // sideways lists the imports allowed within one layer.

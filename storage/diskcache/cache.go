@@ -4,8 +4,17 @@
 // around any storage.Backend (Cache.Wrap), it presents the cached objects
 // as local files (storage.Filer), so the episode store reads a remote shard
 // exactly as it reads a local one. Parts of objects (single records of a
-// shard) can be cached too, as entries of their own (Backend.OpenRange),
-// under the same budget, LRU and locks.
+// shard, an episode's bytes of a video, blocks of a data file) can be
+// cached too, as entries of their own (Backend.OpenRange), under the same
+// budget, LRU and locks.
+//
+// A versioned ranged read (Backend.ReadAt, Backend.OpenAt: an object's
+// name, version, offset and length) is the one call the formats' reads
+// come to, through package store: the cache decides whether the bytes
+// come from the whole cached object, a download under way, a cached range
+// or block, or the source, pinned to the version and yielding to more
+// urgent readers (reader.go). Callers say what the bytes are for
+// (ReadOptions), never how to get them.
 //
 // It owns the cache directory's layout, the cross-process locks (flock)
 // that let several daemons share it, the LRU eviction, the handling of a
@@ -89,6 +98,11 @@ type Stats struct {
 	// downloads copied instead of fetching; Abandoned the requests that
 	// paused fills abandoned (see Preemptible).
 	RangesReused, Abandoned atomic.Int64
+	// RangesFetched and RangeBytes count the ranged reads (ReadAt, OpenAt)
+	// that fetched their bytes from the source and the bytes they fetched;
+	// RangesFromFill those copied from a whole-object download under way
+	// instead.
+	RangesFetched, RangeBytes, RangesFromFill atomic.Int64
 }
 
 type fill struct {
@@ -125,6 +139,9 @@ func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("disk cache: %w", err)
 		}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Cache{
 		dir:      dir,

@@ -1,0 +1,380 @@
+package diskcache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/oxefs/oxefs/storage"
+)
+
+// A ranged read (Backend.ReadAt, Backend.OpenAt) asks for bytes of one
+// version of an object, and the cache decides where they come from, in
+// this order:
+//
+//  1. the whole object, when it is cached;
+//  2. the bytes a whole-object download under way in this process has
+//     already written, when it reads the same version;
+//  3. a cached range holding them (KeepRange: the range itself; KeepBlocks:
+//     the aligned blocks of BlockSize around them);
+//  4. the source, with one request pinned to the version, read as a fill of
+//     the reader's priority that yields to more urgent readers
+//     (Preemptible), and kept as in 3, or not at all (KeepNone).
+//
+// A version that is gone is an error that says so (storage.ErrVersionGone,
+// as the backend reports it), and the ranges cached of that version are
+// dropped: they describe bytes that no longer exist. When the cache cannot
+// keep the bytes (more than its whole budget, a full disk), they are read
+// from the source instead; an error of the source itself, or of the
+// read's Check, is returned as it is, never fetched twice.
+
+// BlockSize is the size of the blocks KeepBlocks keeps, at offsets that
+// are multiples of it.
+const BlockSize = 1 << 20
+
+// Object is one version of an object: what a ranged read is pinned to.
+type Object struct {
+	Name string
+	// Size is the object's size at Version; KeepBlocks needs it for the
+	// last block.
+	Size int64
+	// Version is storage.ObjectInfo.Version; "" reads whatever the source
+	// holds.
+	Version string
+}
+
+// Keep says what the cache keeps of the bytes a ranged read fetches.
+type Keep int
+
+const (
+	// KeepRange keeps the range read as an entry of its own: for reads
+	// that come again with the same offset and length (a record, an
+	// episode's span of a video, a parser's reads).
+	KeepRange Keep = iota
+	// KeepBlocks keeps the aligned blocks (BlockSize) that hold the range:
+	// for reads at scattered offsets of an object.
+	KeepBlocks
+	// KeepNone keeps nothing: for reads done once (an object's index).
+	KeepNone
+)
+
+// ReadOptions shape a ranged read.
+type ReadOptions struct {
+	Keep Keep
+	// Check, when not nil, returns a writer that sees the bytes fetched
+	// from the source (KeepRange, KeepNone) as they arrive, then Close; an
+	// error from either fails the read, and nothing is kept. Bytes served
+	// from the cache are not checked again.
+	Check func() io.WriteCloser
+	// Extent, for a ReadAt with KeepRange, is the range to keep when it is
+	// more than the bytes read: the first read within it fetches and
+	// keeps all of it (an episode's bytes of a video file), later ones
+	// read it from disk. Zero keeps the bytes read.
+	Extent Extent
+}
+
+// Extent is a byte range of an object.
+type Extent struct{ Off, Len int64 }
+
+// contains reports whether [off, off+n) lies within e.
+func (e Extent) contains(off, n int64) bool {
+	return e.Len > 0 && off >= e.Off && off+n <= e.Off+e.Len
+}
+
+// fetchError is an error of the source or of a read's Check, as opposed
+// to one of the cache: reading the source again would meet it again.
+type fetchError struct{ err error }
+
+func (e *fetchError) Error() string { return e.err.Error() }
+func (e *fetchError) Unwrap() error { return e.err }
+
+// ReadAt reads len(p) bytes at off of o through the cache (see above);
+// fewer is an error. It never reads beyond one version of the object.
+func (b *Backend) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
+	if opts.Keep == KeepRange && opts.Extent.contains(off, int64(len(p))) {
+		x := opts.Extent
+		f, fallback, err := b.openAt(ctx, o, x.Off, x.Len, opts)
+		if fallback {
+			if err := b.fetchInto(ctx, o, p, off, opts.Check, true); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		return readFull(f, p, off-x.Off)
+	}
+	if opts.Keep != KeepBlocks {
+		f, err := b.OpenAt(ctx, o, off, int64(len(p)), opts)
+		if err != nil {
+			return 0, err
+		}
+		defer f.Close()
+		return readFull(f, p, 0)
+	}
+	n := 0
+	for n < len(p) {
+		at := off + int64(n)
+		start := at / BlockSize * BlockSize
+		size := min(BlockSize, o.Size-start)
+		if size <= 0 {
+			return n, fmt.Errorf("%s: read at %d of %d bytes: %w", o.Name, at, o.Size, io.ErrUnexpectedEOF)
+		}
+		f, err := b.OpenAt(ctx, o, start, size, ReadOptions{Keep: KeepRange})
+		if err != nil {
+			return n, err
+		}
+		m, err := readFull(f, p[n:min(int64(len(p)), start+size-off)], at-start)
+		f.Close()
+		n += m
+		if err != nil {
+			return n, fmt.Errorf("%s: block at %d: %w", o.Name, start, err)
+		}
+	}
+	return n, nil
+}
+
+// readFull reads exactly p at off; the io.EOF an io.ReaderAt may give
+// with a full read is no error.
+func readFull(f io.ReaderAt, p []byte, off int64) (int, error) {
+	n, err := f.ReadAt(p, off)
+	if err == io.EOF && n == len(p) {
+		err = nil
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// OpenAt returns the n bytes at off of o, at offsets [0, n) of the file
+// returned (see above for where they come from). KeepBlocks is read as
+// KeepRange: a file holds one range.
+func (b *Backend) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOptions) (storage.File, error) {
+	f, fallback, err := b.openAt(ctx, o, off, n, opts)
+	if !fallback {
+		return f, err
+	}
+	buf := make([]byte, n)
+	if err := b.fetchInto(ctx, o, buf, off, opts.Check, true); err != nil {
+		return nil, err
+	}
+	return &memFile{bytes.NewReader(buf)}, nil
+}
+
+// openAt is OpenAt, but reports fallback, and no file, when the cache
+// cannot keep the range: the caller reads what it needs from the source.
+func (b *Backend) openAt(ctx context.Context, o Object, off, n int64, opts ReadOptions) (f storage.File, fallback bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if off < 0 || n < 0 {
+		return nil, false, fmt.Errorf("%s: read of %d bytes at %d", o.Name, n, off)
+	}
+	if f := b.openWhole(o.Name, off, n); f != nil {
+		return f, false, nil
+	}
+	if opts.Keep == KeepNone {
+		buf := make([]byte, n)
+		if err := b.fetchInto(ctx, o, buf, off, opts.Check, false); err != nil {
+			return nil, false, err
+		}
+		return &memFile{bytes.NewReader(buf)}, false, nil
+	}
+	f, err = b.OpenRange(ctx, o.Name, o.Version, off, n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+		if err := b.Remembered(o.Name); err != nil {
+			return err
+		}
+		if err := reserve(n); err != nil {
+			return err
+		}
+		if o.Version != "" && b.Filled(o.Name, off, n) {
+			buf := make([]byte, n)
+			if b.copyFilling(ctx, o, buf, off, opts.Check) {
+				_, err := w.Write(buf)
+				return err
+			}
+		}
+		return b.fetch(ctx, o, w, off, n, opts.Check, true)
+	})
+	if err == nil {
+		return f, false, nil
+	}
+	if ctx.Err() != nil {
+		return nil, false, err
+	}
+	err = b.versionGone(o, err)
+	var fe *fetchError
+	if errors.As(err, &fe) || errors.Is(err, storage.ErrVersionGone) || errors.Is(err, storage.ErrUnavailable) {
+		return nil, false, err
+	}
+	// The cache could not keep the range (more than its whole budget, a
+	// full disk): the caller reads from the source.
+	b.cache.log.Debug("disk cache could not keep a range; reading from the source", "key", b.Key(o.Name),
+		"offset", off, "bytes", n, "err", err)
+	return nil, true, err
+}
+
+// openWhole returns the n bytes at off of the cached whole object, or nil
+// when it is not cached or holds fewer bytes.
+func (b *Backend) openWhole(name string, off, n int64) storage.File {
+	key := b.Key(name)
+	if checkKey(key) != nil {
+		return nil
+	}
+	e, err := b.cache.openExisting(key)
+	if err != nil {
+		return nil
+	}
+	if off+n > e.Size() {
+		e.Close()
+		return nil
+	}
+	b.cache.Stats.Hits.Add(1)
+	return &sectionFile{r: io.NewSectionReader(e, off, n), c: e}
+}
+
+// copyFilling reads p at off of o from the whole-object download under way
+// in this process, when all of those bytes have arrived, they are of o's
+// version, and check (if any) passes them; it reports whether it did.
+func (b *Backend) copyFilling(ctx context.Context, o Object, p []byte, off int64, check func() io.WriteCloser) bool {
+	if o.Version == "" || !b.Filled(o.Name, off, int64(len(p))) {
+		return false // none under way, not arrived yet, or of an unknown version
+	}
+	ok, got, err := b.ReadFilling(ctx, o.Name, p, off)
+	if err != nil || !ok || got != o.Version {
+		return false
+	}
+	if check != nil {
+		c := check()
+		if _, err := c.Write(p); err != nil {
+			return false
+		}
+		if c.Close() != nil {
+			return false
+		}
+	}
+	b.cache.Stats.RangesFromFill.Add(1)
+	return true
+}
+
+// fetchInto reads p at off of o from the source, outside any fill; count
+// counts it as a range fetched (see Stats).
+func (b *Backend) fetchInto(ctx context.Context, o Object, p []byte, off int64, check func() io.WriteCloser, count bool) error {
+	if err := b.Remembered(o.Name); err != nil {
+		return err
+	}
+	w := &fixedWriter{p: p}
+	err := b.fetch(ctx, o, w, off, int64(len(p)), check, count)
+	return b.versionGone(o, err)
+}
+
+// fetch streams n bytes at off of o, of its version, from the source into
+// w (a fill's writer, for pre-emption), through check when there is one;
+// a short object is an error, so that the cache never publishes part of a
+// range. Source and check errors come back as *fetchError; w's as they
+// are. count counts it as a range fetched (see Stats).
+func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64, check func() io.WriteCloser, count bool) error {
+	rc := Preemptible(ctx, w, off, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+		return storage.OpenVersion(ctx, b.inner, o.Name, o.Version, off, n)
+	})
+	defer rc.Close()
+	tw := &trackedWriter{w: w}
+	var (
+		c  io.WriteCloser
+		cw *trackedWriter
+	)
+	dst := io.Writer(tw)
+	if check != nil {
+		c = check()
+		cw = &trackedWriter{w: c}
+		dst = io.MultiWriter(cw, tw)
+	}
+	got, err := io.Copy(dst, rc)
+	if count {
+		b.cache.Stats.RangeBytes.Add(got)
+	}
+	if tw.err != nil && errors.Is(err, tw.err) {
+		return err // the cache's, not the source's
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = nil // the object ended early: reported below
+	}
+	checked := cw != nil && cw.err != nil
+	if err == nil && c != nil {
+		err = c.Close()
+		checked = err != nil
+	}
+	if err == nil && got != n {
+		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.Name, n, off, got, io.ErrUnexpectedEOF)
+	}
+	if count && (err == nil || checked) {
+		b.cache.Stats.RangesFetched.Add(1) // all its bytes came, or the check refused them
+	}
+	b.Remember(o.Name, err)
+	if err != nil {
+		return &fetchError{err}
+	}
+	return nil
+}
+
+// versionGone drops the ranges cached of o's version when err says that
+// version is gone (storage.ErrVersionGone, whose message says so), and
+// returns err.
+func (b *Backend) versionGone(o Object, err error) error {
+	if !errors.Is(err, storage.ErrVersionGone) {
+		return err
+	}
+	if ferr := b.ForgetRanges(o.Name, o.Version); ferr != nil && !errors.Is(ferr, fs.ErrNotExist) {
+		b.cache.log.Warn("could not drop the stale cached ranges of a changed object", "key", b.Key(o.Name), "err", ferr)
+	}
+	return err
+}
+
+// sectionFile is part of an open cache entry.
+type sectionFile struct {
+	r *io.SectionReader
+	c io.Closer
+}
+
+func (f *sectionFile) ReadAt(p []byte, off int64) (int, error) { return f.r.ReadAt(p, off) }
+func (f *sectionFile) Size() int64                             { return f.r.Size() }
+func (f *sectionFile) Close() error                            { return f.c.Close() }
+
+// memFile is bytes read from the source and kept nowhere.
+type memFile struct{ *bytes.Reader }
+
+func (f *memFile) Close() error { return nil }
+
+// trackedWriter remembers the error of the writer it wraps.
+type trackedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *trackedWriter) Write(p []byte) (int, error) {
+	n, err := t.w.Write(p)
+	if err != nil {
+		t.err = err
+	}
+	return n, err
+}
+
+// fixedWriter writes into p, in order, and fails past its end.
+type fixedWriter struct {
+	p []byte
+	n int
+}
+
+func (w *fixedWriter) Write(b []byte) (int, error) {
+	if len(b) > len(w.p)-w.n {
+		return 0, io.ErrShortWrite
+	}
+	w.n += copy(w.p[w.n:], b)
+	return len(b), nil
+}

@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
+)
+
+// A format reads an object's bytes through a Source with one call,
+// ReadAt (or OpenAt, for a file over the range): the object's name,
+// version and size (an Object), an offset and a length, and what the
+// bytes are for (ReadOptions.Keep: a range read again the same way,
+// scattered reads kept by blocks, or a read done once). Where the bytes
+// come from is the disk cache's policy (diskcache.Backend.ReadAt): the
+// whole object when it is cached, a download under way, a cached range or
+// block, or the source, pinned to the version, at the reader's priority
+// (diskcache.WithPriority on ctx) and yielding to more urgent readers. A
+// version that is gone is an error that says so (storage.ErrVersionGone).
+// A format never steers the cache.
+
+// Object is one version of an object: what a ranged read is pinned to.
+type Object = diskcache.Object
+
+// Keep says what the disk cache keeps of the bytes a ranged read fetches.
+type Keep = diskcache.Keep
+
+// What a ranged read's bytes are kept as (see diskcache.Keep).
+const (
+	KeepRange  = diskcache.KeepRange
+	KeepBlocks = diskcache.KeepBlocks
+	KeepNone   = diskcache.KeepNone
+)
+
+// BlockSize is the size of the blocks KeepBlocks keeps.
+const BlockSize = diskcache.BlockSize
+
+// ReadOptions shape a ranged read (see diskcache.ReadOptions).
+type ReadOptions = diskcache.ReadOptions
+
+// Extent is a byte range of an object (see ReadOptions.Extent).
+type Extent = diskcache.Extent
+
+// Source is one source as the store reads it: metadata through the
+// store's stack (Backend), objects in place when they are local files,
+// and through the disk cache otherwise.
+type Source struct {
+	src    storage.Backend    // as given
+	remote storage.Backend    // src through the store's stack
+	cache  *diskcache.Backend // nil: read in place, or the store has no disk cache
+}
+
+// Source returns src as the store reads it.
+func (s *Store) Source(src storage.Backend) *Source {
+	return &Source{src: src, remote: s.Wrap(src), cache: s.Cached(src)}
+}
+
+// Direct returns src read as it is, with no store: no disk cache, no
+// decorators; every ranged read asks src.
+func Direct(src storage.Backend) *Source {
+	return &Source{src: src, remote: src}
+}
+
+// Backend is the source through the store's stack (retries, the rate
+// limit), for metadata and identities.
+func (s *Source) Backend() storage.Backend { return s.remote }
+
+// Cached reports whether the source's objects are read through the disk
+// cache (a remote source of a store with one).
+func (s *Source) Cached() bool { return s.cache != nil }
+
+// Identify returns the identity of the named object, for ranged reads of
+// it: an object whose fetch gave up recently (see diskcache's failure
+// memo) is not asked again until the memo expires.
+func (s *Source) Identify(ctx context.Context, name string) (Object, error) {
+	if s.cache != nil {
+		if err := s.cache.Remembered(name); err != nil {
+			return Object{}, err
+		}
+	}
+	info, err := s.remote.Stat(ctx, name)
+	if err != nil {
+		if s.cache != nil {
+			s.cache.Remember(name, err)
+		}
+		return Object{}, err
+	}
+	return Object{Name: name, Size: info.Size, Version: info.Version}, nil
+}
+
+// OpenFile returns the whole named object as a local file: in place for a
+// source of local files, from the disk cache (fetched when absent)
+// otherwise.
+func (s *Source) OpenFile(ctx context.Context, name string) (storage.File, error) {
+	return s.openFile(ctx, name, false)
+}
+
+// OpenFileBackground is OpenFile for prefetching: its download yields to
+// the reads others wait for.
+func (s *Source) OpenFileBackground(ctx context.Context, name string) (storage.File, error) {
+	return s.openFile(ctx, name, true)
+}
+
+func (s *Source) openFile(ctx context.Context, name string, background bool) (storage.File, error) {
+	if fl, ok := s.src.(storage.Filer); ok {
+		return fl.OpenFile(ctx, name)
+	}
+	if s.cache == nil {
+		return nil, fmt.Errorf("%s: a remote source needs a disk cache", s.src.Location())
+	}
+	if background {
+		return s.cache.OpenFileBackground(ctx, name)
+	}
+	return s.cache.OpenFile(ctx, name)
+}
+
+// OpenCached returns the whole named object from the disk cache when it is
+// there, and an error matching fs.ErrNotExist otherwise: it never fetches.
+func (s *Source) OpenCached(name string) (storage.File, error) {
+	if s.cache == nil {
+		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
+	return s.cache.OpenCached(name)
+}
+
+// Contains reports whether the whole named object can be read without the
+// source: in place, or from the disk cache.
+func (s *Source) Contains(name string) bool {
+	if s.cache == nil {
+		_, local := s.src.(storage.Filer)
+		return local
+	}
+	return s.cache.Contains(name)
+}
+
+// Holds reports whether the disk cache holds the n bytes at off of o as a
+// range of their own.
+func (s *Source) Holds(o Object, off, n int64) bool {
+	return s.cache != nil && s.cache.ContainsRange(o.Name, o.Version, off, n)
+}
+
+// Arrived reports whether the n bytes at off of the named object have
+// arrived in a whole-object download under way in this process.
+func (s *Source) Arrived(name string, off, n int64) bool {
+	return s.cache != nil && s.cache.Filled(name, off, n)
+}
+
+// Forget drops the disk cache's copy of the whole named object: its bytes
+// are stale.
+func (s *Source) Forget(name string) error {
+	if s.cache == nil {
+		return nil
+	}
+	return s.cache.Forget(name)
+}
+
+// ForgetVersion drops the ranges and blocks the disk cache holds of
+// version of the named object: they describe bytes that are gone.
+func (s *Source) ForgetVersion(name, version string) error {
+	if s.cache == nil {
+		return nil
+	}
+	return s.cache.ForgetRanges(name, version)
+}
+
+// ReadAt reads len(p) bytes at off of o (see above); fewer is an error.
+func (s *Source) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
+	if s.cache != nil {
+		return s.cache.ReadAt(ctx, o, p, off, opts)
+	}
+	return s.readDirect(ctx, o, p, off, opts)
+}
+
+// OpenAt returns the n bytes at off of o as a file of n bytes (see above).
+func (s *Source) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOptions) (storage.File, error) {
+	if s.cache != nil {
+		return s.cache.OpenAt(ctx, o, off, n, opts)
+	}
+	buf := make([]byte, n)
+	if _, err := s.readDirect(ctx, o, buf, off, opts); err != nil {
+		return nil, err
+	}
+	return &memFile{buf: buf}, nil
+}
+
+// readDirect reads p at off of o from the source itself, in place for
+// local files: one request, pinned to o's version.
+func (s *Source) readDirect(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
+	read := s.remote
+	if _, local := s.src.(storage.Filer); local {
+		read = s.src
+	}
+	rc, err := storage.OpenVersion(ctx, read, o.Name, o.Version, off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	n, err := io.ReadFull(rc, p)
+	if opts.Check != nil && (err == nil || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
+		c := opts.Check()
+		if _, werr := c.Write(p[:n]); werr != nil {
+			return n, werr
+		}
+		if cerr := c.Close(); cerr != nil {
+			return n, cerr
+		}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.Name, len(p), off, n, io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+// memFile is bytes read from the source and kept nowhere.
+type memFile struct{ buf []byte }
+
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(f.buf)) {
+		return 0, fmt.Errorf("read at %d of %d bytes", off, len(f.buf))
+	}
+	n := copy(p, f.buf[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+func (f *memFile) Size() int64  { return int64(len(f.buf)) }
+func (f *memFile) Close() error { return nil }
+
+// Demand registers a reader of ctx's priority waiting on the source
+// outside the disk cache (for an object's index, say): until done is
+// called, less urgent fills pause, as they do for readers waiting on them.
+func (s *Store) Demand(ctx context.Context) (done func()) {
+	if s.disk == nil {
+		return func() {}
+	}
+	return s.disk.Demand(ctx)
+}
