@@ -28,18 +28,37 @@ type Format struct {
 	MissingOffline func(src storage.Backend, env *Env) string
 }
 
-var (
-	registryMu sync.Mutex
-	registry   []Format // guarded by registryMu: in probe order
-)
+// Registry is a set of formats in probe order. The package's functions
+// use the one registry that format/formats fills; tests make their own.
+type Registry struct {
+	mu      sync.Mutex
+	formats []Format // guarded by mu: in probe order
+}
 
-// Register adds a format; Open probes the formats in the order they were
-// registered. Registering a name twice, or a format after the fallback
-// (nil Probe), panics.
-func Register(f Format) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	for _, g := range registry {
+// registry is the one that Register, Open and MissingOffline use.
+var registry Registry
+
+// Register adds a format to the registry; Open probes the formats in the
+// order they were registered. A format package's registration (package
+// format/formats) calls it from an init function. Registering a name
+// twice, or a format after the fallback (nil Probe), panics.
+func Register(f Format) { registry.Register(f) }
+
+// Open opens the dataset at src in the first registered format whose probe
+// claims it.
+func Open(ctx context.Context, name string, src storage.Backend, env *Env) (Dataset, error) {
+	return registry.Open(ctx, name, src, env)
+}
+
+// MissingOffline says what env's cache lacks to open src offline (see
+// Registry.MissingOffline).
+func MissingOffline(src storage.Backend, env *Env) string { return registry.MissingOffline(src, env) }
+
+// Register adds f after the formats registered before it.
+func (r *Registry) Register(f Format) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, g := range r.formats {
 		if g.Name == f.Name {
 			panic("format: " + f.Name + " registered twice")
 		}
@@ -47,20 +66,20 @@ func Register(f Format) {
 			panic("format: " + f.Name + " registered after the fallback format " + g.Name)
 		}
 	}
-	registry = append(registry, f)
+	r.formats = append(r.formats, f)
 }
 
-// formats returns the registered formats, in probe order.
-func formats() []Format {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	return registry[:len(registry):len(registry)]
+// list returns the formats, in probe order.
+func (r *Registry) list() []Format {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.formats[:len(r.formats):len(r.formats)]
 }
 
-// Open opens the dataset at src in the first registered format whose probe
-// claims it.
-func Open(ctx context.Context, name string, src storage.Backend, env *Env) (Dataset, error) {
-	fs := formats()
+// Open opens the dataset at src in the first format whose probe claims
+// it.
+func (r *Registry) Open(ctx context.Context, name string, src storage.Backend, env *Env) (Dataset, error) {
+	fs := r.list()
 	for _, f := range fs {
 		if f.Probe == nil || f.Probe(ctx, src, env) {
 			return f.Open(ctx, name, src, env)
@@ -76,10 +95,10 @@ func Open(ctx context.Context, name string, src storage.Backend, env *Env) (Data
 // some format has everything, else what the fallback format lacks, and
 // what each other format would ("metadata features.json (or, for a
 // LeRobot dataset, its files and lerobot-offline.json)").
-func MissingOffline(src storage.Backend, env *Env) string {
+func (r *Registry) MissingOffline(src storage.Backend, env *Env) string {
 	var first string
 	var others []string
-	for _, f := range formats() {
+	for _, f := range r.list() {
 		if f.MissingOffline == nil {
 			continue
 		}
