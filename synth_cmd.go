@@ -6,8 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
-	"github.com/oxefs/oxefs/format/rlds/synth"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames/av"
 )
 
@@ -24,12 +23,11 @@ type synthCmd struct {
 	Workers   int      `placeholder:"N" help:"Shards (rlds) or cameras (lerobot) encoded in parallel; 0 means one per CPU."`
 }
 
+// Run writes the synthetic datasets of --format through the format
+// registry (format.Synth).
 func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
-	if c.Format == "lerobot" {
-		return c.runLeRobot(ctx, log)
-	}
 	var bar progress
-	res, err := synth.Generate(ctx, synth.Options{
+	opts := format.SynthOptions{
 		Dir:        c.Dir,
 		Datasets:   c.Datasets,
 		Episodes:   c.Episodes,
@@ -39,57 +37,37 @@ func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
 		Seed:       c.Seed,
 		Workers:    c.Workers,
 		Log:        log,
-		Start: func(datasets, episodes int) {
-			bar = newBar(int64(episodes), fmt.Sprintf("synth: %d datasets", datasets), "episodes")
-		},
-		Progress: func(episodes int, _ int64) { _ = bar.Add(episodes) },
-	})
-	if bar != nil {
-		_ = bar.Finish()
+		Progress:   func(episodes int, _ int64) { _ = bar.Add(episodes) },
 	}
-	if err != nil {
-		return err
-	}
-	c.summary(len(res.Datasets), res.Episodes, res.Frames, res.Bytes, res.Elapsed, res.MixFiles)
-	return nil
-}
-
-func (c *synthCmd) runLeRobot(ctx context.Context, log *slog.Logger) error {
-	if c.Shards != 0 || c.ShardSize != 0 {
-		return fmt.Errorf("synth: --shards and --shard-size are for --format rlds; LeRobot files roll over by size")
-	}
-	if err := av.Available(); err != nil {
-		return fmt.Errorf("synth --format lerobot encodes video: %w", err)
-	}
-	var bar progress
-	res, err := lrsynth.Generate(ctx, lrsynth.Options{
-		Dir:      c.Dir,
-		Datasets: c.Datasets,
-		Episodes: c.Episodes,
-		Steps:    c.Steps,
-		Seed:     c.Seed,
-		Workers:  c.Workers,
-		Codec:    c.Codec,
-		NewEncoder: func(w, h, fps int) (lrsynth.VideoEncoder, error) {
+	label := "synth: %d datasets"
+	if c.Format == "lerobot" {
+		if c.Shards != 0 || c.ShardSize != 0 {
+			return fmt.Errorf("synth: --shards and --shard-size are for --format rlds; LeRobot files roll over by size")
+		}
+		if err := av.Available(); err != nil {
+			return fmt.Errorf("synth --format lerobot encodes video: %w", err)
+		}
+		label = "synth: %d LeRobot datasets"
+		opts.Codec = c.Codec
+		opts.NewEncoder = func(w, h, fps int) (format.VideoEncoder, error) {
 			e, err := av.NewEncoder(c.Codec, w, h, fps, av.EncoderOptions{})
 			if err != nil {
 				return nil, err
 			}
 			return avEncoder{e}, nil
-		},
-		Log: log,
-		Start: func(datasets, episodes int) {
-			bar = newBar(int64(episodes), fmt.Sprintf("synth: %d LeRobot datasets", datasets), "episodes")
-		},
-		Progress: func(episodes int, _ int64) { _ = bar.Add(episodes) },
-	})
+		}
+	}
+	opts.Start = func(datasets, episodes int) {
+		bar = newBar(int64(episodes), fmt.Sprintf(label, datasets), "episodes")
+	}
+	res, err := format.Synth(ctx, c.Format, opts)
 	if bar != nil {
 		_ = bar.Finish()
 	}
 	if err != nil {
 		return err
 	}
-	c.summary(len(res.Datasets), res.Episodes, res.Frames, res.Bytes, res.Elapsed, res.MixFiles)
+	c.summary(res.Datasets, res.Episodes, res.Frames, res.Bytes, res.Elapsed, res.MixFiles)
 	return nil
 }
 
@@ -104,16 +82,17 @@ func (c *synthCmd) summary(datasets, episodes, frames int, bytes int64, elapsed 
 	}
 }
 
-// avEncoder gives frames/av's encoder to the LeRobot synth.
+// avEncoder gives frames/av's encoder to the synth of a format that
+// stores video.
 type avEncoder struct{ *av.Encoder }
 
 func (e avEncoder) Config() []byte { return e.Extradata() }
 
-func (e avEncoder) Samples() []lrsynth.Sample {
+func (e avEncoder) Samples() []format.VideoSample {
 	pkts := e.Packets()
-	out := make([]lrsynth.Sample, len(pkts))
+	out := make([]format.VideoSample, len(pkts))
 	for i, p := range pkts {
-		out[i] = lrsynth.Sample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key}
+		out[i] = format.VideoSample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key}
 	}
 	return out
 }

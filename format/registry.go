@@ -26,6 +26,9 @@ type Format struct {
 	// offline as this format: a phrase ("metadata features.json"), or ""
 	// when nothing is missing.
 	MissingOffline func(src storage.Backend, env *Env) string
+	// Synth, when set, writes synthetic datasets of this format for
+	// `oxefs synth`.
+	Synth func(ctx context.Context, opts SynthOptions) (SynthResult, error)
 }
 
 // Registry is a set of formats in probe order. The package's functions

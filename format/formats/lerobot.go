@@ -29,6 +29,7 @@ var lerobotFormat = format.Format{
 		}
 		return "its files and " + lerobotRecordName + ".json"
 	},
+	Synth: synthLeRobot,
 }
 
 const lerobotName = "LeRobot"

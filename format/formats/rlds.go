@@ -31,6 +31,7 @@ var rldsFormat = format.Format{
 		}
 		return ""
 	},
+	Synth: synthRLDS,
 }
 
 // rldsDataset is an RLDS dataset with the capabilities of package format.

@@ -6,5 +6,5 @@
 // or an import that points up or sideways, fails the test. A second test
 // keeps the formats behind their registry: outside format/, only the
 // registration point (format/formats) imports a format's package, save the
-// synth writers and measurement scripts it names.
+// measurement scripts it names.
 package layers

@@ -1,0 +1,58 @@
+package formats
+
+import (
+	"context"
+
+	"github.com/oxefs/oxefs/format"
+	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
+	rldssynth "github.com/oxefs/oxefs/format/rlds/synth"
+)
+
+// synthRLDS writes OXE-like RLDS datasets (format/rlds/synth).
+func synthRLDS(ctx context.Context, o format.SynthOptions) (format.SynthResult, error) {
+	res, err := rldssynth.Generate(ctx, rldssynth.Options{
+		Dir: o.Dir, Datasets: o.Datasets, Episodes: o.Episodes, Steps: o.Steps,
+		Shards: o.Shards, ShardBytes: o.ShardBytes, Seed: o.Seed, Workers: o.Workers,
+		Start: o.Start, Progress: o.Progress, Log: o.Log,
+	})
+	if err != nil {
+		return format.SynthResult{}, err
+	}
+	return format.SynthResult{Datasets: len(res.Datasets), Episodes: res.Episodes, Frames: res.Frames, Bytes: res.Bytes, Elapsed: res.Elapsed, MixFiles: res.MixFiles}, nil
+}
+
+// synthLeRobot writes LeRobot v3 datasets with video cameras
+// (format/lerobot/synth).
+func synthLeRobot(ctx context.Context, o format.SynthOptions) (format.SynthResult, error) {
+	opts := lrsynth.Options{
+		Dir: o.Dir, Datasets: o.Datasets, Episodes: o.Episodes, Steps: o.Steps,
+		Seed: o.Seed, Workers: o.Workers, Codec: o.Codec,
+		Start: o.Start, Progress: o.Progress, Log: o.Log,
+	}
+	if o.NewEncoder != nil {
+		opts.NewEncoder = func(w, h, fps int) (lrsynth.VideoEncoder, error) {
+			e, err := o.NewEncoder(w, h, fps)
+			if err != nil {
+				return nil, err
+			}
+			return synthEncoder{e}, nil
+		}
+	}
+	res, err := lrsynth.Generate(ctx, opts)
+	if err != nil {
+		return format.SynthResult{}, err
+	}
+	return format.SynthResult{Datasets: len(res.Datasets), Episodes: res.Episodes, Frames: res.Frames, Bytes: res.Bytes, Elapsed: res.Elapsed, MixFiles: res.MixFiles}, nil
+}
+
+// synthEncoder gives a format.VideoEncoder to the LeRobot synth.
+type synthEncoder struct{ format.VideoEncoder }
+
+func (e synthEncoder) Samples() []lrsynth.Sample {
+	in := e.VideoEncoder.Samples()
+	out := make([]lrsynth.Sample, len(in))
+	for i, s := range in {
+		out[i] = lrsynth.Sample{Data: s.Data, PTS: s.PTS, DTS: s.DTS, Key: s.Key}
+	}
+	return out
+}
