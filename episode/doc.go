@@ -8,7 +8,8 @@
 // dataset directory through a storage backend and yields a Dataset; the
 // plan, the sample assembler and the composition root see only this
 // package's types. A new format (LeRobot v3: parquet tables and MP4 files)
-// goes in its own package under format/ and implements Dataset and Episode.
+// goes in its own package under format/, implements Dataset and Episode,
+// and registers with package format in format/formats.
 //
 // episode imports nothing else of oxefs, and does no I/O.
 package episode
