@@ -18,7 +18,14 @@
 //     shards in plan order and each batch's episodes at once (RLDS);
 //   - Warmer and OfflineChecker: what `oxefs warm` saves for mount
 //     --offline, and what the cache still lacks;
-//   - Describer: the description `oxefs inspect` prints.
+//   - Describer: the description `oxefs inspect` prints;
+//   - Named: the format's name, for messages.
+//
+// What a whole format does rather than one dataset is a field of its
+// Format: its probe and opener, what an offline open lacks
+// (MissingOffline), and writing synthetic datasets for `oxefs synth`
+// (Synth). What the datasets of one daemon share (the store, LeRobot's
+// video sample tables) is in their Env.
 //
 // A caller asks for a capability and does without it when the dataset has
 // none; it never names a format. The formats register in one place,
