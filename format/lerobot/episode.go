@@ -467,7 +467,7 @@ func (v *videoView) Start(j int) int { return episode.DecodeStart(v, j) }
 func (v *videoView) Samples() int { return v.v.first + len(v.v.samples) }
 
 // ReadAt reads the video file: the episode's bytes from the disk cache
-// when the dataset has one (see videoRange).
+// when the dataset has one (see readVideo).
 func (v *videoView) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	return v.ep.d.readVideo(ctx, v.v, p, off)
 }

@@ -15,7 +15,10 @@ import (
 // version of an object, and the cache decides where they come from, in
 // this order:
 //
-//  1. the whole object, when it is cached;
+//  1. the whole object, when it is cached and the read names no version
+//     (the cache keeps no version of a whole object: a caller that knows
+//     its whole copy is current, as RLDS does through its length index,
+//     opens it with OpenCached);
 //  2. the bytes a whole-object download under way in this process has
 //     already written, when it reads the same version;
 //  3. a cached range holding them (KeepRange: the range itself; KeepBlocks:
@@ -176,8 +179,10 @@ func (b *Backend) openAt(ctx context.Context, o Object, off, n int64, opts ReadO
 	if off < 0 || n < 0 {
 		return nil, false, fmt.Errorf("%s: read of %d bytes at %d", o.Name, n, off)
 	}
-	if f := b.openWhole(o.Name, off, n); f != nil {
-		return f, false, nil
+	if o.Version == "" {
+		if f := b.openWhole(o.Name, off, n); f != nil {
+			return f, false, nil
+		}
 	}
 	if opts.Keep == KeepNone {
 		buf := make([]byte, n)
