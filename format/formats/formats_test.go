@@ -1,0 +1,87 @@
+package formats
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/internal/testkit/cachekit"
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/store"
+)
+
+// env is an Env over a store with a disk cache, which remote sources
+// need.
+func env(t *testing.T) *format.Env {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.NewStore(store.Options{IndexDir: dir, Disk: cachekit.Disk(t, filepath.Join(dir, "cache"), 1<<30, nil, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return &format.Env{Store: st}
+}
+
+// TestOpenPicksFormat: the registry opens an RLDS directory as RLDS and a
+// LeRobot root as LeRobot, each with the capabilities its format has.
+func TestOpenPicksFormat(t *testing.T) {
+	for _, tc := range []struct {
+		dir, format string
+		indexer     bool // lengths built by a pass (RLDS), not stored (LeRobot)
+		fetcher     bool
+	}{
+		{"../../testdata/datasets/tiny_bridge/1.0.0", "RLDS", true, true},
+		{"../../testdata/lerobot/lerobot_av1", "LeRobot", false, false},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			d, err := format.Open(context.Background(), "", local.New(filepath.FromSlash(tc.dir)), env(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := format.NameOf(d); got != tc.format {
+				t.Fatalf("opened as %q, want %q", got, tc.format)
+			}
+			_, indexer := d.(format.LengthIndexer)
+			_, lengths := d.(format.LengthLoader)
+			_, describer := d.(format.Describer)
+			_, warmer := d.(format.Warmer)
+			if indexer != tc.indexer || !lengths || !describer || !warmer || (format.FetcherOf(d) != nil) != tc.fetcher {
+				t.Errorf("capabilities: indexer %v, lengths %v, describer %v, warmer %v, fetcher %v",
+					indexer, lengths, describer, warmer, format.FetcherOf(d) != nil)
+			}
+		})
+	}
+}
+
+// statDown is a remote source whose Stat fails, with an error that is
+// neither fs.ErrNotExist nor retryable, while its objects can be read.
+type statDown struct{ storage.Backend }
+
+var errDown = errors.New("the source does not answer")
+
+func (s statDown) Stat(context.Context, string) (storage.ObjectInfo, error) {
+	return storage.ObjectInfo{}, errDown
+}
+
+func (s statDown) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	return s.Backend.Open(ctx, name, off, length)
+}
+
+// TestOutageOpensAsRLDS: a source that cannot say whether it holds
+// meta/info.json is read as RLDS, as it was before LeRobot was read: RLDS's
+// error is the one reported, or, here, the dataset opens as RLDS.
+func TestOutageOpensAsRLDS(t *testing.T) {
+	src := statDown{local.New(filepath.FromSlash("../../testdata/datasets/tiny_bridge/1.0.0"))}
+	d, err := format.Open(context.Background(), "", src, env(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := format.NameOf(d); got != "RLDS" {
+		t.Fatalf("opened as %q, want RLDS", got)
+	}
+}
