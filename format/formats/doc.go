@@ -5,12 +5,7 @@
 // dataset to the capability interfaces of package format.
 //
 // The composition root imports it for its side effect. A new format is a
-// package under format/ and one file here that registers it.
+// package under format/, one file here that adapts its dataset and
+// describes it as a format.Format, and one line in register.go, where the
+// probe order is.
 package formats
-
-import "github.com/oxefs/oxefs/format"
-
-func init() {
-	format.Register(lerobotFormat)
-	format.Register(rldsFormat)
-}
