@@ -21,7 +21,8 @@ var layer = map[string]int{
 	"storage":     0,
 	"storage/...": 0,
 
-	"episode": 1,
+	"episode":           1,
+	"episode/splitspec": 1, // the split grammar every format resolves with
 
 	"format/...": 2,
 
@@ -51,19 +52,20 @@ var layer = map[string]int{
 
 // sideways lists the imports allowed within one layer.
 var sideways = map[string][]string{
-	"storage/...": {"storage"},
-	"format/...":  {"format/..."},
-	"frames":      {"frames/..."},
-	"plan":        {"keyed", "config"},
-	"pairs":       {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
-	"norm":        {"config"},                            // the offset range the statistics cover
+	"storage/...":       {"storage"},
+	"episode/splitspec": {"episode"},
+	"format/...":        {"format/..."},
+	"frames":            {"frames/..."},
+	"plan":              {"keyed", "config"},
+	"pairs":             {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
+	"norm":              {"config"},                            // the offset range the statistics cover
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler and the frame decoders work on any format's data, and the
 // scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episodes", "pairs", "norm", "batch"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "norm", "batch"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 
