@@ -32,8 +32,8 @@
 // JPEG is decoded by libjpeg-turbo (dlopen of libturbojpeg.so.0, see
 // package frames/turbojpeg) with the fast integer IDCT and fancy
 // upsampling, TensorFlow's own defaults, so decoded pixels are TensorFlow's
-// bit for bit. Without the library (or with OXEFS_DECODER=go) image/jpeg
-// decodes them; its planes then go through libjpeg's fancy chroma
+// bit for bit. Without the library (or with DecoderOptions.JPEG JPEGGo)
+// image/jpeg decodes them; its planes then go through libjpeg's fancy chroma
 // upsampling and colour conversion, reimplemented here exactly, so that
 // only image/jpeg's accurate IDCT (TensorFlow uses libjpeg's fast one)
 // separates the two: a mean difference of about one level, at most 9 on the
