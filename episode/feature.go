@@ -5,7 +5,9 @@ import (
 	"sort"
 )
 
-// Kind says what a feature's values mean.
+// Kind says what a feature's values mean. It is oxefs's one feature-kind
+// enum: each format describes its features with it (format/rlds/tfds
+// documents how TFDS stores each kind) and config's rules check it.
 type Kind uint8
 
 const (

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 )
 
@@ -61,7 +62,7 @@ func TestMixVariety(t *testing.T) {
 		act := 0
 		for _, a := range d.Actions {
 			f, ok := feats.Lookup(a.Key)
-			if !ok || f.Kind != tfds.KindTensor || !f.PerStep {
+			if !ok || f.Kind != episode.KindTensor || !f.PerStep {
 				t.Errorf("%s: action %s missing or not a per-step tensor", d.Name, a.Key)
 			}
 			act += shapeElems(f.Shape)
@@ -77,9 +78,9 @@ func TestMixVariety(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: no language feature %s", d.Name, d.Language.Key)
-		case lang.Kind == tfds.KindTensor && lang.DType == "int32" && len(lang.Shape) == 1 && lang.Shape[0] == 512:
+		case lang.Kind == episode.KindTensor && lang.DType == "int32" && len(lang.Shape) == 1 && lang.Shape[0] == 512:
 			codepoints++
-		case lang.Kind != tfds.KindText:
+		case lang.Kind != episode.KindText:
 			t.Errorf("%s: language %s is %v", d.Name, lang.Key, lang.Kind)
 		}
 		if d.MinSteps < 20 || d.MaxSteps > 120 || d.MinSteps > d.MaxSteps {

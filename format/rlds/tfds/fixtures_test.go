@@ -214,9 +214,9 @@ func checkExampleKeys(t *testing.T, feats *Features, real []testkit.ManifestExam
 // listKind is the tf.train.Feature list TFDS writes a feature's values into.
 func listKind(f Feature) string {
 	switch {
-	case f.Kind != KindTensor && f.Kind != KindClassLabel:
+	case f.Kind != episode.KindTensor && f.Kind != episode.KindClassLabel:
 		return "bytes_list" // images, videos, text
-	case f.Kind == KindClassLabel:
+	case f.Kind == episode.KindClassLabel:
 		return "int64_list"
 	case f.Encoding == "bytes" || f.Encoding == "zlib" || f.DType == "string":
 		return "bytes_list"

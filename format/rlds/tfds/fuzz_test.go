@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
 func addFixtures(f *testing.F, pattern string) {
@@ -86,7 +88,7 @@ func FuzzParseFeatures(f *testing.F) {
 			if y, ok := fs.Lookup(x.Key); !ok || y.Key != x.Key || y.Kind != x.Kind {
 				t.Fatalf("Lookup(%q) = %+v, %v", x.Key, y, ok)
 			}
-			if x.Kind < KindTensor || x.Kind > KindUnsupported {
+			if x.Kind < episode.KindTensor || x.Kind > episode.KindUnsupported {
 				t.Fatalf("%q: bad kind %d", x.Key, x.Kind)
 			}
 			for _, d := range x.Shape {
@@ -102,7 +104,7 @@ func FuzzParseFeatures(f *testing.F) {
 			}
 		}
 		for _, x := range fs.Images() {
-			if x.Kind != KindImage {
+			if x.Kind != episode.KindImage {
 				t.Fatalf("Images() holds %q of kind %v", x.Key, x.Kind)
 			}
 		}
