@@ -35,23 +35,23 @@ import (
 // (see SequenceRank and ExampleKeys).
 type Feature struct {
 	Key string // flattened, "steps/observation/image"
-	// Kind is the neutral model's feature kind, as TFDS stores each:
-	//   - episode.KindTensor: TFDS's Tensor, Scalar (a Tensor of shape []) and
+	// Kind is the neutral model's feature kind; TFDS stores each so:
+	//   - KindTensor: TFDS's Tensor, Scalar (a Tensor of shape []) and
 	//     BBoxFeature (float32 [4]). With Encoding "none" the values are an
 	//     int64_list (every integer dtype and bool), a float_list (every
 	//     float dtype, float64 included, stored as float32) or a bytes_list
 	//     (dtype string), flattened in row-major order. With Encoding
 	//     "bytes" or "zlib" each element is one bytes value: the tensor's
 	//     raw little-endian bytes, zlib-compressed for "zlib".
-	//   - episode.KindImage: Image and LabeledImage, one encoded image (Encoding
+	//   - KindImage: Image and LabeledImage, one encoded image (Encoding
 	//     "jpeg" or "png", or "" when features.json does not say) per
 	//     element, in a bytes_list.
-	//   - episode.KindText: one UTF-8 string per element, in a bytes_list.
-	//   - episode.KindClassLabel: one int64 label per element, in an int64_list.
-	//   - episode.KindVideo: a sequence of encoded frames, one bytes value per
+	//   - KindText: one UTF-8 string per element, in a bytes_list.
+	//   - KindClassLabel: one int64 label per element, in an int64_list.
+	//   - KindVideo: a sequence of encoded frames, one bytes value per
 	//     frame; Shape is [frames, height, width, channels], frames usually
 	//     -1.
-	//   - episode.KindUnsupported: a feature class oxefs cannot read (Audio, custom
+	//   - KindUnsupported: a feature class oxefs cannot read (Audio, custom
 	//     classes, TranslationVariableLanguages), listed so that inspect
 	//     shows it; a dataset that has one stays usable for its other keys.
 	Kind  episode.Kind
