@@ -48,6 +48,7 @@ var layer = map[string]int{
 	"internal/testkit":    8, // test helpers, imported by _test files only
 	"internal/pythontest": 0,
 	"internal/bytesize":   0, // byte counts as messages and flags write them
+	"internal/atomicfile": 0, // whole-file writes by rename
 	"scripts/...":         8,
 }
 

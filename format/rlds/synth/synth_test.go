@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"github.com/oxefs/oxefs/format/synthetic"
 	"github.com/oxefs/oxefs/storage"
 	_ "github.com/oxefs/oxefs/storage/local"
 
@@ -121,10 +122,10 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 }
 
 // checkFeatures compares the parsed features.json with the layout.
-func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
+func checkFeatures(t *testing.T, d synthetic.Dataset, feats *tfds.Features) {
 	t.Helper()
 	var want []string
-	for _, l := range d.leaves() {
+	for _, l := range leaves(d) {
 		want = append(want, l.key)
 	}
 	slices.Sort(want)
@@ -163,7 +164,7 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 	}
 }
 
-func checkEpisode(t *testing.T, d Dataset, ep episode.Episode, steps int, id int64) {
+func checkEpisode(t *testing.T, d synthetic.Dataset, ep episode.Episode, steps int, id int64) {
 	t.Helper()
 	where := ep.ID()
 	if ep.Steps() != steps {
