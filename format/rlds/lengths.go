@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 	"github.com/oxefs/oxefs/storage"
 )
 
@@ -277,22 +278,11 @@ func writeFileAtomic(path string, v any) error {
 	return writeBytesAtomic(path, b)
 }
 
-// writeBytesAtomic writes b to a temp file beside path and renames it.
+// writeBytesAtomic makes path's directory and writes b there through a
+// temporary file renamed over path.
 func writeBytesAtomic(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, b)
 }
