@@ -38,8 +38,10 @@ func splitErr(spec string, kind error, format string, args ...any) error {
 	return &SplitError{Spec: spec, Err: kind, msg: fmt.Sprintf("split %q", spec) + fmt.Sprintf(format, args...)}
 }
 
-// Resolve turns a split string into the ordered episode ranges it selects,
-// exactly as tfds.load(split=...) does (core/splits.py in TFDS 4.9):
+// Resolve turns a split string into the ordered episode ranges it selects
+// from splits, exactly as tfds.load(split=...) does (core/splits.py in TFDS
+// 4.9). splits are the dataset's, in its own order (dataset_info.json's for
+// RLDS, info.json's for LeRobot), each with the episodes of its shards:
 //
 //   - A split string is a union of terms separated by "+", with any whitespace
 //     around each "+". A term is NAME or NAME[SLICE]; NAME is letters,
@@ -48,12 +50,12 @@ func splitErr(spec string, kind error, format string, args ...any) error {
 //     whitespace is an error, except for one trailing newline, which
 //     Python's regular expression "$" lets through.
 //   - SLICE is FROM:TO with either side optional, or one shard: Kshard.
-//     Bounds are example indices ("train[10:200]"), percents of the split
+//     Bounds are episode indices ("train[10:200]"), percents of the split
 //     ("train[:90%]", decimals allowed) or shard indices ("train[:4shard]",
 //     "train[4shard]" for shard 4 alone). The unit written on FROM, else on
 //     TO, applies to both sides. Negative bounds count from the end.
 //   - Percents become indices by Python's round(pct * n / 100.0) in double
-//     precision, which rounds halves to even: 10% of 5 examples is 0, 30% is
+//     precision, which rounds halves to even: 10% of 5 episodes is 0, 30% is
 //     2, 50% is 2, 70% is 4. TFDS's other rounding, pct1_dropremainder, is
 //     only reachable from its Python ReadInstruction API, not from strings.
 //   - Shard bounds follow Python slicing of the shard list (beyond the end
