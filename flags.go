@@ -2,29 +2,21 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
 // sizeFlag is a byte size given as 512MiB, 8GiB, 70MB, 1.5G or a plain
 // number of bytes.
 type sizeFlag int64
 
-var sizeUnits = map[string]float64{
-	"": 1, "b": 1,
-	"k": 1 << 10, "kb": 1e3, "kib": 1 << 10,
-	"m": 1 << 20, "mb": 1e6, "mib": 1 << 20,
-	"g": 1 << 30, "gb": 1e9, "gib": 1 << 30,
-	"t": 1 << 40, "tb": 1e12, "tib": 1 << 40,
-}
-
 // UnmarshalText parses a size for kong.
 func (s *sizeFlag) UnmarshalText(b []byte) error {
-	v, err := parseSize(string(b))
+	v, err := bytesize.Parse(string(b))
 	if err != nil {
 		return err
 	}
@@ -33,34 +25,7 @@ func (s *sizeFlag) UnmarshalText(b []byte) error {
 }
 
 // String formats the size as --help and the log show it: 5.8GiB, 50GiB.
-func (s sizeFlag) String() string { return formatSize(int64(s)) }
-
-// formatSize writes n in the largest binary unit it reaches, to a tenth;
-// parseSize reads it back.
-func formatSize(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	tenth := func(v float64) float64 { return math.Round(v*10) / 10 }
-	v, i := float64(n), 0
-	for i < len(units)-1 && tenth(v) >= 1024 {
-		v, i = v/1024, i+1
-	}
-	return strconv.FormatFloat(tenth(v), 'f', -1, 64) + units[i]
-}
-
-func parseSize(text string) (int64, error) {
-	t := strings.TrimSpace(text)
-	i := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
-	num, unit := t, ""
-	if i >= 0 {
-		num, unit = t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	}
-	mult, ok := sizeUnits[unit]
-	f, err := strconv.ParseFloat(num, 64)
-	if !ok || err != nil || f < 0 {
-		return 0, fmt.Errorf("invalid size %q (examples: 512MiB, 8GiB, 70MB, 1048576)", text)
-	}
-	return int64(f * mult), nil
-}
+func (s sizeFlag) String() string { return bytesize.Compact(int64(s)) }
 
 // defaultCacheDir is $XDG_CACHE_HOME/oxefs, or ~/.cache/oxefs.
 func defaultCacheDir() string {

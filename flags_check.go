@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
 // check refuses flag values that cannot work, before anything is opened.
@@ -31,10 +31,10 @@ func (f *pipelineFlags) check(machine machineMemory) error {
 	}
 	if machine.Bytes > 0 && int64(f.Mem) > machine.Bytes {
 		return fmt.Errorf("--mem %s is more than the memory this machine gives the daemon, %s (%s): give at most that, and leave room for the trainer",
-			config.HumanBytes(int64(f.Mem)), config.HumanBytes(machine.Bytes), machine.Source)
+			bytesize.Format(int64(f.Mem)), bytesize.Format(machine.Bytes), machine.Source)
 	}
 	if f.Disk <= 0 {
-		return fmt.Errorf("--disk %s: must be more than 0 (e.g. 50GiB)", config.HumanBytes(int64(f.Disk)))
+		return fmt.Errorf("--disk %s: must be more than 0 (e.g. 50GiB)", bytesize.Format(int64(f.Disk)))
 	}
 	if f.Workers < 1 {
 		return fmt.Errorf("--workers %d: must be at least 1 (the default is one per CPU)", f.Workers)

@@ -8,35 +8,6 @@ import (
 	"time"
 )
 
-func TestFormatSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   int64
-		want string
-	}{
-		{0, "0B"},
-		{512, "512B"},
-		{1 << 10, "1KiB"},
-		{50 << 30, "50GiB"},
-		{6319127552, "5.9GiB"}, // a quarter of 23.5 GiB
-		{1536 << 20, "1.5GiB"},
-		{1<<30 - 1, "1GiB"},
-		{1000 << 20, "1000MiB"},
-		{3 << 40, "3TiB"},
-		{5000 << 40, "5000TiB"},
-	} {
-		got := formatSize(tc.in)
-		if got != tc.want {
-			t.Errorf("formatSize(%d) = %q, want %q", tc.in, got, tc.want)
-		}
-		// What --help shows as a default is what the log shows once
-		// parsed back.
-		back, err := parseSize(got)
-		if err != nil || formatSize(back) != got {
-			t.Errorf("formatSize(parseSize(%q)) = %q, %v; want the same", got, formatSize(back), err)
-		}
-	}
-}
-
 func TestFlagCheck(t *testing.T) {
 	good := func() pipelineFlags {
 		return pipelineFlags{

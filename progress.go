@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oxefs/oxefs/internal/bytesize"
 	"github.com/oxefs/oxefs/loader"
 	"github.com/schollz/progressbar/v3"
 )
@@ -137,5 +138,5 @@ func defaultMem() string {
 	if m.Bytes == 0 {
 		return "2GiB"
 	}
-	return formatSize(min(m.Bytes/4, 8<<30))
+	return bytesize.Compact(min(m.Bytes/4, 8<<30))
 }

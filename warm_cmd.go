@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/internal/bytesize"
 	"github.com/oxefs/oxefs/loader"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
@@ -138,7 +138,7 @@ func (c *warmCmd) fetchShards(ctx context.Context, p *loader.Pipeline, trainRefs
 	fmt.Printf("%d of %d shards in the disk cache %s (train %d of %d, val %d of %d)",
 		n, len(remote), c.CacheDir, cachedOf(trainRefs), len(trainRefs), cachedOf(valRefs), len(valRefs))
 	if n < len(remote) {
-		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", config.HumanBytes(int64(c.Disk)))
+		fmt.Printf(" (the rest would exceed half of --disk %s, or failed: see the log)", bytesize.Format(int64(c.Disk)))
 	}
 	fmt.Println()
 	return nil

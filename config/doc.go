@@ -24,8 +24,7 @@
 // their types and rules from here, so a rule exists once: what a config
 // passes here, the assembler can build.
 //
-// config is a leaf: it imports nothing else of oxefs. Callers describe a
-// dataset's features with Feature; whatever reads a dataset format
-// translates its own feature model into it (package loader does, from the
-// format-neutral model).
+// config imports nothing else of oxefs but the neutral model's feature
+// kinds (episode.Kind). Callers describe a dataset's features with Feature;
+// package loader fills it from the format-neutral model.
 package config

@@ -4,34 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/oxefs/oxefs/episode"
 )
-
-// FeatureKind says what a feature holds.
-type FeatureKind uint8
-
-const (
-	// KindUnsupported: a feature oxefs cannot read (audio, custom classes).
-	KindUnsupported FeatureKind = iota
-	// KindTensor: numbers or strings of a fixed dtype and shape.
-	KindTensor
-	// KindImage: one encoded image (JPEG, PNG) per value.
-	KindImage
-	// KindText: one UTF-8 string per value.
-	KindText
-	// KindClassLabel: one integer label per value, naming a category.
-	KindClassLabel
-	// KindVideo: a sequence of encoded frames per value.
-	KindVideo
-)
-
-var featureKinds = []string{"unsupported", "tensor", "image", "text", "class_label", "video"}
-
-func (k FeatureKind) String() string {
-	if int(k) < len(featureKinds) {
-		return featureKinds[k]
-	}
-	return fmt.Sprintf("FeatureKind(%d)", uint8(k))
-}
 
 // Feature describes one feature of a dataset, as much as the rules of the
 // feature keys need. Whatever reads a dataset format fills it from its own
@@ -39,7 +14,7 @@ func (k FeatureKind) String() string {
 type Feature struct {
 	// Key is the flattened key a config names, "steps/observation/image".
 	Key  string
-	Kind FeatureKind
+	Kind episode.Kind
 	// DType is the element type: bool, int8 … int64, uint8 … uint64,
 	// float16, float32, float64, string.
 	DType string
@@ -65,7 +40,7 @@ func (f Feature) scope() string {
 
 // IsCamera is the rule of image_key: the feature is an image per step.
 func IsCamera(f Feature) bool {
-	return f.Kind == KindImage && f.PerStep && !f.Ragged
+	return f.Kind == episode.KindImage && f.PerStep && !f.Ragged
 }
 
 // numericDTypes are the element types of a tensor of numbers, each of
@@ -77,7 +52,7 @@ var numericDTypes = []string{"bool", "int8", "int16", "int32", "int64", "uint8",
 // padded to the mix's widest). A class label names a category rather than
 // a quantity to sum, and a string is no number: neither is a vector.
 func IsVector(f Feature) bool {
-	return f.Kind == KindTensor && slices.Contains(numericDTypes, f.DType) && f.PerStep && !f.Ragged && knownShape(f.Shape)
+	return f.Kind == episode.KindTensor && slices.Contains(numericDTypes, f.DType) && f.PerStep && !f.Ragged && knownShape(f.Shape)
 }
 
 func knownShape(shape []int) bool {
@@ -120,9 +95,9 @@ func LanguageOf(f Feature) Language {
 	switch {
 	case f.Ragged:
 		return LanguageNone
-	case f.Kind == KindText, f.Kind == KindTensor && f.DType == "string" && len(f.Shape) == 0:
+	case f.Kind == episode.KindText, f.Kind == episode.KindTensor && f.DType == "string" && len(f.Shape) == 0:
 		return LanguageText
-	case f.Kind == KindTensor && (strings.HasPrefix(f.DType, "int") || strings.HasPrefix(f.DType, "uint")) &&
+	case f.Kind == episode.KindTensor && (strings.HasPrefix(f.DType, "int") || strings.HasPrefix(f.DType, "uint")) &&
 		slices.Contains(numericDTypes, f.DType) && len(f.Shape) == 1 && f.Shape[0] > 0:
 		return LanguageCodes
 	}
@@ -225,7 +200,7 @@ func whyNot(field string, f Feature) string {
 	switch field {
 	case "action_keys", "state_key":
 		switch {
-		case f.Kind == KindClassLabel:
+		case f.Kind == episode.KindClassLabel:
 			return "; a class label names a category, not a quantity to sum or pad"
 		case !knownShape(f.Shape) && IsVector(Feature{Kind: f.Kind, DType: f.DType, PerStep: f.PerStep, Ragged: f.Ragged}):
 			return fmt.Sprintf("; shape %v has an unknown dimension, and oxefs needs a fixed size to pad actions and states", f.Shape)
@@ -233,9 +208,9 @@ func whyNot(field string, f Feature) string {
 	case "language_key":
 		switch {
 		case f.Ragged:
-		case f.Kind == KindTensor && f.DType == "string":
+		case f.Kind == episode.KindTensor && f.DType == "string":
 			return "; a string tensor must hold one string per step or per episode (shape [])"
-		case f.Kind == KindTensor && (strings.HasPrefix(f.DType, "int") || strings.HasPrefix(f.DType, "uint")):
+		case f.Kind == episode.KindTensor && (strings.HasPrefix(f.DType, "int") || strings.HasPrefix(f.DType, "uint")):
 			return "; code points must be an integer tensor of shape [n], one instruction per step or per episode"
 		}
 	}

@@ -4,33 +4,35 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
 // bridgeFeatures describe a dataset like tiny_bridge, plus the kinds of
 // feature the rules must refuse.
 var bridgeFeatures = []Feature{
-	{Key: "episode_metadata/file_path", Kind: KindText, DType: "string", Shape: []int{}},
-	{Key: "episode_metadata/instruction_codes", Kind: KindTensor, DType: "int32", Shape: []int{16}},
-	{Key: "episode_metadata/tags", Kind: KindText, DType: "string", Shape: []int{3}},
-	{Key: "steps/action/gesture", Kind: KindClassLabel, DType: "int64", Shape: []int{}, PerStep: true},
-	{Key: "steps/action/gripper_closedness_action", Kind: KindTensor, DType: "float32", Shape: []int{1}, PerStep: true},
-	{Key: "steps/action/rotation_delta", Kind: KindTensor, DType: "float32", Shape: []int{3}, PerStep: true},
-	{Key: "steps/action/terminate", Kind: KindTensor, DType: "bool", Shape: []int{}, PerStep: true},
-	{Key: "steps/action/world_vector", Kind: KindTensor, DType: "float32", Shape: []int{3}, PerStep: true},
-	{Key: "steps/language_codes", Kind: KindTensor, DType: "int32", Shape: []int{512}, PerStep: true},
-	{Key: "steps/language_codes_2d", Kind: KindTensor, DType: "int32", Shape: []int{4, 128}, PerStep: true},
-	{Key: "steps/language_codes_scalar", Kind: KindTensor, DType: "int64", Shape: []int{}, PerStep: true},
-	{Key: "steps/language_codes_unknown", Kind: KindTensor, DType: "int32", Shape: []int{-1}, PerStep: true},
-	{Key: "steps/language_embedding", Kind: KindTensor, DType: "float32", Shape: []int{512}, PerStep: true},
-	{Key: "steps/language_instruction", Kind: KindText, DType: "string", Shape: []int{}, PerStep: true},
-	{Key: "steps/language_strings", Kind: KindTensor, DType: "string", Shape: []int{2}, PerStep: true},
-	{Key: "steps/observation/depth", Kind: KindTensor, DType: "float32", Shape: []int{-1, -1}, PerStep: true},
-	{Key: "steps/observation/image", Kind: KindImage, DType: "uint8", Shape: []int{96, 128, 3}, PerStep: true},
-	{Key: "steps/observation/state", Kind: KindTensor, DType: "float32", Shape: []int{7}, PerStep: true},
-	{Key: "steps/observation/touch", Kind: KindTensor, DType: "float32", Shape: []int{2}, PerStep: true, Ragged: true},
-	{Key: "steps/observation/video", Kind: KindVideo, DType: "uint8", Shape: []int{-1, 64, 64, 3}, PerStep: true},
-	{Key: "steps/observation/wrist_image", Kind: KindImage, DType: "uint8", Shape: []int{96, 128, 3}, PerStep: true},
-	{Key: "steps/reward", Kind: KindTensor, DType: "float32", Shape: []int{}, PerStep: true},
+	{Key: "episode_metadata/file_path", Kind: episode.KindText, DType: "string", Shape: []int{}},
+	{Key: "episode_metadata/instruction_codes", Kind: episode.KindTensor, DType: "int32", Shape: []int{16}},
+	{Key: "episode_metadata/tags", Kind: episode.KindText, DType: "string", Shape: []int{3}},
+	{Key: "steps/action/gesture", Kind: episode.KindClassLabel, DType: "int64", Shape: []int{}, PerStep: true},
+	{Key: "steps/action/gripper_closedness_action", Kind: episode.KindTensor, DType: "float32", Shape: []int{1}, PerStep: true},
+	{Key: "steps/action/rotation_delta", Kind: episode.KindTensor, DType: "float32", Shape: []int{3}, PerStep: true},
+	{Key: "steps/action/terminate", Kind: episode.KindTensor, DType: "bool", Shape: []int{}, PerStep: true},
+	{Key: "steps/action/world_vector", Kind: episode.KindTensor, DType: "float32", Shape: []int{3}, PerStep: true},
+	{Key: "steps/language_codes", Kind: episode.KindTensor, DType: "int32", Shape: []int{512}, PerStep: true},
+	{Key: "steps/language_codes_2d", Kind: episode.KindTensor, DType: "int32", Shape: []int{4, 128}, PerStep: true},
+	{Key: "steps/language_codes_scalar", Kind: episode.KindTensor, DType: "int64", Shape: []int{}, PerStep: true},
+	{Key: "steps/language_codes_unknown", Kind: episode.KindTensor, DType: "int32", Shape: []int{-1}, PerStep: true},
+	{Key: "steps/language_embedding", Kind: episode.KindTensor, DType: "float32", Shape: []int{512}, PerStep: true},
+	{Key: "steps/language_instruction", Kind: episode.KindText, DType: "string", Shape: []int{}, PerStep: true},
+	{Key: "steps/language_strings", Kind: episode.KindTensor, DType: "string", Shape: []int{2}, PerStep: true},
+	{Key: "steps/observation/depth", Kind: episode.KindTensor, DType: "float32", Shape: []int{-1, -1}, PerStep: true},
+	{Key: "steps/observation/image", Kind: episode.KindImage, DType: "uint8", Shape: []int{96, 128, 3}, PerStep: true},
+	{Key: "steps/observation/state", Kind: episode.KindTensor, DType: "float32", Shape: []int{7}, PerStep: true},
+	{Key: "steps/observation/touch", Kind: episode.KindTensor, DType: "float32", Shape: []int{2}, PerStep: true, Ragged: true},
+	{Key: "steps/observation/video", Kind: episode.KindVideo, DType: "uint8", Shape: []int{-1, 64, 64, 3}, PerStep: true},
+	{Key: "steps/observation/wrist_image", Kind: episode.KindImage, DType: "uint8", Shape: []int{96, 128, 3}, PerStep: true},
+	{Key: "steps/reward", Kind: episode.KindTensor, DType: "float32", Shape: []int{}, PerStep: true},
 }
 
 func featureNamed(t *testing.T, key string) Feature {
@@ -82,13 +84,13 @@ func TestFeatureRules(t *testing.T) {
 			t.Errorf("LanguageOf(%s) = %v, want %v", tc.key, got, tc.lang)
 		}
 	}
-	if IsCamera(Feature{Key: "image", Kind: KindImage, Shape: []int{8, 8, 3}}) {
+	if IsCamera(Feature{Key: "image", Kind: episode.KindImage, Shape: []int{8, 8, 3}}) {
 		t.Error("an episode-level image is a camera")
 	}
-	if IsVector(Feature{Key: "x", Kind: KindTensor, DType: "float32", Shape: []int{3}}) {
+	if IsVector(Feature{Key: "x", Kind: episode.KindTensor, DType: "float32", Shape: []int{3}}) {
 		t.Error("an episode-level tensor is a per-step vector")
 	}
-	if IsVector(Feature{Key: "x", Kind: KindTensor, DType: "complex64", Shape: []int{3}, PerStep: true}) {
+	if IsVector(Feature{Key: "x", Kind: episode.KindTensor, DType: "complex64", Shape: []int{3}, PerStep: true}) {
 		t.Error("complex64 is a vector: no episode reader turns it into numbers")
 	}
 }

@@ -4,12 +4,15 @@
 // episode, the read-only view of a loaded episode, and the errors about bad
 // dataset bytes.
 //
-// A format (package format/rlds for RLDS in TFDS TFRecord shards) reads a
+// A format (package format/rlds for RLDS in TFDS TFRecord shards,
+// format/lerobot for LeRobot v3's parquet tables and MP4 files) reads a
 // dataset directory through a storage backend and yields a Dataset; the
 // plan, the sample assembler and the composition root see only this
-// package's types. A new format (LeRobot v3: parquet tables and MP4 files)
-// goes in its own package under format/, implements Dataset and Episode,
-// and registers with package format in format/formats.
+// package's types. A camera's frames are a View of encoded images, one per
+// step, or a Video track that many episodes share. A new format goes in its
+// own package under format/, implements Dataset and Episode, resolves split
+// strings with episode/splitspec, and registers with package format in
+// format/formats.
 //
 // episode imports nothing else of oxefs, and does no I/O.
 package episode

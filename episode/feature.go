@@ -5,20 +5,26 @@ import (
 	"sort"
 )
 
-// Kind says what a feature's values mean.
+// Kind says what a feature's values mean. It is oxefs's one feature-kind
+// enum: each format describes its features with it (format/rlds/tfds
+// documents how TFDS stores each kind) and config's rules check it.
 type Kind uint8
 
 const (
 	// KindTensor: numbers or strings of a fixed dtype and shape.
 	KindTensor Kind = iota + 1
-	// KindImage: one encoded image (Encoding "jpeg" or "png", or "" when
-	// the dataset does not say) per element.
+	// KindImage: a camera, one frame per element, stored as an encoded
+	// image (Encoding "jpeg" or "png", or "" when the dataset does not
+	// say) or in a video track that many episodes share (Encoding
+	// "video/<codec>"; the episode's view is then a Video).
 	KindImage
 	// KindText: one UTF-8 string per element.
 	KindText
 	// KindClassLabel: one integer label per element.
 	KindClassLabel
-	// KindVideo: a sequence of encoded frames per element.
+	// KindVideo: a sequence of encoded frames per element (TFDS's Video).
+	// A camera whose steps are frames of a shared video track is a
+	// KindImage.
 	KindVideo
 	// KindUnsupported: a feature the format cannot read. It is listed so that
 	// inspect shows it; the dataset stays usable for its other keys.
@@ -45,8 +51,9 @@ type Feature struct {
 	// steps dimension left out). -1 marks an unknown dimension. Images are
 	// [height, width, channels].
 	Shape []int
-	// Encoding says how the format stores the values ("jpeg" or "png" for
-	// images; format-specific for tensors). Informational above the format.
+	// Encoding says how the format stores the values ("jpeg", "png" or
+	// "video/<codec>" for cameras; format-specific for tensors).
+	// Informational above the format.
 	Encoding string
 	// PerStep is true for a feature with one value per step, false for one
 	// value per episode.

@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/jpeg"
 	"image/png"
-	"os"
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
@@ -15,12 +14,9 @@ import (
 	"github.com/oxefs/oxefs/frames/turbojpeg"
 )
 
-// DecoderEnv is the environment variable that picks the JPEG decoder when
-// DecoderOptions.JPEG is empty: "go" forces image/jpeg, "turbo" requires
-// libjpeg-turbo, "auto" or unset uses libjpeg-turbo when it loads.
-const DecoderEnv = "OXEFS_DECODER"
-
-// JPEG decoder choices (DecoderOptions.JPEG, OXEFS_DECODER).
+// JPEG decoder choices (DecoderOptions.JPEG). The composition root picks
+// one (oxefs's --decoder flag, or OXEFS_DECODER); this package reads no
+// environment.
 const (
 	JPEGAuto  = "auto"  // libjpeg-turbo when libturbojpeg.so.0 loads, else image/jpeg
 	JPEGTurbo = "turbo" // libjpeg-turbo, or NewDecoder fails
@@ -41,8 +37,7 @@ const GoJPEGName = "image/jpeg (Go standard library)"
 // Source (see Source).
 type DecoderOptions struct {
 	// JPEG picks the JPEG decoder: JPEGAuto, JPEGTurbo or JPEGGo. Empty
-	// means the value of OXEFS_DECODER, read here, at construction, or
-	// JPEGAuto when that is unset.
+	// means JPEGAuto.
 	JPEG string
 	// Memory is the decode budget shared by the decoders of one pool (see
 	// DecodeMemory). Nil gives the decoder a budget of its own of
@@ -80,9 +75,6 @@ type Decoder struct {
 // libturbojpeg.so.0 can be loaded and image/jpeg otherwise; Name says which.
 func NewDecoder(opts DecoderOptions) (*Decoder, error) {
 	choice := opts.JPEG
-	if choice == "" {
-		choice = os.Getenv(DecoderEnv)
-	}
 	mem := opts.Memory
 	if mem == nil {
 		mem = NewDecodeMemory(DefaultDecodeMemory)
@@ -101,7 +93,7 @@ func NewDecoder(opts DecoderOptions) (*Decoder, error) {
 	case JPEGGo:
 		return &Decoder{name: GoJPEGName, mem: mem}, nil
 	}
-	return nil, fmt.Errorf("JPEG decoder %q (%s) is not valid (valid: %s, %s, %s)", choice, DecoderEnv, JPEGAuto, JPEGTurbo, JPEGGo)
+	return nil, fmt.Errorf("JPEG decoder %q is not valid (valid: %s, %s, %s)", choice, JPEGAuto, JPEGTurbo, JPEGGo)
 }
 
 // Name says which JPEG decoder is in use, for info.json and logs: a

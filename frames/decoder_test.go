@@ -119,29 +119,30 @@ func TestDecodeCMYKJPEG(t *testing.T) {
 }
 
 func TestDecoderChoice(t *testing.T) {
-	t.Setenv(DecoderEnv, "go")
-	d, err := NewDecoder(DecoderOptions{})
+	d, err := NewDecoder(DecoderOptions{JPEG: JPEGGo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.Turbo() || d.Name() != GoJPEGName {
-		t.Errorf("OXEFS_DECODER=go gave %q", d.Name())
+		t.Errorf("JPEGGo gave %q", d.Name())
 	}
-	// An explicit option wins over the environment.
-	if d, err := NewDecoder(DecoderOptions{JPEG: JPEGAuto}); err != nil {
-		t.Fatal(err)
-	} else {
+	// The environment picks nothing: only the composition root reads it.
+	t.Setenv("OXEFS_DECODER", "go")
+	for _, choice := range []string{"", JPEGAuto} {
+		d, err := NewDecoder(DecoderOptions{JPEG: choice})
+		if err != nil {
+			t.Fatal(err)
+		}
 		_, terr := turbojpeg.Available()
 		if d.Turbo() != (terr == nil) {
-			t.Errorf("auto: turbo %v, library available: %v", d.Turbo(), terr)
+			t.Errorf("%q: turbo %v, library available: %v", choice, d.Turbo(), terr)
 		}
-		t.Logf("auto: %s", d.Name())
+		t.Logf("%q: %s", choice, d.Name())
 		d.Close()
 		d.Close() // twice is harmless
 	}
-	t.Setenv(DecoderEnv, "libjpeg")
-	if _, err := NewDecoder(DecoderOptions{}); err == nil || !strings.Contains(err.Error(), "valid: auto, turbo, go") {
-		t.Errorf("OXEFS_DECODER=libjpeg: %v", err)
+	if _, err := NewDecoder(DecoderOptions{JPEG: "libjpeg"}); err == nil || !strings.Contains(err.Error(), "valid: auto, turbo, go") {
+		t.Errorf("libjpeg: %v", err)
 	}
 	if _, terr := turbojpeg.Available(); terr != nil {
 		_, err := NewDecoder(DecoderOptions{JPEG: JPEGTurbo})

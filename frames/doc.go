@@ -7,20 +7,24 @@
 // seam, Source, through which the sample assembler asks for frame i of one
 // camera of one episode.
 //
-// It imports nothing else of oxefs but its own subpackage
-// frames/turbojpeg: no storage, format, plan, config or assembly package.
+// Frames come from two Sources: Images, one encoded image (JPEG or PNG)
+// per step, and Video, the frames of a compressed video track (AV1, H.264,
+// HEVC) that many episodes share, decoded by timestamp.
+//
+// It imports nothing else of oxefs but its own subpackages, frames/turbojpeg
+// and frames/av: no storage, format, plan, config or assembly package.
 // What the frames are stored in reaches it through small interfaces
-// (Encoded), and the names a config uses for its enums are parsed
+// (Encoded, Stream), and the names a config uses for its enums are parsed
 // elsewhere.
 //
 // # Where a new decoder goes
 //
 // A new decoder is a file of this package, with any C binding in a
-// subpackage (as frames/turbojpeg binds libjpeg-turbo), registered as a
-// choice of DecoderOptions and held, per worker, in the Decoder. A new kind
-// of frame storage (video: frames decoded by timestamp from a shared file)
-// is a new Source implementation next to Images; see Source for how a video
-// source fits without a change to the assembler.
+// subpackage (as frames/turbojpeg binds libjpeg-turbo and frames/av
+// libavcodec), registered as a choice of DecoderOptions and held, per
+// worker, in the Decoder. A new kind of frame storage is a new Source
+// implementation next to Images and Video; see Source for how Video fits
+// without a change to the assembler.
 //
 // # Pixels
 //
@@ -32,8 +36,8 @@
 // JPEG is decoded by libjpeg-turbo (dlopen of libturbojpeg.so.0, see
 // package frames/turbojpeg) with the fast integer IDCT and fancy
 // upsampling, TensorFlow's own defaults, so decoded pixels are TensorFlow's
-// bit for bit. Without the library (or with OXEFS_DECODER=go) image/jpeg
-// decodes them; its planes then go through libjpeg's fancy chroma
+// bit for bit. Without the library (or with DecoderOptions.JPEG JPEGGo)
+// image/jpeg decodes them; its planes then go through libjpeg's fancy chroma
 // upsampling and colour conversion, reimplemented here exactly, so that
 // only image/jpeg's accurate IDCT (TensorFlow uses libjpeg's fast one)
 // separates the two: a mean difference of about one level, at most 9 on the

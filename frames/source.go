@@ -13,12 +13,11 @@ import (
 // workers; everything that is reused from frame to frame lives in the
 // Decoder, which belongs to one worker.
 //
-// Images, one encoded image per step, is the only Source today.
-//
-// A video source (the frames of many episodes in one shared MP4 file, frame
-// i of an episode at timestamp start+i/fps) fits without any change to the
-// assembler. It is a file of package frames, next to images.go, with its
-// codec binding in a subpackage like frames/turbojpeg, and:
+// Two Sources exist: Images (images.go), one encoded image per step, and
+// Video (video.go), the frames of many episodes in one shared video file,
+// frame i of an episode at its own presentation time. Video fits without
+// any change to the assembler; it is a file of package frames, next to
+// images.go, with its codec binding in a subpackage (frames/av), and:
 //   - Len is the episode's frame count.
 //   - Decode maps each index to its timestamp and reads the file through a
 //     reader the Source was built with, bounded by ctx. Because idx is

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
 // checkMem refuses a --mem that cannot hold one batch of each view of each
@@ -45,7 +46,7 @@ func checkMem(cfg *config.Config, mem int64, ranks int) error {
 		dims[i] = fmt.Sprint(d)
 	}
 	return fmt.Errorf("--mem %s is too small: one batch of %s is %s and batches get %s; use --mem ≥ %s, or lower batch_size / image_size",
-		config.HumanBytes(mem), strings.Join(dims, "×"), config.HumanBytes(size), share, config.HumanBytes(need))
+		bytesize.Format(mem), strings.Join(dims, "×"), bytesize.Format(size), share, bytesize.Format(need))
 }
 
 // fits reports whether mem, shared out as Open does, holds a batch of size

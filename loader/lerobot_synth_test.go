@@ -10,7 +10,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/lerobot"
 	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
-	rlds "github.com/oxefs/oxefs/format/rlds/synth"
+	"github.com/oxefs/oxefs/format/synthetic"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/frames/av"
 	"github.com/oxefs/oxefs/storage/local"
@@ -83,7 +83,7 @@ func TestLeRobotSynthFrames(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					content := rlds.EpisodeContent(dr.Dataset, 5, want.Split, want.Index, want.Steps)
+					content := synthetic.EpisodeContent(dr.Dataset, 5, want.Split, want.Index, want.Steps)
 					for ci, cam := range dr.Cameras {
 						v, err := ep.Feature(cam)
 						if err != nil {

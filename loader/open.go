@@ -433,25 +433,9 @@ func checkShards(data format.SplitChecker, train, val []episode.Range, add func(
 func configFeatures(fs []episode.Feature) []config.Feature {
 	out := make([]config.Feature, len(fs))
 	for i, f := range fs {
-		out[i] = config.Feature{Key: f.Key, Kind: featureKind(f.Kind), DType: f.DType, Shape: f.Shape, PerStep: f.PerStep, Ragged: f.Ragged}
+		out[i] = config.Feature{Key: f.Key, Kind: f.Kind, DType: f.DType, Shape: f.Shape, PerStep: f.PerStep, Ragged: f.Ragged}
 	}
 	return out
-}
-
-func featureKind(k episode.Kind) config.FeatureKind {
-	switch k {
-	case episode.KindTensor:
-		return config.KindTensor
-	case episode.KindImage:
-		return config.KindImage
-	case episode.KindText:
-		return config.KindText
-	case episode.KindClassLabel:
-		return config.KindClassLabel
-	case episode.KindVideo:
-		return config.KindVideo
-	}
-	return config.KindUnsupported
 }
 
 // indexLengths returns the length index holding every split the ranges

@@ -26,12 +26,12 @@
 // max] offset is drawn after t with keyed.Draw(key, keyed.StreamOffset, ·) over
 // the offsets that fit the episode.
 //
-// The pixels of the chosen frames come through the camera's frames.Source
-// (today frames.Images: one JPEG or PNG per step, the size features.json
-// declares), which decodes them exactly as TensorFlow does; see package
-// frames. The assembler asks the source for the frame indices and the slot,
-// so that a camera stored another way (video) changes only which Source
-// the episode's camera gives.
+// The pixels of the chosen frames come through the camera's frames.Source:
+// frames.Images for one JPEG or PNG per step, frames.Video for a camera
+// stored as a video track (a view that is a frames.Stream), each decoding
+// at the size the dataset declares; see package frames. The assembler asks
+// the source for the frame indices and the slot, so that how a camera is
+// stored changes only which Source the episode's camera gives.
 //
 // # Errors
 //

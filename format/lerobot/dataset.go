@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/rlds/tfds"
+	"github.com/oxefs/oxefs/episode/splitspec"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/store"
 
@@ -212,11 +212,7 @@ func (d *Dataset) Tasks() map[int64]string { return d.tasks }
 // Select resolves a split selection with TFDS's rules ("train",
 // "train[:90%]", "train[10:20]+val"), over the splits of info.json.
 func (d *Dataset) Select(spec string) ([]episode.Range, error) {
-	ti := &tfds.DatasetInfo{Name: d.Name}
-	for _, s := range d.info.Splits {
-		ti.Splits = append(ti.Splits, tfds.SplitInfo{Name: s.Name, ShardLengths: s.ShardEpisodes})
-	}
-	return tfds.Resolve(spec, ti)
+	return splitspec.Resolve(spec, d.info.Splits)
 }
 
 // EpisodeIndex maps a neutral episode key to the LeRobot episode index.

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/episode/splitspec"
 	"github.com/oxefs/oxefs/format/rlds/example"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
@@ -158,11 +159,13 @@ func (d *Dataset) describe() (*episode.Info, error) {
 
 // Resolve resolves a TFDS split string exactly as tfds.load(split=...)
 // does; its errors name the split string and the valid splits.
-func (d *Dataset) Resolve(spec string) ([]episode.Range, error) { return tfds.Resolve(spec, d.Meta) }
+func (d *Dataset) Resolve(spec string) ([]episode.Range, error) {
+	return splitspec.Resolve(spec, d.info.Splits)
+}
 
 // Select resolves a TFDS split string; its errors also name the dataset.
-func (d *Dataset) Select(spec string) ([]tfds.Range, error) {
-	r, err := tfds.Resolve(spec, d.Meta)
+func (d *Dataset) Select(spec string) ([]episode.Range, error) {
+	r, err := d.Resolve(spec)
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
 	}

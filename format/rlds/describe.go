@@ -3,6 +3,8 @@ package rlds
 import (
 	"fmt"
 	"strings"
+
+	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
 // Description is what `oxefs inspect` reports of a dataset.
@@ -78,7 +80,7 @@ func (desc Description) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s  (%s)\n\nsplits:\n", desc.Name, desc.Version, desc.Source)
 	for _, s := range desc.Splits {
-		fmt.Fprintf(&b, "  %-12s %8d episodes  %5d shards  %10s", s.Name, s.Episodes, s.Shards, HumanBytes(s.Bytes))
+		fmt.Fprintf(&b, "  %-12s %8d episodes  %5d shards  %10s", s.Name, s.Episodes, s.Shards, bytesize.Format(s.Bytes))
 		if l := s.Lengths; l != nil {
 			fmt.Fprintf(&b, "  steps min/median/mean/max %d/%d/%.1f/%d", l.Min, l.Median, l.Mean, l.Max)
 			if l.Corrupt > 0 {
@@ -119,18 +121,4 @@ func shapeString(shape []int) string {
 		}
 	}
 	return "[" + strings.Join(parts, ",") + "]"
-}
-
-// HumanBytes formats a byte count with binary units: 1.5 GiB.
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -340,7 +340,7 @@ func (v *view) Int64s(dst []int64) ([]int64, error) {
 // bytes/zlib-encoded tensors, one value per element otherwise; -1 when the
 // shape has an unknown dimension.
 func valuesPerRow(f tfds.Feature) int {
-	if f.Kind == tfds.KindImage || f.Kind == tfds.KindText || f.Encoding == "bytes" || f.Encoding == "zlib" {
+	if f.Kind == episode.KindImage || f.Kind == episode.KindText || f.Encoding == "bytes" || f.Encoding == "zlib" {
 		return 1
 	}
 	return shapeElems(f.Shape)
@@ -399,7 +399,7 @@ func neutralFeatures(specs *tfds.Features) []episode.Feature {
 	out := make([]episode.Feature, len(all))
 	for i, f := range all {
 		out[i] = episode.Feature{
-			Key: f.Key, Kind: episode.Kind(f.Kind), DType: f.DType, Shape: f.Shape, Encoding: f.Encoding,
+			Key: f.Key, Kind: f.Kind, DType: f.DType, Shape: f.Shape, Encoding: f.Encoding,
 			PerStep: f.PerStep, Ragged: f.Ragged(), Class: f.Class, NumClasses: f.NumClasses,
 		}
 	}

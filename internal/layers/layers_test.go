@@ -21,8 +21,9 @@ var layer = map[string]int{
 	"storage":     0,
 	"storage/...": 0,
 
-	"episode": 1,
-	"store":   1, // what every format shares: the stack, the disk cache, indexes, stats
+	"episode":           1,
+	"episode/splitspec": 1, // the split grammar every format resolves with
+	"store":             1, // what every format shares: the stack, the disk cache, indexes, stats
 
 	"format":     2, // the registry and the capabilities
 	"format/...": 2, // the formats, and format/formats that registers them
@@ -50,24 +51,27 @@ var layer = map[string]int{
 	"internal/testkit":     8, // test helpers, imported by _test files only
 	"internal/testkit/...": 8,
 	"internal/pythontest":  0,
+	"internal/bytesize":    0, // byte counts as messages and flags write them
+	"internal/atomicfile":  0, // whole-file writes by rename
 	"scripts/...":          8,
 }
 
 // sideways lists the imports allowed within one layer.
 var sideways = map[string][]string{
-	"storage/...": {"storage"},
-	"format/...":  {"format/...", "format"},
-	"frames":      {"frames/..."},
-	"plan":        {"keyed", "config"},
-	"pairs":       {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
-	"norm":        {"config"},                            // the offset range the statistics cover
+	"storage/...":       {"storage", "internal/bytesize"},
+	"episode/splitspec": {"episode"},
+	"format/...":        {"format/...", "format"},
+	"frames":            {"frames/..."},
+	"plan":              {"keyed", "config"},
+	"pairs":             {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
+	"norm":              {"config"},                            // the offset range the statistics cover
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episodes", "pairs", "norm", "batch", "build"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "norm", "batch", "build"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

@@ -51,6 +51,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
 // Cache keeps whole files (shards) under one directory, bounded by a
@@ -436,7 +438,7 @@ func (c *Cache) fill(ctx context.Context, key string, f *fill, fn FillFunc) erro
 			return c.errNoSpace(key, reserved, free, err)
 		}
 		c.log.Warn("disk cache: the filesystem was full; evicted and retrying", "key", key,
-			"bytes", humanBytes(size), "free", humanBytes(free))
+			"bytes", bytesize.Format(size), "free", bytesize.Format(free))
 		if err = write(); isNoSpace(err) {
 			free, _ := freeBytes(c.dir)
 			return c.errNoSpace(key, max(reserved, cw.written(), size), free, err)

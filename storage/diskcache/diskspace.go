@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"os"
 	"syscall"
+
+	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
 // freeBytes is the space an unprivileged writer may still use on the
@@ -36,7 +38,7 @@ func clampBudget(dir string, budget int64, held int64, log *slog.Logger) (int64,
 		return 0, fmt.Errorf("disk cache %s: the filesystem is full (0 bytes free); free space there or pass another --cache-dir", dir)
 	}
 	log.Warn("--disk is larger than the cache filesystem can hold: the disk cache is bounded by the free space instead",
-		"dir", dir, "disk", humanBytes(budget), "free", humanBytes(free), "cached", humanBytes(held), "using", humanBytes(room))
+		"dir", dir, "disk", bytesize.Format(budget), "free", bytesize.Format(free), "cached", bytesize.Format(held), "using", bytesize.Format(room))
 	return room, nil
 }
 
@@ -77,7 +79,7 @@ func (c *Cache) errNoSpace(key string, size, free int64, err error) error {
 	}
 	return fmt.Errorf("disk cache %s (%s) does not fit on the filesystem of %s: %s free after evicting every cached file not in use "+
 		"(--disk budget %s); free space there or pass another --cache-dir: %w",
-		key, what, c.dir, humanBytes(free), humanBytes(c.budget), err)
+		key, what, c.dir, bytesize.Format(free), bytesize.Format(c.budget), err)
 }
 
 func isNoSpace(err error) bool {

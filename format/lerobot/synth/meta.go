@@ -9,7 +9,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/oxefs/oxefs/format/lerobot"
-	rlds "github.com/oxefs/oxefs/format/rlds/synth"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 )
 
 // writeMeta writes the task table, the episode table and, last, info.json.
@@ -210,5 +210,8 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("synth: %w", err)
 	}
-	return rlds.WriteFileAtomic(path, data)
+	if err := atomicfile.Write(path, data); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return nil
 }

@@ -1,8 +1,8 @@
 // Package synth owns `oxefs synth --format lerobot`: the synthetic
-// datasets of format/rlds/synth written as LeRobot v3 datasets, for
+// datasets of package format/synthetic written as LeRobot v3 datasets, for
 // benchmarks that compare the two formats on the same content.
 //
-// Generate writes, for each dataset of the RLDS synth table, DIR/<name>/
+// Generate writes, for each dataset of the synthetic table, DIR/<name>/
 // with LeRobot 0.4's layout (as testdata/lerobot holds, written by
 // lerobot itself):
 //
@@ -18,8 +18,8 @@
 //	videos/<camera>/chunk-000/file-NNN.mp4  each camera's frames, many episodes per file
 //
 // The episodes, their lengths, frames, actions, states and instructions are
-// those the RLDS synth writes for the same seed (format/rlds/synth's
-// EpisodeContent): train episodes are LeRobot episodes 0..N-1, val
+// those the RLDS synth writes for the same seed (both draw them with
+// synthetic.EpisodeContent): train episodes are LeRobot episodes 0..N-1, val
 // episodes follow. An episode's action is the RLDS action parts
 // concatenated in order; cameras are observation.images.<name> after the
 // last part of the RLDS key, cropped to even sizes (4:2:0 video needs
@@ -58,7 +58,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/format/lerobot"
-	rlds "github.com/oxefs/oxefs/format/rlds/synth"
+	"github.com/oxefs/oxefs/format/synthetic"
 )
 
 // VideoEncoder compresses one episode of one camera. Encode takes packed
@@ -94,7 +94,7 @@ const FPS = 10
 type Options struct {
 	// Dir receives DIR/<name>/ per dataset and the mix configs.
 	Dir string
-	// Datasets is how many of the RLDS synth table to write, in its order;
+	// Datasets is how many of the synthetic table to write, in its order;
 	// 0 writes all of them.
 	Datasets int
 	// Episodes overrides every dataset's number of train episodes; val
@@ -136,7 +136,7 @@ type Result struct {
 
 // DatasetResult is one dataset written.
 type DatasetResult struct {
-	rlds.Dataset
+	synthetic.Dataset
 	Dir string // absolute: DIR/<name>
 	// Train and Val are the split sizes; episodes Train.. are val.
 	Train, Val int
@@ -173,7 +173,7 @@ func (o *Options) normalise() error {
 	if o.Steps == 1 {
 		return errors.New("synth: --steps must be at least 2 (a pair needs two frames)")
 	}
-	all := len(rlds.Datasets())
+	all := len(synthetic.Datasets())
 	if o.Datasets > all {
 		return fmt.Errorf("synth: --datasets %d: there are %d synthetic datasets", o.Datasets, all)
 	}
@@ -244,8 +244,8 @@ type planned struct {
 
 func plan(o Options) []*dataset {
 	var out []*dataset
-	for _, d := range rlds.Datasets()[:o.Datasets] {
-		train, val := rlds.SplitEpisodes(d, o.Episodes)
+	for _, d := range synthetic.Datasets()[:o.Datasets] {
+		train, val := synthetic.SplitEpisodes(d, o.Episodes)
 		if o.Steps > 0 {
 			d.Offset = min(d.Offset, o.Steps-1)
 		}
@@ -257,7 +257,7 @@ func plan(o Options) []*dataset {
 			for i := range s.n {
 				steps := o.Steps
 				if steps == 0 {
-					steps = rlds.EpisodeSteps(d, o.Seed, s.name, i)
+					steps = synthetic.EpisodeSteps(d, o.Seed, s.name, i)
 				}
 				ds.episodes = append(ds.episodes, planned{split: s.name, index: i, steps: steps})
 			}
@@ -352,7 +352,7 @@ func cameraKey(rldsKey string) string {
 }
 
 // content draws episode e of the dataset.
-func (p *dataset) content(o Options, e int) *rlds.Content {
+func (p *dataset) content(o Options, e int) *synthetic.Content {
 	ep := p.episodes[e]
-	return rlds.EpisodeContent(p.Dataset, o.Seed, ep.split, ep.index, ep.steps)
+	return synthetic.EpisodeContent(p.Dataset, o.Seed, ep.split, ep.index, ep.steps)
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/format/lerobot/mp4"
-	rlds "github.com/oxefs/oxefs/format/rlds/synth"
+	"github.com/oxefs/oxefs/format/synthetic"
 )
 
 // videoPath is LeRobot's video_path template.
@@ -117,7 +117,7 @@ func (p *dataset) writeVideos(ctx context.Context, o Options, ci int) (err error
 // encodeEpisode renders one episode of camera ci, crops each frame to
 // w×h, and encodes it with a fresh encoder, as LeRobot encodes each
 // episode on its own.
-func encodeEpisode(o Options, c *rlds.Content, ci int, img *image.RGBA, rgb []byte, w, h int) ([]Sample, []byte, error) {
+func encodeEpisode(o Options, c *synthetic.Content, ci int, img *image.RGBA, rgb []byte, w, h int) ([]Sample, []byte, error) {
 	enc, err := o.NewEncoder(w, h, FPS)
 	if err != nil {
 		return nil, nil, err

@@ -2,6 +2,8 @@ package synth
 
 import (
 	"testing"
+
+	"github.com/oxefs/oxefs/format/synthetic"
 )
 
 // BenchmarkEpisode renders, encodes and serializes whole episodes of a few
@@ -18,7 +20,7 @@ func BenchmarkEpisode(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
 				k := episodeKey{seed: 1, dataset: d.Name, split: "train", index: i, id: int64(i), steps: steps}
-				rec, n, err := d.episode(k, enc)
+				rec, n, err := record(*d, k, enc)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -32,9 +34,9 @@ func BenchmarkEpisode(b *testing.B) {
 	}
 }
 
-func datasetNamed(tb testing.TB, name string) *Dataset {
+func datasetNamed(tb testing.TB, name string) *synthetic.Dataset {
 	tb.Helper()
-	for _, d := range Datasets() {
+	for _, d := range synthetic.Datasets() {
 		if d.Name == name {
 			return &d
 		}

@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/format/rlds/example"
+	"github.com/oxefs/oxefs/format/synthetic"
 )
 
 // TestContentMatchesRecords checks that EpisodeContent gives the numbers,
 // the instruction and the frames of the RLDS record of the same episode.
 func TestContentMatchesRecords(t *testing.T) {
-	for _, d := range Datasets()[:4] {
+	for _, d := range synthetic.Datasets()[:4] {
 		t.Run(d.Name, func(t *testing.T) {
 			const seed, index = 7, 3
-			steps := EpisodeSteps(d, seed, "val", index)
+			steps := synthetic.EpisodeSteps(d, seed, "val", index)
 			k := episodeKey{seed: seed, dataset: d.Name, split: "val", index: index, id: 99, steps: steps}
-			rec, _, err := d.episode(k, newEncoder())
+			rec, _, err := record(d, k, newEncoder())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -26,7 +27,7 @@ func TestContentMatchesRecords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := EpisodeContent(d, seed, "val", index, steps)
+			c := synthetic.EpisodeContent(d, seed, "val", index, steps)
 			off := 0
 			for _, a := range d.Actions {
 				f, _ := ex.Feature(a.Key)
@@ -68,7 +69,7 @@ func TestContentMatchesRecords(t *testing.T) {
 			if d.PNG {
 				err = (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&b, img)
 			} else {
-				err = jpeg.Encode(&b, img, &jpeg.Options{Quality: jpegQuality})
+				err = jpeg.Encode(&b, img, &jpeg.Options{Quality: synthetic.JPEGQuality})
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/oxefs/oxefs/format/synthetic"
 )
 
 // The TFDS feature classes, as features.json names them.
@@ -53,7 +55,7 @@ func textLeaf(key string) leaf {
 // leaves lists every feature of the dataset, in the order of its features:
 // the RLDS step scalars, the cameras, actions, state and language, and the
 // episode metadata.
-func (d Dataset) leaves() []leaf {
+func leaves(d synthetic.Dataset) []leaf {
 	ls := []leaf{
 		tensorLeaf("steps/is_first", "bool"),
 		tensorLeaf("steps/is_last", "bool"),
@@ -93,9 +95,9 @@ func (d Dataset) leaves() []leaf {
 // FeaturesDicts by their key, with `steps` a TFDS Dataset of unknown length,
 // exactly the tree TFDS writes for an RLDS dataset. encoding/json sorts the
 // keys, so the bytes depend on the layout alone.
-func (d Dataset) featuresJSON() ([]byte, error) {
+func featuresJSON(d synthetic.Dataset) ([]byte, error) {
 	root := map[string]any{}
-	for _, l := range d.leaves() {
+	for _, l := range leaves(d) {
 		parts := strings.Split(l.key, "/")
 		node := root
 		for _, p := range parts[:len(parts)-1] {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/oxefs/oxefs/internal/atomicfile"
 )
 
 // Mix config defaults written into every file: the resolution and batch
@@ -60,8 +62,8 @@ func writeMixes(o Options, plans []*plannedDataset) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		path := filepath.Join(o.Dir, f.name)
-		if err := WriteFileAtomic(path, mixYAML(o.Seed, f.about, f.entries)); err != nil {
-			return nil, err
+		if err := atomicfile.Write(path, mixYAML(o.Seed, f.about, f.entries)); err != nil {
+			return nil, fmt.Errorf("synth: %w", err)
 		}
 		paths = append(paths, path)
 	}

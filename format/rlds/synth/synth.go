@@ -1,7 +1,8 @@
 // Package synth owns `oxefs synth`: synthetic datasets shaped like the
 // Open X-Embodiment mix, written offline, for trials, tests and benchmarks.
 //
-// Generate writes up to 29 datasets (Datasets lists them) in the TFDS
+// Generate writes up to 29 datasets (synthetic.Datasets lists them, and
+// package synthetic draws their episodes) in the TFDS
 // layout that tensorflow_datasets itself reads and writes:
 // DIR/<name>/1.0.0/ holds dataset_info.json (splits, shard lengths, sizes),
 // features.json (the RLDS feature tree) and sharded TFRecord files of
@@ -37,7 +38,8 @@
 // each dataset it writes, shards left from a different layout included.
 //
 // synth is the RLDS format's writer: it imports the format's TFRecord and
-// Example encoders and nothing above the formats.
+// Example encoders, the format-neutral content (format/synthetic) and
+// nothing above the formats.
 package synth
 
 import (
@@ -55,6 +57,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
+	"github.com/oxefs/oxefs/format/synthetic"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 )
 
 // Options says what Generate writes.
@@ -109,7 +113,7 @@ type Result struct {
 // DatasetResult is one dataset written. Its Dataset is the layout as
 // written: Offset is capped below --steps.
 type DatasetResult struct {
-	Dataset
+	synthetic.Dataset
 	Dir           string         // absolute: DIR/<name>/1.0.0
 	SplitEpisodes map[string]int // episodes written per split
 	Frames        int            // camera frames, all cameras
@@ -119,7 +123,7 @@ type DatasetResult struct {
 // plannedDataset is one dataset's layout: its splits, episode lengths and
 // shards.
 type plannedDataset struct {
-	Dataset
+	synthetic.Dataset
 	dir    string
 	splits []plannedSplit
 }
@@ -147,11 +151,11 @@ func (o *Options) normalise() error {
 	if o.Steps == 1 {
 		return errors.New("synth: --steps must be at least 2 (a pair needs two frames)")
 	}
-	if o.Datasets > len(table) {
-		return fmt.Errorf("synth: --datasets %d: there are %d synthetic datasets", o.Datasets, len(table))
+	if o.Datasets > len(synthetic.Datasets()) {
+		return fmt.Errorf("synth: --datasets %d: there are %d synthetic datasets", o.Datasets, len(synthetic.Datasets()))
 	}
 	if o.Datasets == 0 {
-		o.Datasets = len(table)
+		o.Datasets = len(synthetic.Datasets())
 	}
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -170,7 +174,7 @@ func (o *Options) normalise() error {
 // plan lays out every dataset: episode counts and lengths, and shards.
 func plan(o Options) []*plannedDataset {
 	var out []*plannedDataset
-	for _, d := range Datasets()[:o.Datasets] {
+	for _, d := range synthetic.Datasets()[:o.Datasets] {
 		train := d.Episodes
 		if o.Episodes > 0 {
 			train = o.Episodes
@@ -187,7 +191,7 @@ func plan(o Options) []*plannedDataset {
 
 // planSplits lays out a dataset's train split of train episodes and its
 // val split, a tenth as many.
-func planSplits(o Options, d Dataset, train int) []plannedSplit {
+func planSplits(o Options, d synthetic.Dataset, train int) []plannedSplit {
 	val := max(2, train/10)
 	trainShards := max(2, (train+5)/6)
 	if o.Shards > 0 {
@@ -218,7 +222,7 @@ func sizeShards(ctx context.Context, o Options, plans []*plannedDataset) error {
 			for i := range sizeSamples {
 				n := episodeSteps(o, p.Dataset, "train", i)
 				k := episodeKey{seed: o.Seed, dataset: p.Name, split: "train", index: i, id: int64(i), steps: n}
-				rec, _, err := p.episode(k, enc)
+				rec, _, err := record(p.Dataset, k, enc)
 				if err != nil {
 					return fmt.Errorf("synth: %s: sizing shards: %w", p.Name, err)
 				}
@@ -246,7 +250,7 @@ func sizeShards(ctx context.Context, o Options, plans []*plannedDataset) error {
 	return g.Wait()
 }
 
-func planSplit(o Options, d Dataset, name string, episodes, shards int, idBase int64) plannedSplit {
+func planSplit(o Options, d synthetic.Dataset, name string, episodes, shards int, idBase int64) plannedSplit {
 	s := plannedSplit{name: name, steps: make([]int, episodes), idBase: idBase}
 	for i := range s.steps {
 		s.steps[i] = episodeSteps(o, d, name, i)
@@ -260,11 +264,11 @@ func planSplit(o Options, d Dataset, name string, episodes, shards int, idBase i
 
 // episodeSteps is the length of episode i of a split: --steps, or drawn
 // from the dataset's range by a stream keyed by the episode alone.
-func episodeSteps(o Options, d Dataset, split string, i int) int {
+func episodeSteps(o Options, d synthetic.Dataset, split string, i int) int {
 	if o.Steps > 0 {
 		return o.Steps
 	}
-	return newRNG(o.Seed, hashString(d.Name), hashString(split), uint64(i), 3).span(d.MinSteps, d.MaxSteps)
+	return synthetic.EpisodeSteps(d, o.Seed, split, i)
 }
 
 // shardTask is one shard file to write.
@@ -400,7 +404,7 @@ func writeShard(ctx context.Context, o Options, t shardTask) (frames int, err er
 			return 0, err
 		}
 		k := episodeKey{seed: o.Seed, dataset: p.Name, split: s.name, index: i, id: s.idBase + int64(i), steps: s.steps[i]}
-		rec, n, err := p.episode(k, enc)
+		rec, n, err := record(p.Dataset, k, enc)
 		if err != nil {
 			return 0, fmt.Errorf("synth: %s %s episode %d: %w", p.Name, s.name, i, err)
 		}
@@ -450,46 +454,20 @@ func finishDataset(o Options, p *plannedDataset, sizes [][]int64) error {
 			o.Log.Debug("removed stale file", "dataset", p.Name, "file", n)
 		}
 	}
-	feats, err := p.featuresJSON()
+	feats, err := featuresJSON(p.Dataset)
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(p.dir, "features.json"), feats); err != nil {
-		return err
+	if err := atomicfile.Write(filepath.Join(p.dir, "features.json"), feats); err != nil {
+		return fmt.Errorf("synth: %w", err)
 	}
 	info, err := p.infoJSON(o.Seed, sizes)
 	if err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(p.dir, "dataset_info.json"), info); err != nil {
-		return err
+	if err := atomicfile.Write(filepath.Join(p.dir, "dataset_info.json"), info); err != nil {
+		return fmt.Errorf("synth: %w", err)
 	}
 	o.Log.Debug("dataset written", "dataset", p.Name, "dir", p.dir)
-	return nil
-}
-
-// WriteFileAtomic writes data to a temporary file beside path and renames
-// it over path, so that an interrupted run never leaves a partial file
-// (the LeRobot synth writes its metadata with it too).
-func WriteFileAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"github.com/oxefs/oxefs/format/synthetic"
 	"github.com/oxefs/oxefs/storage"
 	_ "github.com/oxefs/oxefs/storage/local"
 
@@ -122,10 +123,10 @@ func TestStoreReadsEveryEpisode(t *testing.T) {
 }
 
 // checkFeatures compares the parsed features.json with the layout.
-func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
+func checkFeatures(t *testing.T, d synthetic.Dataset, feats *tfds.Features) {
 	t.Helper()
 	var want []string
-	for _, l := range d.leaves() {
+	for _, l := range leaves(d) {
 		want = append(want, l.key)
 	}
 	slices.Sort(want)
@@ -135,7 +136,7 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 	for _, c := range d.Cameras {
 		f, _ := feats.Lookup(c.Key)
 		format := map[bool]string{true: "png", false: "jpeg"}[d.PNG]
-		if f.Kind != tfds.KindImage || f.Encoding != format || !slices.Equal(f.Shape, []int{c.Height, c.Width, 3}) || !f.PerStep {
+		if f.Kind != episode.KindImage || f.Encoding != format || !slices.Equal(f.Shape, []int{c.Height, c.Width, 3}) || !f.PerStep {
 			t.Errorf("%s: %v %s %v per-step %v, want a %s image [%d %d 3]", c.Key, f.Kind, f.Encoding, f.Shape, f.PerStep, format, c.Height, c.Width)
 		}
 	}
@@ -145,16 +146,16 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 	}
 	for _, a := range tensors {
 		f, _ := feats.Lookup(a.Key)
-		if f.Kind != tfds.KindTensor || f.DType != "float32" || !slices.Equal(f.Shape, []int{a.Dim}) {
+		if f.Kind != episode.KindTensor || f.DType != "float32" || !slices.Equal(f.Shape, []int{a.Dim}) {
 			t.Errorf("%s: %v %s %v, want float32 [%d]", a.Key, f.Kind, f.DType, f.Shape, a.Dim)
 		}
 	}
 	lang, _ := feats.Lookup(d.Language.Key)
 	if d.Language.Codepoints > 0 {
-		if lang.Kind != tfds.KindTensor || lang.DType != "int32" || !slices.Equal(lang.Shape, []int{d.Language.Codepoints}) {
+		if lang.Kind != episode.KindTensor || lang.DType != "int32" || !slices.Equal(lang.Shape, []int{d.Language.Codepoints}) {
 			t.Errorf("%s: %v %s %v, want int32 [%d]", lang.Key, lang.Kind, lang.DType, lang.Shape, d.Language.Codepoints)
 		}
-	} else if lang.Kind != tfds.KindText || !lang.PerStep {
+	} else if lang.Kind != episode.KindText || !lang.PerStep {
 		t.Errorf("%s: %v, want per-step text", lang.Key, lang.Kind)
 	}
 	for _, k := range []string{"steps/is_first", "steps/is_last", "steps/is_terminal"} {
@@ -164,7 +165,7 @@ func checkFeatures(t *testing.T, d Dataset, feats *tfds.Features) {
 	}
 }
 
-func checkEpisode(t *testing.T, d Dataset, ep episode.Episode, steps int, id int64) {
+func checkEpisode(t *testing.T, d synthetic.Dataset, ep episode.Episode, steps int, id int64) {
 	t.Helper()
 	where := ep.ID()
 	if ep.Steps() != steps {

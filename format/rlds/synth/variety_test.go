@@ -1,21 +1,19 @@
 package synth
 
 import (
-	"bytes"
-	"fmt"
-	"image"
-	"image/jpeg"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/rlds/tfds"
+	"github.com/oxefs/oxefs/format/synthetic"
 )
 
 // TestMixVariety checks, from the features.json of all 29 datasets as the
 // cache parses them, that the mix spans what the real OXE mix spans.
 func TestMixVariety(t *testing.T) {
-	all := Datasets()
+	all := synthetic.Datasets()
 	if len(all) != 29 {
 		t.Fatalf("%d datasets, want 29", len(all))
 	}
@@ -31,7 +29,7 @@ func TestMixVariety(t *testing.T) {
 			t.Errorf("dataset name %q: not synth_* or not unique", d.Name)
 		}
 		names[d.Name] = true
-		b, err := d.featuresJSON()
+		b, err := featuresJSON(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +59,7 @@ func TestMixVariety(t *testing.T) {
 		act := 0
 		for _, a := range d.Actions {
 			f, ok := feats.Lookup(a.Key)
-			if !ok || f.Kind != tfds.KindTensor || !f.PerStep {
+			if !ok || f.Kind != episode.KindTensor || !f.PerStep {
 				t.Errorf("%s: action %s missing or not a per-step tensor", d.Name, a.Key)
 			}
 			act += shapeElems(f.Shape)
@@ -77,9 +75,9 @@ func TestMixVariety(t *testing.T) {
 		switch {
 		case !ok:
 			t.Errorf("%s: no language feature %s", d.Name, d.Language.Key)
-		case lang.Kind == tfds.KindTensor && lang.DType == "int32" && len(lang.Shape) == 1 && lang.Shape[0] == 512:
+		case lang.Kind == episode.KindTensor && lang.DType == "int32" && len(lang.Shape) == 1 && lang.Shape[0] == 512:
 			codepoints++
-		case lang.Kind != tfds.KindText:
+		case lang.Kind != episode.KindText:
 			t.Errorf("%s: language %s is %v", d.Name, lang.Key, lang.Kind)
 		}
 		if d.MinSteps < 20 || d.MaxSteps > 120 || d.MinSteps > d.MaxSteps {
@@ -180,81 +178,3 @@ func TestDefaultPlan(t *testing.T) {
 // TestJPEGLooksLikeCamera checks real-size frames against what real OXE
 // JPEGs measure: 2–3 bits per pixel (the test allows 1.5–3.5), content
 // that is not flat, and consecutive frames that differ by a little.
-func TestJPEGLooksLikeCamera(t *testing.T) {
-	for _, tc := range []struct {
-		h, w  int
-		wrist bool
-	}{
-		{256, 256, false}, {256, 256, true}, {480, 640, false}, {480, 640, true},
-		{360, 640, false}, {128, 128, false}, {180, 320, true},
-	} {
-		t.Run(fmt.Sprintf("%dx%d_wrist=%v", tc.h, tc.w, tc.wrist), func(t *testing.T) {
-			const steps, episodes = 6, 2
-			var bits, diffs, sds float64
-			for ep := range episodes {
-				r := newRNG(42, uint64(ep))
-				m := newMotion(r, 30)
-				c := newCamera(r, tc.h, tc.w, tc.wrist)
-				img := image.NewRGBA(image.Rect(0, 0, tc.w, tc.h))
-				var prev *image.YCbCr
-				for s := range steps {
-					c.render(img, m, 10+s)
-					var buf bytes.Buffer
-					if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: jpegQuality}); err != nil {
-						t.Fatal(err)
-					}
-					bits += float64(8 * buf.Len())
-					dec, err := jpeg.Decode(&buf)
-					if err != nil {
-						t.Fatal(err)
-					}
-					y, ok := dec.(*image.YCbCr)
-					if !ok {
-						t.Fatalf("decoded a %T, want a colour JPEG", dec)
-					}
-					sds += stdDev(y.Y)
-					if prev != nil {
-						diffs += meanAbsDiff(prev.Y, y.Y)
-					}
-					prev = y
-				}
-			}
-			bpp := bits / float64(episodes*steps*tc.h*tc.w)
-			diff := diffs / float64(episodes*(steps-1))
-			sd := sds / float64(episodes*steps)
-			t.Logf("%.2f bits/pixel, luma stddev %.1f, consecutive frames differ by %.2f levels", bpp, sd, diff)
-			if bpp < 1.5 || bpp > 3.5 {
-				t.Errorf("%.2f bits per pixel, want 1.5..3.5", bpp)
-			}
-			if sd < 10 {
-				t.Errorf("luma stddev %.1f: frames nearly flat", sd)
-			}
-			if diff < 1 || diff > 30 {
-				t.Errorf("consecutive frames differ by %.2f levels on average, want 1..30", diff)
-			}
-		})
-	}
-}
-
-// stdDev is the standard deviation of a plane of 8-bit samples.
-func stdDev(p []uint8) float64 {
-	var sum, sq float64
-	for _, v := range p {
-		sum += float64(v)
-		sq += float64(v) * float64(v)
-	}
-	n := float64(len(p))
-	mean := sum / n
-	return math.Sqrt(sq/n - mean*mean)
-}
-
-// meanAbsDiff is the mean absolute difference of two planes of the same
-// size, in 8-bit levels.
-func meanAbsDiff(a, b []uint8) float64 {
-	var sum int
-	for i := range a {
-		d := int(a[i]) - int(b[i])
-		sum += max(d, -d)
-	}
-	return float64(sum) / float64(len(a))
-}

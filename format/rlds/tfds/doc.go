@@ -8,10 +8,12 @@
 //   - features.json: the feature tree, flattened to the tf.train.Example keys
 //     TFDS writes (`steps/observation/image`, `episode_metadata/file_path`),
 //     with each key's kind, dtype, shape and encoding (ParseFeatures);
-//   - split strings (`train[:90%]`, `train[4shard]`, `train+val`) resolved
-//     exactly as tfds.load resolves them, including its percent rounding, to
-//     ranges of example indices (Resolve), and example indices mapped to a
-//     shard and a record within it (SplitInfo.Locate).
+//   - example indices mapped to a shard and a record within it
+//     (SplitInfo.Locate).
+//
+// Split strings (`train[:90%]`, `train+val`) are not TFDS's alone: LeRobot
+// datasets are selected with them too, so their grammar lives in the
+// neutral package episode/splitspec.
 //
 // It reads no files and does no I/O: callers hand it the bytes of the two
 // JSON files. The semantics are those of tensorflow_datasets 4.9
@@ -19,5 +21,5 @@
 // the tests hold values computed by running TFDS itself.
 //
 // tfds belongs to the RLDS format: only format/rlds may import it. It
-// imports nothing else of oxefs but the neutral model (episode.Range).
+// imports nothing of oxefs.
 package tfds

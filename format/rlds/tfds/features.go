@@ -8,55 +8,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/oxefs/oxefs/episode"
 )
-
-// Kind says how a feature's values are stored in a tf.train.Example and what
-// they mean.
-type Kind uint8
-
-const (
-	// KindTensor: numbers or strings of a fixed dtype and shape. TFDS's
-	// Tensor, Scalar (a Tensor of shape []) and BBoxFeature (float32 [4]).
-	// With Encoding "none" the values are an int64_list (every integer dtype
-	// and bool), a float_list (every float dtype, float64 included, stored as
-	// float32) or a bytes_list (dtype string), flattened in row-major order.
-	// With Encoding "bytes" or "zlib" each element is one bytes value: the
-	// tensor's raw little-endian bytes, zlib-compressed for "zlib".
-	KindTensor Kind = iota + 1
-	// KindImage: one encoded image (Encoding "jpeg" or "png", or "" when
-	// features.json does not say) per element, in a bytes_list. Image and
-	// LabeledImage.
-	KindImage
-	// KindText: one UTF-8 string per element, in a bytes_list.
-	KindText
-	// KindClassLabel: one int64 label per element, in an int64_list.
-	KindClassLabel
-	// KindVideo: a sequence of encoded frames, one bytes value per frame.
-	// Shape is [frames, height, width, channels], frames usually -1.
-	KindVideo
-	// KindUnsupported: a feature class oxefs cannot read (Audio, custom
-	// classes, TranslationVariableLanguages). It is listed so that inspect
-	// shows it, and a dataset that has one stays usable for its other keys.
-	KindUnsupported
-)
-
-func (k Kind) String() string {
-	switch k {
-	case KindTensor:
-		return "tensor"
-	case KindImage:
-		return "image"
-	case KindText:
-		return "text"
-	case KindClassLabel:
-		return "class_label"
-	case KindVideo:
-		return "video"
-	case KindUnsupported:
-		return "unsupported"
-	}
-	return fmt.Sprintf("Kind(%d)", uint8(k))
-}
 
 // Feature is one leaf of the feature tree, under the key TFDS stores it as in
 // each episode's tf.train.Example.
@@ -80,8 +34,27 @@ func (k Kind) String() string {
 // values and Key+"/ragged_row_lengths_0" ... the lengths of each inner level
 // (see SequenceRank and ExampleKeys).
 type Feature struct {
-	Key   string // flattened, "steps/observation/image"
-	Kind  Kind
+	Key string // flattened, "steps/observation/image"
+	// Kind is the neutral model's feature kind; TFDS stores each so:
+	//   - KindTensor: TFDS's Tensor, Scalar (a Tensor of shape []) and
+	//     BBoxFeature (float32 [4]). With Encoding "none" the values are an
+	//     int64_list (every integer dtype and bool), a float_list (every
+	//     float dtype, float64 included, stored as float32) or a bytes_list
+	//     (dtype string), flattened in row-major order. With Encoding
+	//     "bytes" or "zlib" each element is one bytes value: the tensor's
+	//     raw little-endian bytes, zlib-compressed for "zlib".
+	//   - KindImage: Image and LabeledImage, one encoded image (Encoding
+	//     "jpeg" or "png", or "" when features.json does not say) per
+	//     element, in a bytes_list.
+	//   - KindText: one UTF-8 string per element, in a bytes_list.
+	//   - KindClassLabel: one int64 label per element, in an int64_list.
+	//   - KindVideo: a sequence of encoded frames, one bytes value per
+	//     frame; Shape is [frames, height, width, channels], frames usually
+	//     -1.
+	//   - KindUnsupported: a feature class oxefs cannot read (Audio, custom
+	//     classes, TranslationVariableLanguages), listed so that inspect
+	//     shows it; a dataset that has one stays usable for its other keys.
+	Kind  episode.Kind
 	DType string // TFDS dtype name: uint8, int32, int64, float32, float64, bool, string, ...
 	// Shape of one element: for a PerStep feature the shape of one step's
 	// value (the steps dimension left out); for a feature inside a Sequence,
@@ -154,12 +127,12 @@ func (f *Features) Index(key string) (int, bool) {
 	return i, ok
 }
 
-// Images returns the image features (Kind KindImage), sorted by key: the keys
+// Images returns the image features (Kind episode.KindImage), sorted by key: the keys
 // a config may name as a camera.
 func (f *Features) Images() []Feature {
 	var out []Feature
 	for _, x := range f.all {
-		if x.Kind == KindImage {
+		if x.Kind == episode.KindImage {
 			out = append(out, x)
 		}
 	}
@@ -276,7 +249,7 @@ var classContent = map[string]string{
 // Translation); a file that omits the class name, or names a class oxefs does
 // not know, is read by its content field instead ("tensor", "image", ...;
 // "sequence" then means a Sequence, not a Dataset). Classes that are neither
-// are kept as KindUnsupported.
+// are kept as episode.KindUnsupported.
 //
 // Differences from TFDS: a Sequence or Dataset without "length" is read as
 // variable-length (-1), where TFDS would read the proto default 0; a Dataset
@@ -427,12 +400,12 @@ func (p *flattener) walk(j *featureJSON, key string, sc scope) error {
 		return p.walk(inner, key, sc)
 	case "Translation":
 		if j.Translation.VariableLanguagesPerExample {
-			return p.add(Feature{Key: key, Kind: KindUnsupported, Class: j.PythonClassName}, sc)
+			return p.add(Feature{Key: key, Kind: episode.KindUnsupported, Class: j.PythonClassName}, sc)
 		}
 		// TFDS keeps the languages as a set.
 		langs := slices.Compact(slices.Sorted(slices.Values(j.Translation.Languages)))
 		for _, lang := range langs {
-			f := Feature{Key: join(key, lang), Kind: KindText, DType: "string", Shape: []int{}, Class: j.PythonClassName}
+			f := Feature{Key: join(key, lang), Kind: episode.KindText, DType: "string", Shape: []int{}, Class: j.PythonClassName}
 			if err := p.add(f, sc); err != nil {
 				return err
 			}
@@ -442,12 +415,12 @@ func (p *flattener) walk(j *featureJSON, key string, sc scope) error {
 	f := Feature{Key: key, Class: j.PythonClassName}
 	switch class {
 	case "Tensor", "Scalar":
-		f.Kind = KindTensor
+		f.Kind = episode.KindTensor
 		if err := tensorFeature(&f, j.Tensor, class == "Scalar"); err != nil {
 			return err
 		}
 	case "BBoxFeature":
-		f.Kind = KindTensor
+		f.Kind = episode.KindTensor
 		if err := tensorFeature(&f, j.BoundingBox, false); err != nil {
 			return err
 		}
@@ -456,9 +429,9 @@ func (p *flattener) walk(j *featureJSON, key string, sc scope) error {
 		}
 	case "Image", "LabeledImage", "Video":
 		img := j.Image
-		f.Kind = KindImage
+		f.Kind = episode.KindImage
 		if class == "Video" {
-			img, f.Kind = j.Video, KindVideo
+			img, f.Kind = j.Video, episode.KindVideo
 			sc.rank++ // a Video is a Sequence of Images
 		}
 		shape, err := parseShape(img.Shape)
@@ -470,12 +443,12 @@ func (p *flattener) walk(j *featureJSON, key string, sc scope) error {
 			f.DType = "uint8"
 		}
 	case "Text":
-		f.Kind, f.DType, f.Shape = KindText, "string", []int{}
+		f.Kind, f.DType, f.Shape = episode.KindText, "string", []int{}
 	case "ClassLabel":
-		f.Kind, f.DType, f.Shape = KindClassLabel, "int64", []int{}
+		f.Kind, f.DType, f.Shape = episode.KindClassLabel, "int64", []int{}
 		f.NumClasses = int64(j.ClassLabel.NumClasses)
 	default:
-		f.Kind = KindUnsupported
+		f.Kind = episode.KindUnsupported
 	}
 	return p.add(f, sc)
 }
@@ -530,7 +503,7 @@ func (p *flattener) add(f Feature, sc scope) error {
 	if len(sc.seqDims) > 0 {
 		f.Shape = append(append([]int{}, sc.seqDims...), f.Shape...)
 	}
-	if f.Shape == nil && f.Kind != KindUnsupported {
+	if f.Shape == nil && f.Kind != episode.KindUnsupported {
 		f.Shape = []int{}
 	}
 	p.out = append(p.out, f)

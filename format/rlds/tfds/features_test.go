@@ -4,12 +4,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
 // want is a compact expectation for one flattened feature.
 type want struct {
 	key      string
-	kind     Kind
+	kind     episode.Kind
 	dtype    string
 	shape    []int
 	encoding string
@@ -68,20 +70,20 @@ func TestParseFeaturesBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFeatures(t, f, []want{
-		{"episode_metadata/episode_id", KindTensor, "int32", []int{}, "none", false, "Scalar", 0},
-		{"episode_metadata/file_path", KindText, "string", []int{}, "", false, "Text", 0},
-		{"steps/action/open_gripper", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/action/rotation_delta", KindTensor, "float32", []int{3}, "none", true, "Tensor", 1},
-		{"steps/action/terminate_episode", KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
-		{"steps/action/world_vector", KindTensor, "float32", []int{3}, "none", true, "Tensor", 1},
-		{"steps/is_first", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/is_last", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/is_terminal", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/observation/image", KindImage, "uint8", []int{480, 640, 3}, "jpeg", true, "Image", 1},
-		{"steps/observation/natural_language_embedding", KindTensor, "float32", []int{512}, "none", true, "Tensor", 1},
-		{"steps/observation/natural_language_instruction", KindTensor, "string", []int{}, "none", true, "Tensor", 1},
-		{"steps/observation/state", KindTensor, "float32", []int{7}, "none", true, "Tensor", 1},
-		{"steps/reward", KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
+		{"episode_metadata/episode_id", episode.KindTensor, "int32", []int{}, "none", false, "Scalar", 0},
+		{"episode_metadata/file_path", episode.KindText, "string", []int{}, "", false, "Text", 0},
+		{"steps/action/open_gripper", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/action/rotation_delta", episode.KindTensor, "float32", []int{3}, "none", true, "Tensor", 1},
+		{"steps/action/terminate_episode", episode.KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
+		{"steps/action/world_vector", episode.KindTensor, "float32", []int{3}, "none", true, "Tensor", 1},
+		{"steps/is_first", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/is_last", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/is_terminal", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/observation/image", episode.KindImage, "uint8", []int{480, 640, 3}, "jpeg", true, "Image", 1},
+		{"steps/observation/natural_language_embedding", episode.KindTensor, "float32", []int{512}, "none", true, "Tensor", 1},
+		{"steps/observation/natural_language_instruction", episode.KindTensor, "string", []int{}, "none", true, "Tensor", 1},
+		{"steps/observation/state", episode.KindTensor, "float32", []int{7}, "none", true, "Tensor", 1},
+		{"steps/reward", episode.KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
 	})
 	imgs := f.Images()
 	if len(imgs) != 1 || imgs[0].Key != "steps/observation/image" {
@@ -104,33 +106,33 @@ func TestParseFeaturesRich(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFeatures(t, f, []want{
-		{"box", KindTensor, "float32", []int{4}, "none", false, "BBoxFeature", 0},
-		{"caption/en", KindText, "string", []int{}, "", false, "Translation", 0},
-		{"caption/fr", KindText, "string", []int{}, "", false, "Translation", 0},
-		{"episode_metadata/episode_id", KindTensor, "int64", []int{}, "none", false, "Scalar", 0},
-		{"episode_metadata/file_path", KindText, "string", []int{}, "", false, "Text", 0},
-		{"episode_metadata/has_language", KindTensor, "bool", []int{}, "none", false, "Scalar", 0},
-		{"episode_metadata/success", KindTensor, "bool", []int{}, "none", false, "Tensor", 0},
-		{"frames", KindVideo, "uint8", []int{-1, 64, 64, 3}, "png", false, "Video", 1},
-		{"pairs", KindTensor, "int64", []int{-1, -1, 2}, "none", false, "Tensor", 2},
-		{"steps/action", KindTensor, "float32", []int{7}, "none", true, "Tensor", 1},
-		{"steps/contact", KindTensor, "int32", []int{-1, 3}, "none", true, "Tensor", 2},
-		{"steps/discount", KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
-		{"steps/gripper_closed", KindTensor, "uint8", []int{-1}, "bytes", true, "Tensor", 1},
-		{"steps/is_first", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/is_last", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/is_terminal", KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
-		{"steps/language_embedding", KindTensor, "float32", []int{512}, "none", true, "Tensor", 1},
-		{"steps/language_instruction", KindText, "string", []int{}, "", true, "Text", 1},
-		{"steps/observation/depth", KindTensor, "float32", []int{64, 64, 1}, "zlib", true, "Tensor", 1},
-		{"steps/observation/image", KindImage, "uint8", []int{256, 256, 3}, "jpeg", true, "Image", 1},
-		{"steps/observation/image_wrist", KindImage, "uint8", []int{128, 128, 3}, "png", true, "Image", 1},
-		{"steps/observation/natural_language_embedding", KindTensor, "float32", []int{512}, "none", true, "Tensor", 1},
-		{"steps/observation/natural_language_instruction", KindTensor, "string", []int{}, "none", true, "Tensor", 1},
-		{"steps/observation/state", KindTensor, "float32", []int{7}, "none", true, "Tensor", 1},
-		{"steps/reward", KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
-		{"steps/skill", KindClassLabel, "int64", []int{}, "", true, "ClassLabel", 1},
-		{"tags", KindText, "string", []int{-1}, "", false, "Text", 1},
+		{"box", episode.KindTensor, "float32", []int{4}, "none", false, "BBoxFeature", 0},
+		{"caption/en", episode.KindText, "string", []int{}, "", false, "Translation", 0},
+		{"caption/fr", episode.KindText, "string", []int{}, "", false, "Translation", 0},
+		{"episode_metadata/episode_id", episode.KindTensor, "int64", []int{}, "none", false, "Scalar", 0},
+		{"episode_metadata/file_path", episode.KindText, "string", []int{}, "", false, "Text", 0},
+		{"episode_metadata/has_language", episode.KindTensor, "bool", []int{}, "none", false, "Scalar", 0},
+		{"episode_metadata/success", episode.KindTensor, "bool", []int{}, "none", false, "Tensor", 0},
+		{"frames", episode.KindVideo, "uint8", []int{-1, 64, 64, 3}, "png", false, "Video", 1},
+		{"pairs", episode.KindTensor, "int64", []int{-1, -1, 2}, "none", false, "Tensor", 2},
+		{"steps/action", episode.KindTensor, "float32", []int{7}, "none", true, "Tensor", 1},
+		{"steps/contact", episode.KindTensor, "int32", []int{-1, 3}, "none", true, "Tensor", 2},
+		{"steps/discount", episode.KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
+		{"steps/gripper_closed", episode.KindTensor, "uint8", []int{-1}, "bytes", true, "Tensor", 1},
+		{"steps/is_first", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/is_last", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/is_terminal", episode.KindTensor, "bool", []int{}, "none", true, "Scalar", 1},
+		{"steps/language_embedding", episode.KindTensor, "float32", []int{512}, "none", true, "Tensor", 1},
+		{"steps/language_instruction", episode.KindText, "string", []int{}, "", true, "Text", 1},
+		{"steps/observation/depth", episode.KindTensor, "float32", []int{64, 64, 1}, "zlib", true, "Tensor", 1},
+		{"steps/observation/image", episode.KindImage, "uint8", []int{256, 256, 3}, "jpeg", true, "Image", 1},
+		{"steps/observation/image_wrist", episode.KindImage, "uint8", []int{128, 128, 3}, "png", true, "Image", 1},
+		{"steps/observation/natural_language_embedding", episode.KindTensor, "float32", []int{512}, "none", true, "Tensor", 1},
+		{"steps/observation/natural_language_instruction", episode.KindTensor, "string", []int{}, "none", true, "Tensor", 1},
+		{"steps/observation/state", episode.KindTensor, "float32", []int{7}, "none", true, "Tensor", 1},
+		{"steps/reward", episode.KindTensor, "float32", []int{}, "none", true, "Scalar", 1},
+		{"steps/skill", episode.KindClassLabel, "int64", []int{}, "", true, "ClassLabel", 1},
+		{"tags", episode.KindText, "string", []int{-1}, "", false, "Text", 1},
 	})
 	if x, _ := f.Lookup("episode_metadata/success"); !x.Optional {
 		t.Error("episode_metadata/success is not Optional")
@@ -181,14 +183,14 @@ func TestParseFeaturesWithoutClassNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkFeatures(t, f, []want{
-		{"custom", KindTensor, "int64", []int{}, "none", false, "Fancy", 0},
-		{"episode_metadata/file_path", KindText, "string", []int{}, "", false, "", 0},
-		{"sound", KindUnsupported, "", nil, "", false, "Audio", 0},
-		{"steps/action", KindTensor, "float32", []int{7}, "none", true, "", 1},
-		{"steps/observation/image", KindImage, "uint8", []int{256, 256, 3}, "jpeg", true, "", 1},
+		{"custom", episode.KindTensor, "int64", []int{}, "none", false, "Fancy", 0},
+		{"episode_metadata/file_path", episode.KindText, "string", []int{}, "", false, "", 0},
+		{"sound", episode.KindUnsupported, "", nil, "", false, "Audio", 0},
+		{"steps/action", episode.KindTensor, "float32", []int{7}, "none", true, "", 1},
+		{"steps/observation/image", episode.KindImage, "uint8", []int{256, 256, 3}, "jpeg", true, "", 1},
 		// An unnamed "sequence" is a Sequence, not a Dataset; a missing
 		// length means variable.
-		{"tags", KindText, "string", []int{-1}, "", false, "", 1},
+		{"tags", episode.KindText, "string", []int{-1}, "", false, "", 1},
 	})
 }
 
@@ -226,17 +228,6 @@ func TestParseFeaturesErrors(t *testing.T) {
 				t.Fatalf("ParseFeatures = %v, %v; want an error containing %q", keys, err, tc.want)
 			}
 		})
-	}
-}
-
-func TestKindString(t *testing.T) {
-	var got []string
-	for k := Kind(0); k <= KindUnsupported+1; k++ {
-		got = append(got, k.String())
-	}
-	want := "Kind(0) tensor image text class_label video unsupported Kind(7)"
-	if strings.Join(got, " ") != want {
-		t.Errorf("got %s", strings.Join(got, " "))
 	}
 }
 

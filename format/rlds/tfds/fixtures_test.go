@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/episode/splitspec"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -66,7 +68,7 @@ func TestFixtures(t *testing.T) {
 			checkExampleKeys(t, feats, ds.ExampleKeys)
 			for _, ss := range ds.SplitStrings {
 				t.Run(ss.Split, func(t *testing.T) {
-					ranges, err := Resolve(ss.Split, info)
+					ranges, err := splitspec.Resolve(ss.Split, neutralSplits(info))
 					reversed := strings.Contains(ss.Note, "reversed")
 					if !ss.OK || reversed {
 						// A reversed slice TFDS may even read (wrong records);
@@ -74,12 +76,12 @@ func TestFixtures(t *testing.T) {
 						if err == nil {
 							t.Fatalf("Resolve = %v; TFDS: %s", ranges, ss.Error)
 						}
-						want := ErrInvalidSplit
+						want := splitspec.ErrInvalidSplit
 						switch {
 						case reversed || strings.Contains(ss.Error, "corresponds to no data"):
-							want = ErrEmptySplit
+							want = splitspec.ErrEmptySplit
 						case strings.Contains(ss.Error, "Unknown split"):
-							want = ErrUnknownSplit
+							want = splitspec.ErrUnknownSplit
 						}
 						if !errors.Is(err, want) {
 							t.Errorf("Resolve error %v, want %v (TFDS: %s)", err, want, ss.Error)
@@ -115,6 +117,40 @@ func TestFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// neutralSplits is the dataset's splits as format/rlds hands them to the
+// split grammar.
+func neutralSplits(info *DatasetInfo) []episode.Split {
+	var out []episode.Split
+	for _, s := range info.Splits {
+		out = append(out, episode.Split{Name: s.Name, ShardEpisodes: s.ShardLengths})
+	}
+	return out
+}
+
+// fileInstruction is one shard read of TFDS's file_instructions: take
+// records after skipping skip.
+type fileInstruction struct {
+	Split      string
+	Shard      int
+	Skip, Take int64
+}
+
+// fileInstructions turns ranges into per-shard reads through Locate, the way
+// format/rlds walks them.
+func fileInstructions(info *DatasetInfo, ranges []episode.Range) []fileInstruction {
+	var out []fileInstruction
+	for _, r := range ranges {
+		s, _ := info.Split(r.Split)
+		for i := r.From; i < r.To; {
+			shard, rec := s.Locate(i)
+			take := min(s.ShardLengths[shard]-rec, r.To-i)
+			out = append(out, fileInstruction{r.Split, shard, rec, take})
+			i += take
+		}
+	}
+	return out
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -178,9 +214,9 @@ func checkExampleKeys(t *testing.T, feats *Features, real []testkit.ManifestExam
 // listKind is the tf.train.Feature list TFDS writes a feature's values into.
 func listKind(f Feature) string {
 	switch {
-	case f.Kind != KindTensor && f.Kind != KindClassLabel:
+	case f.Kind != episode.KindTensor && f.Kind != episode.KindClassLabel:
 		return "bytes_list" // images, videos, text
-	case f.Kind == KindClassLabel:
+	case f.Kind == episode.KindClassLabel:
 		return "int64_list"
 	case f.Encoding == "bytes" || f.Encoding == "zlib" || f.DType == "string":
 		return "bytes_list"

@@ -1,7 +1,6 @@
 package tfds
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -200,17 +199,5 @@ func TestLocate(t *testing.T) {
 	var empty SplitInfo
 	if shard, rec := empty.Locate(0); shard != -1 || rec != -1 || empty.NumExamples() != 0 {
 		t.Errorf("empty split: Locate(0) = %d, %d", shard, rec)
-	}
-}
-
-func TestSplitErrorIs(t *testing.T) {
-	d, err := ParseDatasetInfo([]byte(`{"name":"d","splits":[{"name":"train","shardLengths":["4"]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Resolve("val", d)
-	var se *SplitError
-	if !errors.As(err, &se) || se.Spec != "val" || !errors.Is(err, ErrUnknownSplit) {
-		t.Errorf("Resolve(val) = %v, want a *SplitError matching ErrUnknownSplit", err)
 	}
 }

@@ -1,13 +1,27 @@
-package synth
+package synthetic
 
 import "image"
 
+// episodeKey identifies one episode, whose content is a pure function of
+// it: neither the shard layout, nor the number of episodes or datasets,
+// nor the scheduling changes it.
+type episodeKey struct {
+	seed    uint64
+	dataset string
+	split   string
+	index   int // within the split
+	steps   int
+}
+
+func (k episodeKey) rng(parts ...uint64) *rng {
+	return newRNG(append([]uint64{k.seed, hashString(k.dataset), hashString(k.split), uint64(k.index)}, parts...)...)
+}
+
 // Content is one synthetic episode's content, apart from any file
-// format: its frames, actions, state and instruction, drawn from the same
-// streams as the RLDS records Generate writes for (seed, dataset, split,
-// episode), so that another format's writer (format/lerobot/synth) gives
-// the same scenes and numbers for the same seed. It is not safe for
-// concurrent use.
+// format: its frames, actions, state and instruction, drawn from streams
+// keyed by (seed, dataset, split, episode), so that every format's writer
+// (format/rlds/synth, format/lerobot/synth) gives the same scenes and
+// numbers for the same seed. It is not safe for concurrent use.
 type Content struct {
 	Dataset Dataset
 	Split   string
@@ -53,13 +67,14 @@ func EpisodeContent(d Dataset, seed uint64, split string, index, steps int) *Con
 	return c
 }
 
-// EpisodeSteps is the default length of episode index of a split of d, as
-// Generate draws it when Options.Steps is 0.
+// EpisodeSteps is the default length of episode index of a split of d,
+// drawn from [d.MinSteps, d.MaxSteps] by a stream keyed by the episode
+// alone: the length a writer uses unless told one.
 func EpisodeSteps(d Dataset, seed uint64, split string, index int) int {
-	return episodeSteps(Options{Seed: seed}, d, split, index)
+	return newRNG(seed, hashString(d.Name), hashString(split), uint64(index), 3).span(d.MinSteps, d.MaxSteps)
 }
 
-// SplitEpisodes returns the train and val episode counts Generate writes
+// SplitEpisodes returns the train and val episode counts the writers write
 // for d: train episodes (d.Episodes when 0), and a tenth as many val, at
 // least 2.
 func SplitEpisodes(d Dataset, train int) (int, int) {
@@ -79,8 +94,8 @@ func (d Dataset) ActionDim() int {
 }
 
 // Render draws step s of camera cam (an index into Dataset.Cameras) into
-// img, which must be that camera's size: the frame the RLDS record holds
-// before JPEG or PNG encoding.
+// img, which must be that camera's size: the frame a writer encodes (as
+// JPEG at JPEGQuality, PNG, or video).
 func (c *Content) Render(cam, s int, img *image.RGBA) {
 	if c.cameras[cam] == nil {
 		d := c.Dataset.Cameras[cam]

@@ -1,4 +1,4 @@
-package tfds
+package splitspec
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
 // golden is testdata/split_golden.json: split strings resolved by TFDS 4.9
@@ -27,7 +29,7 @@ type golden struct {
 	} `json:"cases"`
 }
 
-func loadGolden(t *testing.T) (golden, map[string]*DatasetInfo) {
+func loadGolden(t *testing.T) (golden, map[string][]episode.Split) {
 	t.Helper()
 	b, err := os.ReadFile("testdata/split_golden.json")
 	if err != nil {
@@ -39,29 +41,18 @@ func loadGolden(t *testing.T) (golden, map[string]*DatasetInfo) {
 	if err := dec.Decode(&g); err != nil {
 		t.Fatal(err)
 	}
-	infos := map[string]*DatasetInfo{}
+	infos := map[string][]episode.Split{}
 	for name, splits := range g.Datasets {
-		var j infoJSON
-		j.Name = "ds"
 		for _, s := range splits {
-			var sj splitJSON
-			if err := json.Unmarshal(s[0], &sj.Name); err != nil {
-				t.Fatal(err)
+			var sp episode.Split
+			if err := json.Unmarshal(s[0], &sp.Name); err != nil {
+				t.Fatalf("dataset %s: %v", name, err)
 			}
-			if err := json.Unmarshal(s[1], &sj.ShardLengths); err != nil {
-				t.Fatal(err)
+			if err := json.Unmarshal(s[1], &sp.ShardEpisodes); err != nil {
+				t.Fatalf("dataset %s: %v", name, err)
 			}
-			j.Splits = append(j.Splits, sj)
+			infos[name] = append(infos[name], sp)
 		}
-		b, err := json.Marshal(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, err := ParseDatasetInfo(b)
-		if err != nil {
-			t.Fatalf("dataset %s: %v", name, err)
-		}
-		infos[name] = info
 	}
 	return g, infos
 }
@@ -97,9 +88,9 @@ func TestResolveMatchesTFDS(t *testing.T) {
 			t.Errorf("%q: Resolve: %v; TFDS: %v", name, err, c.Ranges)
 			continue
 		}
-		var want []Range
+		var want []episode.Range
 		for _, r := range c.Ranges {
-			want = append(want, Range{Split: r[0].(string), From: num(t, r[1]), To: num(t, r[2])})
+			want = append(want, episode.Range{Split: r[0].(string), From: num(t, r[1]), To: num(t, r[2])})
 		}
 		if !equalRanges(got, want) {
 			t.Errorf("%q: Resolve = %v, TFDS %v", name, got, want)
@@ -123,7 +114,7 @@ func num(t *testing.T, v any) int64 {
 	return n
 }
 
-func equalRanges(a, b []Range) bool {
+func equalRanges(a, b []episode.Range) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -155,18 +146,27 @@ type fileInstruction struct {
 	Skip, Take int64
 }
 
-// fileInstructions turns ranges into per-shard reads through Locate, the way
-// a reader walks them.
-func fileInstructions(info *DatasetInfo, ranges []Range) []fileInstruction {
+// fileInstructions turns ranges into per-shard reads through
+// episode.Split.Locate, the way a reader walks them.
+func fileInstructions(info []episode.Split, ranges []episode.Range) []fileInstruction {
 	var out []fileInstruction
 	for _, r := range ranges {
-		s, _ := info.Split(r.Split)
+		s, _ := splitNamed(info, r.Split)
 		for i := r.From; i < r.To; {
 			shard, rec := s.Locate(i)
-			take := min(s.ShardLengths[shard]-rec, r.To-i)
+			take := min(s.ShardEpisodes[shard]-rec, r.To-i)
 			out = append(out, fileInstruction{r.Split, shard, rec, take})
 			i += take
 		}
 	}
 	return out
+}
+
+func splitNamed(info []episode.Split, name string) (episode.Split, bool) {
+	for _, s := range info {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return episode.Split{}, false
 }

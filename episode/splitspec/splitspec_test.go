@@ -1,35 +1,20 @@
-package tfds
+package splitspec
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/episode"
 )
 
-func infoWith(t testing.TB, splits ...any) *DatasetInfo {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString(`{"name":"ds","splits":[`)
+// infoWith builds splits from name, shard lengths, name, shard lengths...
+func infoWith(splits ...any) []episode.Split {
+	var out []episode.Split
 	for i := 0; i < len(splits); i += 2 {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		fmt.Fprintf(&b, `{"name":%q,"shardLengths":[`, splits[i])
-		for j, n := range splits[i+1].([]int64) {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `"%d"`, n)
-		}
-		b.WriteString("]}")
+		out = append(out, episode.Split{Name: splits[i].(string), ShardEpisodes: splits[i+1].([]int64)})
 	}
-	b.WriteString("]}")
-	d, err := ParseDatasetInfo([]byte(b.String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return out
 }
 
 // The expected ranges come from TFDS 4.9 itself:
@@ -49,47 +34,49 @@ func infoWith(t testing.TB, splits ...any) *DatasetInfo {
 //
 // testdata/split_golden.json holds many more, with TFDS's file instructions.
 func TestResolve(t *testing.T) {
-	two := infoWith(t, "train", []int64{12, 12}, "val", []int64{3})
-	five := infoWith(t, "train", []int64{5})
-	r := func(split string, from, to int64) Range { return Range{Split: split, From: from, To: to} }
+	two := infoWith("train", []int64{12, 12}, "val", []int64{3})
+	five := infoWith("train", []int64{5})
+	r := func(split string, from, to int64) episode.Range {
+		return episode.Range{Split: split, From: from, To: to}
+	}
 	for _, tc := range []struct {
 		spec string
-		info *DatasetInfo
-		want []Range
+		info []episode.Split
+		want []episode.Range
 	}{
-		{"train", two, []Range{r("train", 0, 24)}},
-		{"val", two, []Range{r("val", 0, 3)}},
-		{"train+val", two, []Range{r("train", 0, 24), r("val", 0, 3)}},
-		{"train + val", two, []Range{r("train", 0, 24), r("val", 0, 3)}},
-		{"train\t+\nval", two, []Range{r("train", 0, 24), r("val", 0, 3)}},
-		{"train\n", two, []Range{r("train", 0, 24)}}, // Python's "$" matches before a final newline
-		{"all", two, []Range{r("train", 0, 24), r("val", 0, 3)}},
-		{"val+all", two, []Range{r("val", 0, 3), r("train", 0, 24), r("val", 0, 3)}},
-		{"train[:90%]", two, []Range{r("train", 0, 22)}}, // round(21.6)
-		{"train[90%:]", two, []Range{r("train", 22, 24)}},
-		{"train[10:20]", two, []Range{r("train", 10, 20)}},
-		{"train[10:]", two, []Range{r("train", 10, 24)}},
-		{"train[-10:]", two, []Range{r("train", 14, 24)}},
-		{"train[:-10]", two, []Range{r("train", 0, 14)}},
-		{"train[-24:]", two, []Range{r("train", 0, 24)}},
-		{"train[-10%:]", two, []Range{r("train", 22, 24)}},
-		{"train[:12.5%]", two, []Range{r("train", 0, 3)}},
-		{"train[1_0:2_0]", two, []Range{r("train", 10, 20)}},
-		{"train[10%:15]", two, []Range{r("train", 2, 4)}}, // FROM's unit applies to TO
-		{"train[:4shard]", two, []Range{r("train", 0, 24)}},
-		{"train[:1shard]", two, []Range{r("train", 0, 12)}},
-		{"train[1shard:]", two, []Range{r("train", 12, 24)}},
-		{"train[1shard]", two, []Range{r("train", 12, 24)}},
-		{"train[0shard]", two, []Range{r("train", 0, 12)}},
-		{"train[-1shard]", two, []Range{r("train", 12, 24)}},
-		{"train[:-1shard]", two, []Range{r("train", 0, 12)}},
-		{"train[:0shard]", two, []Range{r("train", 0, 24)}}, // TO <= 0 is shifted by the shard count
-		{"train[1:2shard]", two, []Range{r("train", 12, 24)}},
-		{"train[:50%]+val[-1:]", two, []Range{r("train", 0, 12), r("val", 2, 3)}},
-		{"train[:10]+train[-10:]", two, []Range{r("train", 0, 10), r("train", 14, 24)}},
-		{"train[5:5]+val", two, []Range{r("val", 0, 3)}},              // empty terms are dropped
-		{"train[١:٣]", two, []Range{r("train", 1, 3)}},                // Python's \d and int() take any decimal digits
-		{"train[:10%]+train[-30%:]", five, []Range{r("train", 3, 5)}}, // 0.5 rounds to 0, -1.5 to -2
+		{"train", two, []episode.Range{r("train", 0, 24)}},
+		{"val", two, []episode.Range{r("val", 0, 3)}},
+		{"train+val", two, []episode.Range{r("train", 0, 24), r("val", 0, 3)}},
+		{"train + val", two, []episode.Range{r("train", 0, 24), r("val", 0, 3)}},
+		{"train\t+\nval", two, []episode.Range{r("train", 0, 24), r("val", 0, 3)}},
+		{"train\n", two, []episode.Range{r("train", 0, 24)}}, // Python's "$" matches before a final newline
+		{"all", two, []episode.Range{r("train", 0, 24), r("val", 0, 3)}},
+		{"val+all", two, []episode.Range{r("val", 0, 3), r("train", 0, 24), r("val", 0, 3)}},
+		{"train[:90%]", two, []episode.Range{r("train", 0, 22)}}, // round(21.6)
+		{"train[90%:]", two, []episode.Range{r("train", 22, 24)}},
+		{"train[10:20]", two, []episode.Range{r("train", 10, 20)}},
+		{"train[10:]", two, []episode.Range{r("train", 10, 24)}},
+		{"train[-10:]", two, []episode.Range{r("train", 14, 24)}},
+		{"train[:-10]", two, []episode.Range{r("train", 0, 14)}},
+		{"train[-24:]", two, []episode.Range{r("train", 0, 24)}},
+		{"train[-10%:]", two, []episode.Range{r("train", 22, 24)}},
+		{"train[:12.5%]", two, []episode.Range{r("train", 0, 3)}},
+		{"train[1_0:2_0]", two, []episode.Range{r("train", 10, 20)}},
+		{"train[10%:15]", two, []episode.Range{r("train", 2, 4)}}, // FROM's unit applies to TO
+		{"train[:4shard]", two, []episode.Range{r("train", 0, 24)}},
+		{"train[:1shard]", two, []episode.Range{r("train", 0, 12)}},
+		{"train[1shard:]", two, []episode.Range{r("train", 12, 24)}},
+		{"train[1shard]", two, []episode.Range{r("train", 12, 24)}},
+		{"train[0shard]", two, []episode.Range{r("train", 0, 12)}},
+		{"train[-1shard]", two, []episode.Range{r("train", 12, 24)}},
+		{"train[:-1shard]", two, []episode.Range{r("train", 0, 12)}},
+		{"train[:0shard]", two, []episode.Range{r("train", 0, 24)}}, // TO <= 0 is shifted by the shard count
+		{"train[1:2shard]", two, []episode.Range{r("train", 12, 24)}},
+		{"train[:50%]+val[-1:]", two, []episode.Range{r("train", 0, 12), r("val", 2, 3)}},
+		{"train[:10]+train[-10:]", two, []episode.Range{r("train", 0, 10), r("train", 14, 24)}},
+		{"train[5:5]+val", two, []episode.Range{r("val", 0, 3)}},              // empty terms are dropped
+		{"train[١:٣]", two, []episode.Range{r("train", 1, 3)}},                // Python's \d and int() take any decimal digits
+		{"train[:10%]+train[-30%:]", five, []episode.Range{r("train", 3, 5)}}, // 0.5 rounds to 0, -1.5 to -2
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			got, err := Resolve(tc.spec, tc.info)
@@ -107,7 +94,7 @@ func TestResolve(t *testing.T) {
 // and Python's round() takes the even neighbour. Expected from TFDS, as in
 // TestResolve: resolve([('train', [5])], f'train[:{p}%]').
 func TestResolvePercentRounding(t *testing.T) {
-	five := infoWith(t, "train", []int64{5})
+	five := infoWith("train", []int64{5})
 	for _, tc := range []struct {
 		spec     string
 		from, to int64
@@ -140,7 +127,7 @@ func TestResolvePercentRounding(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []Range{{Split: "train", From: tc.from, To: tc.to}}
+			want := []episode.Range{{Split: "train", From: tc.from, To: tc.to}}
 			if !equalRanges(got, want) {
 				t.Errorf("Resolve(%q) = %v, want %v", tc.spec, got, want)
 			}
@@ -149,11 +136,11 @@ func TestResolvePercentRounding(t *testing.T) {
 }
 
 func TestResolveErrors(t *testing.T) {
-	two := infoWith(t, "train", []int64{12, 12}, "val", []int64{3})
-	gaps := infoWith(t, "train", []int64{3, 0, 4}, "test", []int64{}, "val", []int64{0, 0})
+	two := infoWith("train", []int64{12, 12}, "val", []int64{3})
+	gaps := infoWith("train", []int64{3, 0, 4}, "test", []int64{}, "val", []int64{0, 0})
 	for _, tc := range []struct {
 		spec string
-		info *DatasetInfo
+		info []episode.Split
 		kind error
 		msg  string
 	}{
@@ -161,7 +148,7 @@ func TestResolveErrors(t *testing.T) {
 		{"Train", two, ErrUnknownSplit, `split "Train": no such split (valid: train, val)`},
 		{"train+tset", two, ErrUnknownSplit, `split "train+tset": no such split "tset" (valid: train, val)`},
 		{"trian[:10%]", two, ErrUnknownSplit, `split "trian[:10%]": no such split "trian" (valid: train, val)`},
-		{"train", &DatasetInfo{Name: "ds"}, ErrUnknownSplit, `split "train": the dataset has no splits`},
+		{"train", nil, ErrUnknownSplit, `split "train": the dataset has no splits`},
 		{"train[5:5]", two, ErrEmptySplit, `split "train[5:5]" selects no episodes (train has 24)`},
 		{"train[7:3]", two, ErrEmptySplit, `split "train[7:3]" selects no episodes (train has 24)`},
 		{"train[:1%]", two, ErrEmptySplit, `split "train[:1%]" selects no episodes (train has 24)`},
@@ -215,12 +202,12 @@ func TestResolveErrors(t *testing.T) {
 func TestResolveAllWithReservedName(t *testing.T) {
 	// TFDS refuses to build a split named "all" and recurses forever when
 	// reading one; Resolve says why.
-	d := infoWith(t, "all", []int64{3}, "train", []int64{2})
+	d := infoWith("all", []int64{3}, "train", []int64{2})
 	if _, err := Resolve("all", d); !errors.Is(err, ErrInvalidSplit) || !strings.Contains(err.Error(), `named "all"`) {
 		t.Errorf("Resolve(all) error %v", err)
 	}
 	// A split name that the split grammar cannot spell makes "all" fail too.
-	d = infoWith(t, "train.v2", []int64{3})
+	d = infoWith("train.v2", []int64{3})
 	if _, err := Resolve("all", d); !errors.Is(err, ErrInvalidSplit) {
 		t.Errorf("Resolve(all) error %v", err)
 	}

@@ -1,4 +1,4 @@
-package synth
+package synthetic
 
 import (
 	"image"
@@ -16,11 +16,14 @@ import (
 // pixel; the motion is what makes consecutive frames differ the way a
 // video's do.
 
-// Texture and noise strengths, tuned so that image/jpeg at jpegQuality
+// JPEGQuality is the quality the scenes are tuned for: image/jpeg at it
 // writes 2–3 bits per pixel, the rate of camera JPEGs, at every frame size
-// in the table (TestJPEGLooksLikeCamera measures it).
+// in the table (TestJPEGLooksLikeCamera measures it). A writer that stores
+// JPEG frames encodes them at it.
+const JPEGQuality = 90
+
+// Texture and noise strengths, tuned with JPEGQuality.
 const (
-	jpegQuality  = 90
 	noiseSigma   = 3.0 // sensor noise, in 8-bit levels, per channel
 	textureDepth = 70  // multiplicative texture modulation at 256×256, in 1/256
 )

@@ -1,4 +1,4 @@
-package tfds
+package splitspec
 
 import (
 	"errors"
@@ -38,13 +38,10 @@ func splitErr(spec string, kind error, format string, args ...any) error {
 	return &SplitError{Spec: spec, Err: kind, msg: fmt.Sprintf("split %q", spec) + fmt.Sprintf(format, args...)}
 }
 
-// Range is a run of examples of one split: [From, To), absolute indices in
-// the split's example order (shard by shard). It is the neutral model's
-// range, so that a resolved selection leaves the format as it is.
-type Range = episode.Range
-
-// Resolve turns a split string into the ordered episode ranges it selects,
-// exactly as tfds.load(split=...) does (core/splits.py in TFDS 4.9):
+// Resolve turns a split string into the ordered episode ranges it selects
+// from splits, exactly as tfds.load(split=...) does (core/splits.py in TFDS
+// 4.9). splits are the dataset's, in its own order (dataset_info.json's for
+// RLDS, info.json's for LeRobot), each with the episodes of its shards:
 //
 //   - A split string is a union of terms separated by "+", with any whitespace
 //     around each "+". A term is NAME or NAME[SLICE]; NAME is letters,
@@ -53,12 +50,12 @@ type Range = episode.Range
 //     whitespace is an error, except for one trailing newline, which
 //     Python's regular expression "$" lets through.
 //   - SLICE is FROM:TO with either side optional, or one shard: Kshard.
-//     Bounds are example indices ("train[10:200]"), percents of the split
+//     Bounds are episode indices ("train[10:200]"), percents of the split
 //     ("train[:90%]", decimals allowed) or shard indices ("train[:4shard]",
 //     "train[4shard]" for shard 4 alone). The unit written on FROM, else on
 //     TO, applies to both sides. Negative bounds count from the end.
 //   - Percents become indices by Python's round(pct * n / 100.0) in double
-//     precision, which rounds halves to even: 10% of 5 examples is 0, 30% is
+//     precision, which rounds halves to even: 10% of 5 episodes is 0, 30% is
 //     2, 50% is 2, 70% is 4. TFDS's other rounding, pct1_dropremainder, is
 //     only reachable from its Python ReadInstruction API, not from strings.
 //   - Shard bounds follow Python slicing of the shard list (beyond the end
@@ -70,14 +67,18 @@ type Range = episode.Range
 //     (TFDS itself, given FROM > TO within one shard, computes a negative
 //     take that tf.data reads as "to the end of the shard", so "train[7:3]"
 //     reads records 7.. of shard 0 there. That is a bug; it is not copied.)
-//   - "all" is the union of every split in dataset_info.json order; it takes
+//   - "all" is the union of every split in the order of splits; it takes
 //     no slice.
 //
 // Ranges keep the order of the terms; a split named twice is read twice, as
 // TFDS reads it. A string that selects nothing at all is ErrEmptySplit, which
 // TFDS reports only when reading ("corresponds to no data").
-func Resolve(spec string, info *DatasetInfo) ([]Range, error) {
-	if info == nil || len(info.Splits) == 0 {
+//
+// A negative shard length counts as an empty shard, and episode counts
+// saturate at math.MaxInt64; a format checks its lengths when it reads them.
+func Resolve(spec string, splits []episode.Split) ([]episode.Range, error) {
+	info := newDataset(splits)
+	if len(info) == 0 {
 		return nil, splitErr(spec, ErrUnknownSplit, ": the dataset has no splits")
 	}
 	terms, err := parseSpec(spec)
@@ -87,7 +88,7 @@ func Resolve(spec string, info *DatasetInfo) ([]Range, error) {
 	if terms, err = expandAll(spec, terms, info); err != nil {
 		return nil, err
 	}
-	ranges := make([]Range, 0, len(terms))
+	ranges := make([]episode.Range, 0, len(terms))
 	for _, t := range terms {
 		r, err := t.resolve(spec, info)
 		if err != nil {
@@ -108,13 +109,56 @@ func Resolve(spec string, info *DatasetInfo) ([]Range, error) {
 	if len(out) == 0 {
 		sizes := make([]string, len(named))
 		for i, name := range named {
-			s, _ := info.Split(name)
-			sizes[i] = fmt.Sprintf("%s has %d", name, s.NumExamples())
+			s, _ := info.split(name)
+			sizes[i] = fmt.Sprintf("%s has %d", name, s.episodes())
 		}
 		return nil, splitErr(spec, ErrEmptySplit, " selects no episodes (%s)", strings.Join(sizes, ", "))
 	}
 	return out, nil
 }
+
+// dataset is the splits Resolve works on, each with its shard offsets.
+type dataset []splitOffsets
+
+type splitOffsets struct {
+	name string
+	// offsets[i] is the number of episodes in shards before shard i;
+	// len(offsets) is the shard count plus one.
+	offsets []int64
+}
+
+// newDataset computes the shard offsets of splits. Negative lengths count as
+// empty shards and sums saturate, so that every answer stays in range.
+func newDataset(splits []episode.Split) dataset {
+	d := make(dataset, len(splits))
+	for i, s := range splits {
+		off := make([]int64, len(s.ShardEpisodes)+1)
+		for k, n := range s.ShardEpisodes {
+			off[k+1] = off[k] + max(0, min(n, math.MaxInt64-off[k]))
+		}
+		d[i] = splitOffsets{name: s.Name, offsets: off}
+	}
+	return d
+}
+
+func (d dataset) split(name string) (splitOffsets, bool) {
+	for _, s := range d {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return splitOffsets{}, false
+}
+
+func (d dataset) names() []string {
+	names := make([]string, len(d))
+	for i, s := range d {
+		names[i] = s.name
+	}
+	return names
+}
+
+func (s splitOffsets) episodes() int64 { return s.offsets[len(s.offsets)-1] }
 
 func containsString(s []string, x string) bool {
 	for _, y := range s {
@@ -426,14 +470,14 @@ func digitValue(r rune) int {
 
 // expandAll replaces each "all" term by the terms of every split name joined
 // with "+", as TFDS's _SplitAll does.
-func expandAll(spec string, terms []term, info *DatasetInfo) ([]term, error) {
+func expandAll(spec string, terms []term, info dataset) ([]term, error) {
 	var out []term
 	for _, t := range terms {
 		if !t.all {
 			out = append(out, t)
 			continue
 		}
-		sub, err := parseSpec(strings.Join(info.SplitNames(), "+"))
+		sub, err := parseSpec(strings.Join(info.names(), "+"))
 		if err != nil {
 			return nil, splitErr(spec, ErrInvalidSplit, `: "all" joins every split name, and they do not parse: %s`, err)
 		}
@@ -449,17 +493,17 @@ func expandAll(spec string, terms []term, info *DatasetInfo) ([]term, error) {
 
 // resolve is TFDS's _rel_to_abs_instr: the term as an absolute range, which
 // may be empty (From >= To).
-func (t term) resolve(spec string, info *DatasetInfo) (Range, error) {
-	s, ok := info.Split(t.split)
+func (t term) resolve(spec string, info dataset) (episode.Range, error) {
+	s, ok := info.split(t.split)
 	if !ok {
 		named := ""
 		if spec != t.split {
 			named = fmt.Sprintf(" %q", t.split)
 		}
-		return Range{}, splitErr(spec, ErrUnknownSplit, ": no such split%s (valid: %s)", named, strings.Join(info.SplitNames(), ", "))
+		return episode.Range{}, splitErr(spec, ErrUnknownSplit, ": no such split%s (valid: %s)", named, strings.Join(info.names(), ", "))
 	}
-	off := s.offsetsOrCompute()
-	n := off[len(off)-1]
+	off := s.offsets
+	n := s.episodes()
 	from, to := bound{n: 0}, bound{n: n}
 	switch t.unit {
 	case unitPercent:
@@ -497,7 +541,7 @@ func (t term) resolve(spec string, info *DatasetInfo) (Range, error) {
 		}
 	}
 	if from.big || to.big || abs64(from.n) > n || abs64(to.n) > n {
-		return Range{}, splitErr(spec, ErrInvalidSplit, ": %s is out of range: %s has %d episodes", t.text, t.split, n)
+		return episode.Range{}, splitErr(spec, ErrInvalidSplit, ": %s is out of range: %s has %d episodes", t.text, t.split, n)
 	}
 	if from.n < 0 {
 		from.n += n
@@ -505,7 +549,7 @@ func (t term) resolve(spec string, info *DatasetInfo) (Range, error) {
 	if to.n < 0 {
 		to.n += n
 	}
-	return Range{Split: t.split, From: from.n, To: to.n}, nil
+	return episode.Range{Split: t.split, From: from.n, To: to.n}, nil
 }
 
 // pctToAbs is TFDS's _pct_to_abs_closest: int(round(pct * n / 100.0)), with
