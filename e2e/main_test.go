@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -17,7 +17,17 @@ import (
 // oxefsBin is the oxefs binary built once for the CLI tests.
 var oxefsBin string
 
+// TestMain moves to the module root, where the tests find testdata/ and
+// python/ as a user in a checkout would, and builds the binary there once.
 func TestMain(m *testing.M) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		panic("go env GOMOD: " + err.Error())
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	if err := os.Chdir(root); err != nil {
+		panic(err)
+	}
 	dir, err := os.MkdirTemp("", "oxefs-cli-test")
 	if err != nil {
 		panic(err)
