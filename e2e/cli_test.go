@@ -151,3 +151,10 @@ func TestSourceHints(t *testing.T) {
 		})
 	}
 }
+
+func TestVersion(t *testing.T) {
+	out, _, code := runOxefs(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "oxefs ") {
+		t.Fatalf("exit %d, output %q", code, out)
+	}
+}
