@@ -48,6 +48,7 @@ var layer = map[string]int{
 	"": 7, // package main: the CLI
 
 	"internal/layers":      8, // this test
+	"e2e":                  8, // tests that exec the built binary
 	"internal/testkit":     8, // test helpers, imported by _test files only
 	"internal/testkit/...": 8,
 	"internal/pythontest":  0,

@@ -1,53 +1,10 @@
-package main
+package e2e
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fsouza/fake-gcs-server/fakestorage"
-
-	"github.com/oxefs/oxefs/internal/testkit"
 )
-
-// oxefsBin is the oxefs binary built once for the CLI tests.
-var oxefsBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "oxefs-cli-test")
-	if err != nil {
-		panic(err)
-	}
-	oxefsBin = filepath.Join(dir, "oxefs")
-	if out, err := exec.Command("go", "build", "-o", oxefsBin, ".").CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		panic("go build: " + err.Error() + "\n" + string(out))
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// runOxefs runs the binary and returns stdout, stderr and the exit code.
-func runOxefs(t *testing.T, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(oxefsBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return stdout.String(), stderr.String(), code
-}
 
 func TestInspectLocal(t *testing.T) {
 	cacheDir := t.TempDir()
@@ -152,36 +109,6 @@ func TestInspectErrors(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestVersion(t *testing.T) {
-	out, _, code := runOxefs(t, nil, "version")
-	if code != 0 || !strings.HasPrefix(out, "oxefs ") {
-		t.Fatalf("exit %d, output %q", code, out)
-	}
-}
-
-// fakeGCS serves local directories from an in-process fake-gcs-server:
-// objects maps an object prefix in bucket to a directory.
-func fakeGCS(t *testing.T, bucket string, objects map[string]string) *fakestorage.Server {
-	t.Helper()
-	var objs []fakestorage.Object
-	for prefix, dir := range objects {
-		for name, b := range testkit.ReadDirFiles(t, dir) {
-			objs = append(objs, fakestorage.Object{
-				ObjectAttrs: fakestorage.ObjectAttrs{BucketName: bucket, Name: prefix + "/" + name},
-				Content:     b,
-			})
-		}
-	}
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		InitialObjects: objs, Scheme: "http", Host: "127.0.0.1", Port: 0, PublicHost: "127.0.0.1",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Stop)
-	return srv
 }
 
 // TestInspectLeRobot: inspect recognises a LeRobot v3 dataset by its

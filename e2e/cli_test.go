@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -149,5 +149,12 @@ func TestSourceHints(t *testing.T) {
 			stdout, stderr, code := runOxefs(t, tc.env, args...)
 			oneLine(t, stdout, stderr, code, tc.want...)
 		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := runOxefs(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "oxefs ") {
+		t.Fatalf("exit %d, output %q", code, out)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -41,8 +41,8 @@ func readBenchLines(t *testing.T, path string) []benchLine {
 }
 
 // TestBenchMount runs `oxefs bench` on a demo mount and checks every file
-// it writes, then `oxefs bench --config` on the same mix in-process: both
-// must see the same dataset counts in every batch.
+// it writes, then `oxefs bench` on the same mix in-process: both must see
+// the same dataset counts in every batch.
 func TestBenchMount(t *testing.T) {
 	dir := t.TempDir()
 	cacheDir := t.TempDir()
@@ -133,18 +133,11 @@ func TestBenchMount(t *testing.T) {
 		}
 	}
 
-	// The same mix in-process: the same batches, so the same counts.
-	demo, err := writeDemo(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(t.TempDir(), "demo.yaml")
-	if err := os.WriteFile(cfg, demo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// The same mix in-process (bench with neither a mount nor --config
+	// builds the built-in demo mix): the same batches, so the same counts.
 	out2 := t.TempDir()
-	if _, stderr, code := runOxefs(t, nil, "bench", "--config", cfg, "--cache-dir", t.TempDir(), "--readers", "2", "--warmup", "4", "--batches", "30", "--out", out2); code != 0 {
-		t.Fatalf("bench --config: exit %d\n%s", code, stderr)
+	if _, stderr, code := runOxefs(t, nil, "bench", "--cache-dir", t.TempDir(), "--readers", "2", "--warmup", "4", "--batches", "30", "--out", out2); code != 0 {
+		t.Fatalf("bench in-process: exit %d\n%s", code, stderr)
 	}
 	inproc := readBenchLines(t, filepath.Join(out2, "batch_times.jsonl"))
 	if len(inproc) != len(lines) {
