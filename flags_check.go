@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/bytesize"
 )
 
@@ -35,6 +36,14 @@ func (f *pipelineFlags) check(machine machineMemory) error {
 	}
 	if f.Disk <= 0 {
 		return fmt.Errorf("--disk %s: must be more than 0 (e.g. 50GiB)", bytesize.Format(int64(f.Disk)))
+	}
+	switch f.Decoder {
+	case "":
+		// OXEFS_DECODER set to nothing means what unset means.
+		f.Decoder = frames.JPEGAuto
+	case frames.JPEGAuto, frames.JPEGTurbo, frames.JPEGGo:
+	default:
+		return fmt.Errorf("--decoder %q (or OXEFS_DECODER): must be %s, %s or %s", f.Decoder, frames.JPEGAuto, frames.JPEGTurbo, frames.JPEGGo)
 	}
 	if f.Workers < 1 {
 		return fmt.Errorf("--workers %d: must be at least 1 (the default is one per CPU)", f.Workers)

@@ -20,7 +20,7 @@ type pipelineFlags struct {
 	Mem          sizeFlag      `help:"Bound on everything the daemon holds: batches, readahead, RAM cache, buffers." default:"${mem}"`
 	Disk         sizeFlag      `help:"Bound on the disk cache of remote shards." default:"50GiB"`
 	Workers      int           `help:"Decode workers shared by all datasets." default:"${workers}"`
-	Decoder      string        `help:"JPEG decoder: auto (libjpeg-turbo when libturbojpeg.so.0 loads, else image/jpeg), turbo (libjpeg-turbo, or fail), go (image/jpeg)." enum:"auto,turbo,go" default:"auto" env:"OXEFS_DECODER"`
+	Decoder      string        `help:"JPEG decoder: auto (libjpeg-turbo when libturbojpeg.so.0 loads, else image/jpeg), turbo (libjpeg-turbo, or fail), go (image/jpeg)." default:"auto" env:"OXEFS_DECODER"`
 	Readahead    int           `help:"Batches built ahead of each one read, while memory allows." default:"8"`
 	Rank         int           `help:"This node's rank: serve global batches rank, rank+world, ..." default:"0"`
 	World        int           `help:"Number of ranks." default:"1"`

@@ -94,7 +94,7 @@ type MixOptions struct {
 	// Episodes, when not nil, keeps loaded episodes in RAM for every
 	// dataset of the mix.
 	Episodes *episodes.Cache
-	// Offline requires the store to be offline (format.StoreOptions.Offline) and
+	// Offline requires the store to be offline (store.Options.Offline) and
 	// checks, before anything is planned, that the cache holds everything
 	// the mix needs: see CheckOffline.
 	Offline bool

@@ -63,7 +63,8 @@ type Options struct {
 //     the decode budget (frames.DecodeMemory) that every image's decode
 //     reserves from, before allocating, what its header says it needs
 //     beyond a worker's own buffers; a 32nd of --mem bounds the sample
-//     tables of LeRobot video files (lerobot.IndexCache); the rest is for
+//     tables of video files (LeRobot's, through format.Env.IndexBytes);
+//     the rest is for
 //     what is not counted exactly: episodes being decoded, fetch buffers,
 //     FUSE request buffers, libavcodec's frames and the Go runtime. The Go
 //     GC is told the whole budget as its soft limit, so garbage never

@@ -1,7 +1,8 @@
 // Package rlds is the first dataset format: RLDS episodes in TFDS TFRecord
 // shards, one tf.train.Example per episode. It reads a dataset directory
 // through a storage backend — dataset_info.json and features.json
-// (package format/rlds/tfds, which also resolves split strings), the
+// (package format/rlds/tfds; split strings resolve through
+// episode/splitspec), the
 // shards' record framing with both CRC32C checks (format/rlds/tfrecord) and
 // the Examples (format/rlds/example) — and yields the format-neutral model
 // of package episode: Dataset.Info describes the splits, shards and typed
@@ -18,10 +19,11 @@
 // shard versions, saved by `oxefs warm` through the store) from which an
 // offline store opens it.
 //
-// Nothing outside this package tree imports TFDS types. A new format (for
-// example LeRobot v3: parquet tables and MP4 videos) goes in its own
-// package under format/, implements episode.Dataset and episode.Episode,
-// and is chosen in the composition root (package loader).
+// Nothing outside this package tree imports TFDS types. A new format goes
+// in its own package under format/, implements episode.Dataset and
+// episode.Episode, and registers with package format in format/formats,
+// which is also where this package's datasets are given the capabilities
+// of package format.
 //
 // rlds imports storage, store and the neutral model; it must not import the plan,
 // pairs, frames, the scheduler or anything above them.

@@ -20,6 +20,7 @@
 // (core/splits.py, core/naming.py, core/features/*, core/example_serializer.py);
 // the tests hold values computed by running TFDS itself.
 //
-// tfds belongs to the RLDS format: only format/rlds may import it. It
-// imports nothing of oxefs.
+// tfds belongs to the RLDS format: only format/rlds may import it. Of
+// oxefs it imports only the neutral model (package episode), for the
+// feature kinds.
 package tfds
