@@ -37,7 +37,7 @@ echo "== import direction"
 go test -count=1 ./internal/layers
 
 echo "== go test -race"
-go test -race -count=1 -json ./... | /tmp/oxefs-testsummary.$$
+go test -race -count=1 -timeout 30m -json ./... | /tmp/oxefs-testsummary.$$
 
 # Allocation counts mean nothing under the race detector, so the
 # TestXxxAllocs tests skip themselves there; run them without it.
