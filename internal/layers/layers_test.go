@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -184,16 +185,85 @@ const registration = "format/formats"
 // outside the daemon: measurement scripts.
 var formatStudies = []string{"scripts/..."}
 
+// neutral lists the packages under format/ that are not formats: the
+// registration point, and the synthetic content every format's synth
+// writer draws from.
+var neutral = []string{registration, "format/synthetic"}
+
 // concreteFormat reports whether rel is a format's package or one below
 // it (format/rlds, format/rlds/tfrecord). The registry (format) and the
-// registration point are not formats.
+// neutral packages are not formats.
 func concreteFormat(rel string) bool {
 	rest, ok := strings.CutPrefix(rel, "format/")
 	if !ok {
 		return false
 	}
 	name, _, _ := strings.Cut(rest, "/")
-	return "format/"+name != registration
+	return !slices.Contains(neutral, "format/"+name)
+}
+
+// diskcache is the disk cache's package. Formats read through package
+// store (store.Source and its ranged reads), never the cache itself, so
+// the cache's policy stays behind one call.
+const diskcache = "storage/diskcache"
+
+// checkDiskcache returns every import of the disk cache by a package of
+// format/.
+func checkDiskcache(graph map[string][]string) []string {
+	var out []string
+	pkgs := make([]string, 0, len(graph))
+	for p := range graph {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, pkg := range pkgs {
+		if pkg != "format" && !strings.HasPrefix(pkg, "format/") {
+			continue
+		}
+		for _, dep := range graph[pkg] {
+			if dep == diskcache || strings.HasPrefix(dep, diskcache+"/") {
+				out = append(out, fmt.Sprintf("%s imports %s: formats read through package store, not the disk cache", pkg, dep))
+			}
+		}
+	}
+	return out
+}
+
+// TestFormatsBehindStore: no package of format/ imports the disk cache.
+func TestFormatsBehindStore(t *testing.T) {
+	for _, v := range checkDiskcache(imports(t, moduleRoot(t))) {
+		t.Error(v)
+	}
+}
+
+// TestCheckDiskcacheCatchesImports proves the store rule can fail: on a
+// graph with a format, a format's subpackage and the registry importing
+// the disk cache it reports each, and it lets the store and the loader be.
+func TestCheckDiskcacheCatchesImports(t *testing.T) {
+	graph := map[string][]string{
+		"format":             {"store", "storage/diskcache"},
+		"format/rlds":        {"format", "store"},
+		"format/lerobot/mp4": {"storage/diskcache"},
+		"format/formats":     {"format/rlds", "storage/diskcache"},
+		"store":              {"storage/diskcache"},
+		"loader":             {"storage/diskcache", "store"},
+		"storage/diskcache":  {"storage"},
+		"format/synthetic":   {},
+	}
+	got := checkDiskcache(graph)
+	want := []string{
+		"format imports storage/diskcache",
+		"format/formats imports storage/diskcache",
+		"format/lerobot/mp4 imports storage/diskcache",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("check reported %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
+		}
+	}
 }
 
 // checkFormats returns every import of a format's package from outside
@@ -251,7 +321,7 @@ func TestCheckFormatsCatchesConcreteImports(t *testing.T) {
 	graph := map[string][]string{
 		"loader":               {"format", "format/rlds"},
 		"":                     {"format/lerobot/mp4", "format/rlds/synth", "format"},
-		"bench":                {"format/formats"},
+		"bench":                {"format/formats", "format/synthetic"},
 		"format/formats":       {"format", "format/rlds", "format/lerobot"},
 		"format/lerobot":       {"format/lerobot/mp4"},
 		"scripts/episodebytes": {"format/rlds/tfrecord"},
