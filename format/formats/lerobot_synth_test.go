@@ -1,4 +1,4 @@
-package loader
+package formats
 
 import (
 	"context"
@@ -16,13 +16,13 @@ import (
 	"github.com/oxefs/oxefs/storage/local"
 )
 
-// synthEncoder gives frames/av's encoder to the LeRobot synth, as the CLI
+// avSynthEncoder gives frames/av's encoder to the LeRobot synth, as the CLI
 // does.
-type synthEncoder struct{ *av.Encoder }
+type avSynthEncoder struct{ *av.Encoder }
 
-func (e synthEncoder) Config() []byte { return e.Extradata() }
+func (e avSynthEncoder) Config() []byte { return e.Extradata() }
 
-func (e synthEncoder) Samples() []lrsynth.Sample {
+func (e avSynthEncoder) Samples() []lrsynth.Sample {
 	var out []lrsynth.Sample
 	for _, p := range e.Packets() {
 		out = append(out, lrsynth.Sample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key})
@@ -60,7 +60,7 @@ func TestLeRobotSynthFrames(t *testing.T) {
 					if err != nil {
 						return nil, err
 					}
-					return synthEncoder{e}, nil
+					return avSynthEncoder{e}, nil
 				},
 				VideoFileBytes: 64 << 10,
 			})
