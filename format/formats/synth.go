@@ -2,6 +2,8 @@ package formats
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/oxefs/oxefs/format"
 	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
@@ -24,6 +26,14 @@ func synthRLDS(ctx context.Context, o format.SynthOptions) (format.SynthResult, 
 // synthLeRobot writes LeRobot v3 datasets with video cameras
 // (format/lerobot/synth).
 func synthLeRobot(ctx context.Context, o format.SynthOptions) (format.SynthResult, error) {
+	if o.Shards != 0 || o.ShardBytes != 0 {
+		return format.SynthResult{}, errors.New("synth: --shards and --shard-size are for --format rlds; LeRobot files roll over by size")
+	}
+	if o.VideoAvailable != nil {
+		if err := o.VideoAvailable(); err != nil {
+			return format.SynthResult{}, fmt.Errorf("synth --format lerobot encodes video: %w", err)
+		}
+	}
 	opts := lrsynth.Options{
 		Dir: o.Dir, Datasets: o.Datasets, Episodes: o.Episodes, Steps: o.Steps,
 		Seed: o.Seed, Workers: o.Workers, Codec: o.Codec,
