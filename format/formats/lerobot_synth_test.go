@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
 	"github.com/oxefs/oxefs/format/synthetic"
@@ -22,10 +23,10 @@ type avSynthEncoder struct{ *av.Encoder }
 
 func (e avSynthEncoder) Config() []byte { return e.Extradata() }
 
-func (e avSynthEncoder) Samples() []lrsynth.Sample {
-	var out []lrsynth.Sample
+func (e avSynthEncoder) Samples() []format.VideoSample {
+	var out []format.VideoSample
 	for _, p := range e.Packets() {
-		out = append(out, lrsynth.Sample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key})
+		out = append(out, format.VideoSample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key})
 	}
 	return out
 }
@@ -55,7 +56,7 @@ func TestLeRobotSynthFrames(t *testing.T) {
 			ctx := context.Background()
 			res, err := lrsynth.Generate(ctx, lrsynth.Options{
 				Dir: t.TempDir(), Datasets: 2, Episodes: 2, Steps: 12, Seed: 5, Codec: codec,
-				NewEncoder: func(w, h, fps int) (lrsynth.VideoEncoder, error) {
+				NewEncoder: func(w, h, fps int) (format.VideoEncoder, error) {
 					e, err := av.NewEncoder(codec, w, h, fps, av.EncoderOptions{CRF: 18})
 					if err != nil {
 						return nil, err

@@ -34,35 +34,13 @@ func synthLeRobot(ctx context.Context, o format.SynthOptions) (format.SynthResul
 			return format.SynthResult{}, fmt.Errorf("synth --format lerobot encodes video: %w", err)
 		}
 	}
-	opts := lrsynth.Options{
+	res, err := lrsynth.Generate(ctx, lrsynth.Options{
 		Dir: o.Dir, Datasets: o.Datasets, Episodes: o.Episodes, Steps: o.Steps,
-		Seed: o.Seed, Workers: o.Workers, Codec: o.Codec,
+		Seed: o.Seed, Workers: o.Workers, Codec: o.Codec, NewEncoder: o.NewEncoder,
 		Start: o.Start, Progress: o.Progress, Log: o.Log,
-	}
-	if o.NewEncoder != nil {
-		opts.NewEncoder = func(w, h, fps int) (lrsynth.VideoEncoder, error) {
-			e, err := o.NewEncoder(w, h, fps)
-			if err != nil {
-				return nil, err
-			}
-			return synthEncoder{e}, nil
-		}
-	}
-	res, err := lrsynth.Generate(ctx, opts)
+	})
 	if err != nil {
 		return format.SynthResult{}, err
 	}
 	return format.SynthResult{Datasets: len(res.Datasets), Episodes: res.Episodes, Frames: res.Frames, Bytes: res.Bytes, Elapsed: res.Elapsed, MixFiles: res.MixFiles}, nil
-}
-
-// synthEncoder gives a format.VideoEncoder to the LeRobot synth.
-type synthEncoder struct{ format.VideoEncoder }
-
-func (e synthEncoder) Samples() []lrsynth.Sample {
-	in := e.VideoEncoder.Samples()
-	out := make([]lrsynth.Sample, len(in))
-	for i, s := range in {
-		out[i] = lrsynth.Sample{Data: s.Data, PTS: s.PTS, DTS: s.DTS, Key: s.Key}
-	}
-	return out
 }
