@@ -145,7 +145,7 @@ func (p *Pipeline) RankStats(r *Rank) []byte { return p.stats(r) }
 func (p *Pipeline) stats(r *Rank) []byte {
 	rss, peak, shmem := ReadRSS()
 	st := &p.Storage.Fetch
-	storeStats, disk := &p.Store.Stats, &p.Storage.Disk.Stats
+	storeStats, disk := &p.Storage.Store.Stats, &p.Storage.Disk.Stats
 	subs, bad := p.Builds.Substitutions()
 	perDataset := func(bs *build.Stats) map[string]int64 {
 		out := map[string]int64{}
