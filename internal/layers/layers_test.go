@@ -402,6 +402,32 @@ func TestCheckFormatsCatchesConcreteImports(t *testing.T) {
 	}
 }
 
+// TestCheckDiskcacheOnFiles plants a format file that imports the disk
+// cache in a module tree, beside the store that may, and checks that the
+// whole check, from parsing on, reports the format and only it.
+func TestCheckDiskcacheOnFiles(t *testing.T) {
+	root := t.TempDir()
+	for rel, src := range map[string]string{
+		"go.mod":                     "module " + module + "\n",
+		"storage/diskcache/cache.go": "package diskcache\n",
+		"store/store.go":             "package store\n\nimport _ \"" + module + "/storage/diskcache\"\n",
+		"format/rlds/ok.go":          "package rlds\n\nimport _ \"" + module + "/store\"\n",
+		"format/rlds/bad.go":         "package rlds\n\nimport _ \"" + module + "/storage/diskcache\"\n",
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := checkDiskcache(imports(t, root))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "format/rlds imports storage/diskcache") {
+		t.Fatalf("check reported %q, want one violation: format/rlds imports storage/diskcache", got)
+	}
+}
+
 // TestCheckFormatsOnFiles plants files that import a format's package in
 // a package of a module tree (code, a test, a byte study, a format's own
 // test) and checks that the whole check, from parsing on, reports the code
