@@ -36,29 +36,22 @@ func (c *synthCmd) Run(ctx context.Context, log *slog.Logger) error {
 		ShardBytes: int64(c.ShardSize),
 		Seed:       c.Seed,
 		Workers:    c.Workers,
-		Log:        log,
-		Progress:   func(episodes int, _ int64) { _ = bar.Add(episodes) },
-	}
-	label := "synth: %d datasets"
-	if c.Format == "lerobot" {
-		if c.Shards != 0 || c.ShardSize != 0 {
-			return fmt.Errorf("synth: --shards and --shard-size are for --format rlds; LeRobot files roll over by size")
-		}
-		if err := av.Available(); err != nil {
-			return fmt.Errorf("synth --format lerobot encodes video: %w", err)
-		}
-		label = "synth: %d LeRobot datasets"
-		opts.Codec = c.Codec
-		opts.NewEncoder = func(w, h, fps int) (format.VideoEncoder, error) {
+		// For a format that stores video; the format checks the
+		// options it takes.
+		Codec:          c.Codec,
+		VideoAvailable: av.Available,
+		NewEncoder: func(w, h, fps int) (format.VideoEncoder, error) {
 			e, err := av.NewEncoder(c.Codec, w, h, fps, av.EncoderOptions{})
 			if err != nil {
 				return nil, err
 			}
 			return avEncoder{e}, nil
-		}
-	}
-	opts.Start = func(datasets, episodes int) {
-		bar = newBar(int64(episodes), fmt.Sprintf(label, datasets), "episodes")
+		},
+		Log:      log,
+		Progress: func(episodes int, _ int64) { _ = bar.Add(episodes) },
+		Start: func(datasets, episodes int) {
+			bar = newBar(int64(episodes), fmt.Sprintf("synth: %d datasets", datasets), "episodes")
+		},
 	}
 	res, err := format.Synth(ctx, c.Format, opts)
 	if bar != nil {

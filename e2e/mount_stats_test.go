@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
+	_ "github.com/oxefs/oxefs/format/formats" // registers RLDS for format.Open
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/store"
 )
@@ -91,11 +92,11 @@ func TestMountNormalisationStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := rlds.Open(ctx, st, "bridge", b)
+	d, err := format.Open(ctx, "bridge", b, &format.Env{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges, err := d.Resolve("train")
+	ranges, err := d.Select("train")
 	if err != nil {
 		t.Fatal(err)
 	}

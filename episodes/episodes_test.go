@@ -9,16 +9,17 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/episodes"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
+	_ "github.com/oxefs/oxefs/format/formats" // registers RLDS for format.Open
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/store"
 )
 
-func openBridge(t *testing.T, s *store.Store, name string) *rlds.Dataset {
+func openBridge(t *testing.T, s *store.Store, name string) format.Dataset {
 	t.Helper()
 	src := local.New(filepath.Join(testkit.Testdata(t), "datasets", "tiny_bridge", "1.0.0"))
-	d, err := rlds.Open(context.Background(), s, name, src)
+	d, err := format.Open(context.Background(), name, src, &format.Env{Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,8 +25,8 @@ type Env struct {
 func (e *Env) Offline() bool { return e.Store.Offline() }
 
 // Shared returns the state that the datasets of format name opened with e
-// share, made by make on first use.
-func (e *Env) Shared(name string, make func() any) any {
+// share, made by newState on first use.
+func (e *Env) Shared(name string, newState func() any) any {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if s, ok := e.shared[name]; ok {
@@ -35,7 +35,7 @@ func (e *Env) Shared(name string, make func() any) any {
 	if e.shared == nil {
 		e.shared = map[string]any{}
 	}
-	s := make()
+	s := newState()
 	e.shared[name] = s
 	return s
 }

@@ -19,6 +19,7 @@ type SynthOptions struct {
 	Datasets, Episodes, Steps int
 	// Shards and ShardBytes shape the files of a format that shards its
 	// episodes (RLDS): train shards per dataset, and a target shard size.
+	// A format whose files roll over by size refuses them.
 	Shards     int
 	ShardBytes int64
 	Seed       uint64
@@ -26,8 +27,11 @@ type SynthOptions struct {
 	Workers int
 	// Codec and NewEncoder write the cameras of a format that stores them
 	// as video (LeRobot): one encoder of Codec per episode and camera.
-	Codec      string
-	NewEncoder func(width, height, fps int) (VideoEncoder, error)
+	// Such a format calls VideoAvailable, when set, before writing
+	// anything, and fails with its error; other formats ignore all three.
+	Codec          string
+	NewEncoder     func(width, height, fps int) (VideoEncoder, error)
+	VideoAvailable func() error
 	// Start, when set, is told the totals before any work; Progress each
 	// episode written, with its bytes, from several goroutines at once.
 	Start    func(datasets, episodes int)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
 )
 
 // tiny_table's train split: 10 episodes of 11, 7, 4, 12, 14 | 10, 5, 7, 6,
@@ -64,11 +64,15 @@ func TestEpisodesTooShortKnown(t *testing.T) {
 		t.Fatalf("no index: episodes_too_short %v, unreadable %v, want null", d.TooShort, d.Unreadable)
 	}
 	s := newStore(t, cacheDir)
-	ds, err := rlds.Open(context.Background(), s, "tiny_table", m.Datasets[0].Data.Backend())
+	ds, err := format.Open(context.Background(), "tiny_table", m.Datasets[0].Data.Backend(), &format.Env{Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ds.BuildLengths(context.Background(), []string{"train"}, 1, nil); err != nil {
+	li, ok := ds.(format.LengthIndexer)
+	if !ok {
+		t.Fatalf("%T builds no length index", ds)
+	}
+	if _, err := li.BuildLengths(context.Background(), []string{"train"}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err = openYAML(t, s, y, MixOptions{})

@@ -15,7 +15,6 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format"
-	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
@@ -53,14 +52,9 @@ func TestLeRobotFromGCS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, ok := asLeRobot(data)
-	if !ok {
-		t.Fatalf("opened as %T, want a LeRobot dataset", data)
-	}
-	near, err := lerobot.Open(ctx, "remote", local.New(dir), lerobot.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	remote := mustLeRobot(t, data)
+	near := openLocal(t, dir)
+	keys := episodeKeys(t, near)
 	dec, err := frames.NewDecoder(frames.DecoderOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +73,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 		}
 		return out
 	}
-	for i := range int64(len(near.Episodes())) {
-		key, _ := near.Key(i)
+	for i, key := range keys {
 		a, err := remote.Episode(ctx, key)
 		if err != nil {
 			t.Fatalf("episode %d from gs://: %v", i, err)
@@ -101,7 +94,7 @@ func TestLeRobotFromGCS(t *testing.T) {
 		t.Errorf("only %d requests reached the proxy", requests.Load())
 	}
 	dead.Store(true)
-	key, _ := near.Key(2)
+	key := keys[2]
 	fresh, err := format.Open(ctx, "remote", src, &format.Env{Store: st.Store})
 	if err == nil {
 		_, err = fresh.Episode(ctx, key)
@@ -127,10 +120,8 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 	mp4Requests := func() int { return requests(proxy, 0, ".mp4", false) }
 	mp4Reads := func() int { return requests(proxy, 0, ".mp4", true) }
 	var loadReads int // MP4 reads while loading episodes, in the last decodeAll
-	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	near := openLocal(t, dir)
+	keys := episodeKeys(t, near)
 	cacheDir := t.TempDir()
 	src := gcsSource(t, proxy.URL())
 	// decodeAll decodes every frame of every video camera of every
@@ -160,8 +151,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 		}
 		var eps, local []episode.Episode
 		loadStart := mp4Reads()
-		for i := range int64(len(near.Episodes())) {
-			key, _ := near.Key(i)
+		for i, key := range keys {
 			a, err := data.Episode(ctx, key)
 			if err != nil {
 				t.Fatalf("episode %d from gs://: %v", i, err)
@@ -215,7 +205,7 @@ func TestLeRobotVideoRewritten(t *testing.T) {
 	src := gcsSource(t, upstream.URL())
 	st, data := openRemote(t, src, t.TempDir(), 1<<30)
 	defer st.Close()
-	key, _ := mustLeRobot(t, data).Key(0)
+	key := episodeKeys(t, mustLeRobot(t, data))[0]
 	ep, err := data.Episode(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +245,7 @@ func TestLeRobotVideoIndexRequests(t *testing.T) {
 	st, data := openRemote(t, src, t.TempDir(), 1<<30)
 	defer st.Close()
 	before := len(proxy.Requests())
-	key, _ := mustLeRobot(t, data).Key(0)
+	key := episodeKeys(t, mustLeRobot(t, data))[0]
 	if _, err := data.Episode(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -281,17 +271,14 @@ func TestLeRobotVideoDiskTooSmall(t *testing.T) {
 	src := gcsSource(t, upstream.URL())
 	st, data := openRemote(t, src, t.TempDir(), 256)
 	defer st.Close()
-	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	near := openLocal(t, dir)
+	keys := episodeKeys(t, near)
 	dec, err := frames.NewDecoder(frames.DecoderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	for i := range int64(len(near.Episodes())) {
-		key, _ := near.Key(i)
+	for i, key := range keys {
 		var got [2][]byte
 		for k, d := range []episode.Dataset{data, near} {
 			ep, err := d.Episode(ctx, key)
@@ -325,18 +312,15 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
 	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
 	proxy := testkit.NewFaultProxy(t, upstream.URL(), func(int) testkit.Fault { return testkit.Pass() })
-	near, err := lerobot.Open(ctx, "near", local.New(dir), lerobot.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	near := openLocal(t, dir)
+	keys := episodeKeys(t, near)
 	src := gcsSource(t, proxy.URL())
 	cacheDir := t.TempDir()
 	// loadAll loads every episode and returns the requests for data files
 	// it made: all of them, and the reads among them.
 	loadAll := func(data format.Dataset) (all, reads int) {
 		before := len(proxy.Requests())
-		for i := range int64(len(near.Episodes())) {
-			key, _ := near.Key(i)
+		for i, key := range keys {
 			a, err := data.Episode(ctx, key)
 			if err != nil {
 				t.Fatalf("episode %d from gs://: %v", i, err)
@@ -389,22 +373,51 @@ func openRemote(t *testing.T, src storage.Backend, cacheDir string, disk int64) 
 	return st, data
 }
 
-// asLeRobot returns the LeRobot dataset that format.Open opened.
-func asLeRobot(data format.Dataset) (*lerobot.Dataset, bool) {
-	u, ok := data.(interface{ Unwrap() *lerobot.Dataset })
-	if !ok {
-		return nil, false
+// mustLeRobot returns data, failing the test unless the registry opened
+// it as LeRobot.
+func mustLeRobot(t *testing.T, data format.Dataset) format.Dataset {
+	t.Helper()
+	if got := format.NameOf(data); got != "LeRobot" {
+		t.Fatalf("opened as %T (format %q), want a LeRobot dataset", data, got)
 	}
-	return u.Unwrap(), true
+	return data
 }
 
-func mustLeRobot(t *testing.T, data format.Dataset) *lerobot.Dataset {
+// openLocal opens the LeRobot dataset in dir, read in place, through the
+// registry: the local read a remote one is compared with.
+func openLocal(t *testing.T, dir string) format.Dataset {
 	t.Helper()
-	d, ok := asLeRobot(data)
-	if !ok {
-		t.Fatalf("opened as %T, want a LeRobot dataset", data)
+	d, err := format.Open(context.Background(), "near", local.New(dir), &format.Env{Store: newStore(t, t.TempDir())})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return d
+	return mustLeRobot(t, d)
+}
+
+// episodeKeys lists the key of every episode of d, split by split, shard
+// by shard.
+func episodeKeys(t *testing.T, d format.Dataset) []episode.Key {
+	t.Helper()
+	info := d.Info()
+	var ranges []episode.Range
+	for _, name := range info.SplitNames() {
+		s, _ := info.Split(name)
+		ranges = append(ranges, episode.Range{Split: name, To: s.Episodes()})
+	}
+	segs, err := info.Segments(ranges)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []episode.Key
+	for _, s := range segs {
+		for r := range s.Count {
+			keys = append(keys, episode.Key{Split: s.Split, Shard: s.Shard, Record: s.First + r})
+		}
+	}
+	if len(keys) < 3 {
+		t.Fatalf("%d episodes, want at least 3", len(keys))
+	}
+	return keys
 }
 
 // requests counts the proxy's requests, from the from-th on, whose path

@@ -3,7 +3,6 @@ package loader
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/oxefs/oxefs/config"
@@ -66,7 +65,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 		}
 		have = append(have, dc) // what its selections read is checked once it is open
 	}
-	opened, err := openAll(ctx, have, &format.Env{Store: env.Store})
+	opened, err := openAll(ctx, have, env)
 	if err != nil {
 		return err
 	}
@@ -84,7 +83,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 // missingOf lists what the cache lacks of one opened dataset's
 // selections.
 func missingOf(ctx context.Context, o opened, needLengths bool) []string {
-	ranges := append(slices.Clone(o.train), o.val...)
+	ranges := joinRanges(o.train, o.val)
 	var items []string
 	if oc, ok := o.ds.Data.(format.OfflineChecker); ok {
 		items = oc.MissingOffline(ctx, ranges)
@@ -104,17 +103,7 @@ func sourceOptions(dc *config.DatasetConfig, offline bool) storage.Options {
 
 // Ranges returns the episodes the dataset's views read: its train
 // selection, and its val split when it has one.
-func (d *Dataset) Ranges() ([]episode.Range, error) {
-	out := slices.Clone(d.Train)
-	if d.Config.ValSplit != "" {
-		val, err := d.Data.Select(d.Config.ValSplit)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, val...)
-	}
-	return out, nil
-}
+func (d *Dataset) Ranges() []episode.Range { return joinRanges(d.Train, d.Val) }
 
 // Warm saves, while the source is reachable, what an offline open of d
 // needs (format.Warmer): a remote RLDS dataset's metadata, every file a
@@ -127,9 +116,5 @@ func (d *Dataset) Warm(ctx context.Context, progress func(done, total int)) (int
 	if !ok {
 		return 0, nil
 	}
-	ranges, err := d.Ranges()
-	if err != nil {
-		return 0, err
-	}
-	return w.Warm(ctx, ranges, progress)
+	return w.Warm(ctx, d.Ranges(), progress)
 }

@@ -70,8 +70,9 @@ type Dataset struct {
 	// ActionDim is the sum of the action keys' per-step sizes; StateDim the
 	// state key's per-step size (0 when not configured).
 	ActionDim, StateDim int
-	// Train is the split selection the train view samples from.
-	Train []episode.Range
+	// Train is the split selection the train view samples from; Val the
+	// val split's, nil without one.
+	Train, Val []episode.Range
 	// Norm holds the dataset's normalisation statistics, once loaded or
 	// computed (Mix.NormStats); nil before.
 	Norm *norm.Stats
@@ -154,7 +155,7 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 	}
 	for j, o := range opened {
 		o.ds.Episodes = o.ds.Data
-		o.ds.Train = o.train
+		o.ds.Train, o.ds.Val = o.train, o.val
 		if opts.Episodes != nil {
 			o.ds.Episodes = opts.Episodes.Wrap(o.ds.Data)
 		}
@@ -231,6 +232,12 @@ type opened struct {
 	train, val []episode.Range
 }
 
+// joinRanges returns the train selection followed by the val one, in a
+// new slice: every episode a dataset's views read.
+func joinRanges(train, val []episode.Range) []episode.Range {
+	return append(slices.Clone(train), val...)
+}
+
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
 func openAll(ctx context.Context, dcs []*config.DatasetConfig, env *format.Env) ([]opened, error) {
@@ -266,7 +273,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 	if cfg.SamplesPerEpisode == 0 {
 		var mu sync.Mutex
 		for j, o := range opened {
-			l, err := indexLengths(ctx, o.ds, append(slices.Clone(o.train), o.val...), opts, &mu)
+			l, err := indexLengths(ctx, o.ds, joinRanges(o.train, o.val), opts, &mu)
 			if err != nil {
 				return err
 			}
@@ -276,7 +283,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 		// Not needed to plan, but an index that exists tells how many
 		// episodes are too short (info.json) and whether any is long enough.
 		for j, o := range opened {
-			lengths[j], _ = knownSplitLengths(o.ds, append(slices.Clone(o.train), o.val...))
+			lengths[j], _ = knownSplitLengths(o.ds, joinRanges(o.train, o.val))
 		}
 	}
 	popts := plan.Options{

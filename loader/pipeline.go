@@ -20,7 +20,6 @@ import (
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
-	"github.com/oxefs/oxefs/store"
 )
 
 // Options configures a Pipeline: the mount's flags.
@@ -81,10 +80,10 @@ const (
 // served. Several ranks share the store, the caches, the pool and --mem:
 // each gets an equal part of the batch budget.
 type Pipeline struct {
-	// Storage is the storage stack; Store the store on it, and Env what
-	// every dataset is opened with (the store, the shared video index).
+	// Storage is the storage stack, with the store on it (Storage.Store),
+	// and Env what every dataset is opened with (that store, the shared
+	// video index).
 	Storage *Storage
-	Store   *store.Store
 	Env     *format.Env
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
@@ -148,7 +147,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Pipeline{Storage: st, Store: st.Store, opts: opts, started: time.Now()}
+	p := &Pipeline{Storage: st, opts: opts, started: time.Now()}
 	if p.Episodes, err = episodes.New(int64(float64(opts.Mem) * ramShare)); err != nil {
 		st.Close()
 		return nil, err

@@ -145,7 +145,7 @@ func (p *Pipeline) RankStats(r *Rank) []byte { return p.stats(r) }
 func (p *Pipeline) stats(r *Rank) []byte {
 	rss, peak, shmem := ReadRSS()
 	st := &p.Storage.Fetch
-	ram, disk := &p.Store.Stats, &p.Storage.Disk.Stats
+	storeStats, disk := &p.Storage.Store.Stats, &p.Storage.Disk.Stats
 	subs, bad := p.Builds.Substitutions()
 	perDataset := func(bs *build.Stats) map[string]int64 {
 		out := map[string]int64{}
@@ -182,7 +182,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		ServedBytes:  p.ServedBytes.Load(),
 		RAMCache: ramCacheStats{
 			Hits: hits, Misses: misses, HitRate: rate(hits, misses),
-			EpisodesLoaded: ram.EpisodesLoaded.Load(), BytesRead: ram.BytesRead.Load(),
+			EpisodesLoaded: storeStats.EpisodesLoaded.Load(), BytesRead: storeStats.BytesRead.Load(),
 		},
 		DiskCache: diskCacheStats{
 			Hits: disk.Hits.Load(), Misses: disk.Misses.Load(),
@@ -194,7 +194,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		Fetch: fetchStats{
 			Bytes: st.Bytes.Load(), Attempts: st.Attempts.Load(),
 			Retries: st.Retries.Load(), Failures: st.Failures.Load(),
-			HeaderHops: ram.Hops.Load(), Records: disk.RangesFetched.Load(),
+			HeaderHops: storeStats.Hops.Load(), Records: disk.RangesFetched.Load(),
 			RecordBytes: disk.RangeBytes.Load(), RecordsFromDownloads: disk.RangesFromFill.Load(),
 			AbandonedForPriority: disk.Abandoned.Load(),
 		},

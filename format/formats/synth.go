@@ -2,6 +2,8 @@ package formats
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/oxefs/oxefs/format"
 	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
@@ -24,35 +26,21 @@ func synthRLDS(ctx context.Context, o format.SynthOptions) (format.SynthResult, 
 // synthLeRobot writes LeRobot v3 datasets with video cameras
 // (format/lerobot/synth).
 func synthLeRobot(ctx context.Context, o format.SynthOptions) (format.SynthResult, error) {
-	opts := lrsynth.Options{
-		Dir: o.Dir, Datasets: o.Datasets, Episodes: o.Episodes, Steps: o.Steps,
-		Seed: o.Seed, Workers: o.Workers, Codec: o.Codec,
-		Start: o.Start, Progress: o.Progress, Log: o.Log,
+	if o.Shards != 0 || o.ShardBytes != 0 {
+		return format.SynthResult{}, errors.New("synth: --shards and --shard-size are for --format rlds; LeRobot files roll over by size")
 	}
-	if o.NewEncoder != nil {
-		opts.NewEncoder = func(w, h, fps int) (lrsynth.VideoEncoder, error) {
-			e, err := o.NewEncoder(w, h, fps)
-			if err != nil {
-				return nil, err
-			}
-			return synthEncoder{e}, nil
+	if o.VideoAvailable != nil {
+		if err := o.VideoAvailable(); err != nil {
+			return format.SynthResult{}, fmt.Errorf("synth --format lerobot encodes video: %w", err)
 		}
 	}
-	res, err := lrsynth.Generate(ctx, opts)
+	res, err := lrsynth.Generate(ctx, lrsynth.Options{
+		Dir: o.Dir, Datasets: o.Datasets, Episodes: o.Episodes, Steps: o.Steps,
+		Seed: o.Seed, Workers: o.Workers, Codec: o.Codec, NewEncoder: o.NewEncoder,
+		Start: o.Start, Progress: o.Progress, Log: o.Log,
+	})
 	if err != nil {
 		return format.SynthResult{}, err
 	}
 	return format.SynthResult{Datasets: len(res.Datasets), Episodes: res.Episodes, Frames: res.Frames, Bytes: res.Bytes, Elapsed: res.Elapsed, MixFiles: res.MixFiles}, nil
-}
-
-// synthEncoder gives a format.VideoEncoder to the LeRobot synth.
-type synthEncoder struct{ format.VideoEncoder }
-
-func (e synthEncoder) Samples() []lrsynth.Sample {
-	in := e.VideoEncoder.Samples()
-	out := make([]lrsynth.Sample, len(in))
-	for i, s := range in {
-		out[i] = lrsynth.Sample{Data: s.Data, PTS: s.PTS, DTS: s.DTS, Key: s.Key}
-	}
-	return out
 }

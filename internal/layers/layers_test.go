@@ -6,7 +6,9 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -97,7 +99,22 @@ func place(rel string) (string, bool) {
 
 // imports parses the non-test Go files of the module and returns, for each
 // package (relative path, "" for the root), the module packages it imports.
+// Test files may import what their package may not (a test of the plan
+// opens a dataset), so the layering is of the code that ships.
 func imports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	return parseImports(t, root, false)
+}
+
+// testImports parses the module's _test.go files and returns, for each
+// (its path from the root, "loader/open_test.go"), the module packages it
+// imports.
+func testImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	return parseImports(t, root, true)
+}
+
+func parseImports(t *testing.T, root string, tests bool) map[string][]string {
 	t.Helper()
 	graph := make(map[string]map[string]bool)
 	fset := token.NewFileSet()
@@ -112,7 +129,7 @@ func imports(t *testing.T, root string) map[string][]string {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") != tests {
 			return nil
 		}
 		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
@@ -123,6 +140,9 @@ func imports(t *testing.T, root string) map[string][]string {
 		rel := filepath.ToSlash(dir)
 		if rel == "." {
 			rel = ""
+		}
+		if tests {
+			rel = path.Join(rel, name)
 		}
 		if graph[rel] == nil {
 			graph[rel] = make(map[string]bool)
@@ -184,22 +204,31 @@ const registration = "format/formats"
 // outside the daemon: measurement scripts.
 var formatStudies = []string{"scripts/..."}
 
+// neutral lists the packages under format/ that are not formats: the
+// registration point, and the synthetic content every format's synth
+// writer draws from.
+var neutral = []string{registration, "format/synthetic"}
+
 // concreteFormat reports whether rel is a format's package or one below
 // it (format/rlds, format/rlds/tfrecord). The registry (format) and the
-// registration point are not formats.
+// neutral packages are not formats.
 func concreteFormat(rel string) bool {
 	rest, ok := strings.CutPrefix(rel, "format/")
 	if !ok {
 		return false
 	}
 	name, _, _ := strings.Cut(rest, "/")
-	return "format/"+name != registration
+	return !slices.Contains(neutral, "format/"+name)
 }
 
-// checkFormats returns every import of a format's package from outside
-// format/ other than the registration point's: the rest of oxefs reaches
-// formats through package format's registry and capabilities only.
-func checkFormats(graph map[string][]string) []string {
+// diskcache is the disk cache's package. Formats read through package
+// store (store.Source and its ranged reads), never the cache itself, so
+// the cache's policy stays behind one call.
+const diskcache = "storage/diskcache"
+
+// checkDiskcache returns every import of the disk cache by a package of
+// format/.
+func checkDiskcache(graph map[string][]string) []string {
 	var out []string
 	pkgs := make([]string, 0, len(graph))
 	for p := range graph {
@@ -207,15 +236,105 @@ func checkFormats(graph map[string][]string) []string {
 	}
 	sort.Strings(pkgs)
 	for _, pkg := range pkgs {
-		if pkg == "format" || strings.HasPrefix(pkg, "format/") || covered(formatStudies, pkg) {
+		if pkg != "format" && !strings.HasPrefix(pkg, "format/") {
 			continue
 		}
 		for _, dep := range graph[pkg] {
+			if dep == diskcache || strings.HasPrefix(dep, diskcache+"/") {
+				out = append(out, fmt.Sprintf("%s imports %s: formats read through package store, not the disk cache", pkg, dep))
+			}
+		}
+	}
+	return out
+}
+
+// TestFormatsBehindStore: no package of format/ imports the disk cache.
+func TestFormatsBehindStore(t *testing.T) {
+	for _, v := range checkDiskcache(imports(t, moduleRoot(t))) {
+		t.Error(v)
+	}
+}
+
+// TestCheckDiskcacheCatchesImports proves the store rule can fail: on a
+// graph with a format, a format's subpackage and the registry importing
+// the disk cache it reports each, and it lets the store and the loader be.
+func TestCheckDiskcacheCatchesImports(t *testing.T) {
+	graph := map[string][]string{
+		"format":             {"store", "storage/diskcache"},
+		"format/rlds":        {"format", "store"},
+		"format/lerobot/mp4": {"storage/diskcache"},
+		"format/formats":     {"format/rlds", "storage/diskcache"},
+		"store":              {"storage/diskcache"},
+		"loader":             {"storage/diskcache", "store"},
+		"storage/diskcache":  {"storage"},
+		"format/synthetic":   {},
+	}
+	got := checkDiskcache(graph)
+	want := []string{
+		"format imports storage/diskcache",
+		"format/formats imports storage/diskcache",
+		"format/lerobot/mp4 imports storage/diskcache",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("check reported %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
+		}
+	}
+}
+
+// byteStudies are the test files outside format/ that may import a
+// format's package, each because it works on that format's bytes or its
+// concrete records, which no capability of package format exposes; every
+// other test reaches formats through the registry, as the code does.
+var byteStudies = map[string]string{
+	"e2e/mount_data_faults_test.go": "plants a bad record in a TFRecord shard (tfrecord.Index)",
+	"e2e/mount_lerobot_test.go":     "compares served batches with LeRobot episodes by LeRobot episode index and task",
+	"frames/video_window_test.go":   "cuts windows of real MP4 tracks to feed the video decoder",
+	"pairs/allocs_test.go":          "assembles RLDS episodes by record (rlds.Ref)",
+	"pairs/assemble_test.go":        "assembles RLDS episodes by record (rlds.Ref), checked against TFDS",
+	"pairs/baddata_test.go":         "rewrites TFRecord shards' tf.Examples to plant bad data",
+	"pairs/bomb_test.go":            "rewrites a tf.Example to plant a decompression bomb",
+	"pairs/helpers_test.go":         "opens RLDS fixtures for the tests above",
+	"pairs/parity_test.go":          "checks samples against TFDS by shard file and record",
+}
+
+// packageOf returns the package of a graph node: the node itself, or the
+// directory of a file node ("loader/open_test.go").
+func packageOf(node string) string {
+	if !strings.HasSuffix(node, ".go") {
+		return node
+	}
+	if dir := path.Dir(node); dir != "." {
+		return dir
+	}
+	return ""
+}
+
+// checkFormats returns every import of a format's package from outside
+// format/ other than the registration point's: the rest of oxefs reaches
+// formats through package format's registry and capabilities only. The
+// graph's nodes are packages or, for test files, files.
+func checkFormats(graph map[string][]string) []string {
+	var out []string
+	pkgs := make([]string, 0, len(graph))
+	for p := range graph {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, node := range pkgs {
+		pkg := packageOf(node)
+		if pkg == "format" || strings.HasPrefix(pkg, "format/") || covered(formatStudies, pkg) || byteStudies[node] != "" {
+			continue
+		}
+		for _, dep := range graph[node] {
 			if !concreteFormat(dep) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("%s imports %s: outside format/, only %s imports a format's package; go through package format (Open and its capability interfaces)",
-				name(pkg), dep, registration))
+				name(node), dep, registration))
 		}
 	}
 	return out
@@ -231,14 +350,25 @@ func covered(patterns []string, rel string) bool {
 }
 
 // TestFormatsBehindRegistry: no package outside format/ but the
-// registration point imports a format's package.
+// registration point imports a format's package, and no test file either
+// but the byte studies.
 func TestFormatsBehindRegistry(t *testing.T) {
-	graph := imports(t, moduleRoot(t))
+	root := moduleRoot(t)
+	graph := imports(t, root)
 	if _, ok := graph[registration]; !ok {
 		t.Fatalf("the registration point %s does not exist", registration)
 	}
 	for _, v := range checkFormats(graph) {
 		t.Error(v)
+	}
+	tests := testImports(t, root)
+	for _, v := range checkFormats(tests) {
+		t.Error(v)
+	}
+	for file := range byteStudies {
+		if !slices.ContainsFunc(tests[file], concreteFormat) {
+			t.Errorf("%s is exempt as a byte study but imports no format's package: drop it from byteStudies", file)
+		}
 	}
 }
 
@@ -251,7 +381,7 @@ func TestCheckFormatsCatchesConcreteImports(t *testing.T) {
 	graph := map[string][]string{
 		"loader":               {"format", "format/rlds"},
 		"":                     {"format/lerobot/mp4", "format/rlds/synth", "format"},
-		"bench":                {"format/formats"},
+		"bench":                {"format/formats", "format/synthetic"},
 		"format/formats":       {"format", "format/rlds", "format/lerobot"},
 		"format/lerobot":       {"format/lerobot/mp4"},
 		"scripts/episodebytes": {"format/rlds/tfrecord"},
@@ -272,9 +402,36 @@ func TestCheckFormatsCatchesConcreteImports(t *testing.T) {
 	}
 }
 
-// TestCheckFormatsOnFiles plants a file that imports a format's package in
-// a package of a module tree and checks that the whole check, from parsing
-// on, reports it.
+// TestCheckDiskcacheOnFiles plants a format file that imports the disk
+// cache in a module tree, beside the store that may, and checks that the
+// whole check, from parsing on, reports the format and only it.
+func TestCheckDiskcacheOnFiles(t *testing.T) {
+	root := t.TempDir()
+	for rel, src := range map[string]string{
+		"go.mod":                     "module " + module + "\n",
+		"storage/diskcache/cache.go": "package diskcache\n",
+		"store/store.go":             "package store\n\nimport _ \"" + module + "/storage/diskcache\"\n",
+		"format/rlds/ok.go":          "package rlds\n\nimport _ \"" + module + "/store\"\n",
+		"format/rlds/bad.go":         "package rlds\n\nimport _ \"" + module + "/storage/diskcache\"\n",
+	} {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := checkDiskcache(imports(t, root))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "format/rlds imports storage/diskcache") {
+		t.Fatalf("check reported %q, want one violation: format/rlds imports storage/diskcache", got)
+	}
+}
+
+// TestCheckFormatsOnFiles plants files that import a format's package in
+// a package of a module tree (code, a test, a byte study, a format's own
+// test) and checks that the whole check, from parsing on, reports the code
+// and the test, and only them.
 func TestCheckFormatsOnFiles(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, src string) {
@@ -293,9 +450,18 @@ func TestCheckFormatsOnFiles(t *testing.T) {
 	write("loader/ok.go", "package loader\n\nimport _ \""+module+"/format/formats\"\n")
 	write("loader/bad.go", "package loader\n\nimport \""+module+"/format/rlds\"\n\nvar _ rlds.Dataset\n")
 	write("loader/bad_test.go", "package loader\n\nimport _ \""+module+"/format/rlds\"\n")
+	write("loader/ok_test.go", "package loader\n\nimport _ \""+module+"/format/formats\"\n")
+	write("pairs/baddata_test.go", "package pairs\n\nimport _ \""+module+"/format/rlds/tfrecord\"\n")
+	write("format/rlds/rlds_test.go", "package rlds\n\nimport _ \""+module+"/format/rlds/tfrecord\"\n")
 	got := checkFormats(imports(t, root))
 	if len(got) != 1 || !strings.HasPrefix(got[0], "loader imports format/rlds") {
 		t.Fatalf("check reported %q, want one violation: loader imports format/rlds", got)
+	}
+	// The test files: the planted one, not the byte study nor a format's
+	// own test.
+	got = checkFormats(testImports(t, root))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "loader/bad_test.go imports format/rlds") {
+		t.Fatalf("check of the test files reported %q, want one violation: loader/bad_test.go imports format/rlds", got)
 	}
 }
 

@@ -57,29 +57,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/format/synthetic"
 )
-
-// VideoEncoder compresses one episode of one camera. Encode takes packed
-// RGB24 frames of the size it was opened for; Flush ends the episode.
-type VideoEncoder interface {
-	Encode(rgb []byte) error
-	Flush() error
-	// Samples returns the compressed frames produced since the last call,
-	// in decode order, with times in frames (time base 1/fps).
-	Samples() []Sample
-	// Config is the MP4 sample entry's av1C or avcC payload.
-	Config() []byte
-	Close()
-}
-
-// Sample is one compressed frame, as an MP4 track stores it.
-type Sample struct {
-	Data     []byte
-	PTS, DTS int64
-	Key      bool
-}
 
 // LeRobot's default file sizes (lerobot.datasets.utils).
 const (
@@ -109,8 +90,10 @@ type Options struct {
 	// Codec is the video codec NewEncoder writes: "av1" (the default) or
 	// "h264".
 	Codec string
-	// NewEncoder opens an encoder of Codec for one episode of one camera.
-	NewEncoder func(width, height, fps int) (VideoEncoder, error)
+	// NewEncoder opens an encoder of Codec for one episode of one camera:
+	// Encode takes packed RGB24 frames of the size it was opened for,
+	// Flush ends the episode, and Config is the av1C or avcC payload.
+	NewEncoder func(width, height, fps int) (format.VideoEncoder, error)
 	// DataFileBytes and VideoFileBytes are the sizes at which data and
 	// video files roll over; 0 means LeRobot's defaults.
 	DataFileBytes, VideoFileBytes int64

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/local"
@@ -19,7 +20,7 @@ import (
 // with LeRobot's GOP of 2: enough for the layout, which never decodes.
 type fakeEncoder struct {
 	n       int64
-	pending []Sample
+	pending []format.VideoSample
 }
 
 func (f *fakeEncoder) Encode(rgb []byte) error {
@@ -29,12 +30,12 @@ func (f *fakeEncoder) Encode(rgb []byte) error {
 	}
 	data := binary.BigEndian.AppendUint32(make([]byte, 0, 64), sum)
 	data = append(data, make([]byte, 60)...)
-	f.pending = append(f.pending, Sample{Data: data, PTS: f.n, DTS: f.n, Key: f.n%2 == 0})
+	f.pending = append(f.pending, format.VideoSample{Data: data, PTS: f.n, DTS: f.n, Key: f.n%2 == 0})
 	f.n++
 	return nil
 }
 func (f *fakeEncoder) Flush() error { return nil }
-func (f *fakeEncoder) Samples() []Sample {
+func (f *fakeEncoder) Samples() []format.VideoSample {
 	s := f.pending
 	f.pending = nil
 	return s
@@ -45,7 +46,7 @@ func (f *fakeEncoder) Close()         {}
 func fakeOptions(dir string) Options {
 	return Options{
 		Dir: dir, Datasets: 2, Episodes: 4, Steps: 6, Seed: 3, Workers: 3,
-		NewEncoder:    func(w, h, fps int) (VideoEncoder, error) { return &fakeEncoder{}, nil },
+		NewEncoder:    func(w, h, fps int) (format.VideoEncoder, error) { return &fakeEncoder{}, nil },
 		DataFileBytes: 1 << 10, VideoFileBytes: 1 << 10,
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/format/lerobot/mp4"
 	"github.com/oxefs/oxefs/format/synthetic"
@@ -117,13 +118,13 @@ func (p *dataset) writeVideos(ctx context.Context, o Options, ci int) (err error
 // encodeEpisode renders one episode of camera ci, crops each frame to
 // w×h, and encodes it with a fresh encoder, as LeRobot encodes each
 // episode on its own.
-func encodeEpisode(o Options, c *synthetic.Content, ci int, img *image.RGBA, rgb []byte, w, h int) ([]Sample, []byte, error) {
+func encodeEpisode(o Options, c *synthetic.Content, ci int, img *image.RGBA, rgb []byte, w, h int) ([]format.VideoSample, []byte, error) {
 	enc, err := o.NewEncoder(w, h, FPS)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer enc.Close()
-	var samples []Sample
+	var samples []format.VideoSample
 	for s := range c.Steps {
 		c.Render(ci, s, img)
 		for y := range h {

@@ -1,4 +1,4 @@
-package loader
+package formats
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/format/lerobot"
 	lrsynth "github.com/oxefs/oxefs/format/lerobot/synth"
 	"github.com/oxefs/oxefs/format/synthetic"
@@ -16,16 +17,16 @@ import (
 	"github.com/oxefs/oxefs/storage/local"
 )
 
-// synthEncoder gives frames/av's encoder to the LeRobot synth, as the CLI
+// avSynthEncoder gives frames/av's encoder to the LeRobot synth, as the CLI
 // does.
-type synthEncoder struct{ *av.Encoder }
+type avSynthEncoder struct{ *av.Encoder }
 
-func (e synthEncoder) Config() []byte { return e.Extradata() }
+func (e avSynthEncoder) Config() []byte { return e.Extradata() }
 
-func (e synthEncoder) Samples() []lrsynth.Sample {
-	var out []lrsynth.Sample
+func (e avSynthEncoder) Samples() []format.VideoSample {
+	var out []format.VideoSample
 	for _, p := range e.Packets() {
-		out = append(out, lrsynth.Sample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key})
+		out = append(out, format.VideoSample{Data: p.Data, PTS: p.PTS, DTS: p.DTS, Key: p.Key})
 	}
 	return out
 }
@@ -55,12 +56,12 @@ func TestLeRobotSynthFrames(t *testing.T) {
 			ctx := context.Background()
 			res, err := lrsynth.Generate(ctx, lrsynth.Options{
 				Dir: t.TempDir(), Datasets: 2, Episodes: 2, Steps: 12, Seed: 5, Codec: codec,
-				NewEncoder: func(w, h, fps int) (lrsynth.VideoEncoder, error) {
+				NewEncoder: func(w, h, fps int) (format.VideoEncoder, error) {
 					e, err := av.NewEncoder(codec, w, h, fps, av.EncoderOptions{CRF: 18})
 					if err != nil {
 						return nil, err
 					}
-					return synthEncoder{e}, nil
+					return avSynthEncoder{e}, nil
 				},
 				VideoFileBytes: 64 << 10,
 			})

@@ -1,9 +1,10 @@
-package loader
+package formats
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,7 +22,7 @@ import (
 
 // lerobotFixtures is where testdata/generate_lerobot.py wrote the LeRobot
 // datasets and what lerobot itself decoded from them.
-var lerobotFixtures = filepath.Join("..", "testdata", "lerobot")
+var lerobotFixtures = filepath.Join("..", "..", "testdata", "lerobot")
 
 type lerobotExpected struct {
 	Dataset      string            `json:"dataset"`
@@ -46,8 +47,7 @@ func readLeRobotExpected(t *testing.T) []lerobotExpected {
 	return m.Frames
 }
 
-// requireVideo skips a test when libavcodec cannot be loaded, saying what
-// to install.
+// requireVideo skips a test when libavcodec cannot be loaded.
 func requireVideo(t *testing.T) {
 	t.Helper()
 	if err := av.Available(); err != nil {
@@ -87,7 +87,7 @@ func TestLeRobotFramesMatchLeRobot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cam := range slices.Sorted(mapKeys(want.Cameras)) {
+		for _, cam := range slices.Sorted(maps.Keys(want.Cameras)) {
 			v, err := ep.Feature(cam)
 			if err != nil {
 				t.Fatal(err)
@@ -126,17 +126,7 @@ func TestLeRobotFramesMatchLeRobot(t *testing.T) {
 			}
 		}
 	}
-	for _, k := range slices.Sorted(mapKeys(worst)) {
+	for _, k := range slices.Sorted(maps.Keys(worst)) {
 		t.Logf("%s: %d frames against lerobot (pyav): worst mean |Δ| %.3f, max %d", k, worst[k].Count, worst[k].Mean, worst[k].Max)
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }

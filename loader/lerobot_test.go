@@ -1,0 +1,20 @@
+package loader
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/oxefs/oxefs/frames/av"
+)
+
+// lerobotFixtures is where testdata/generate_lerobot.py wrote the LeRobot
+// datasets.
+var lerobotFixtures = filepath.Join("..", "testdata", "lerobot")
+
+// requireVideo skips a test when libavcodec cannot be loaded.
+func requireVideo(t *testing.T) {
+	t.Helper()
+	if err := av.Available(); err != nil {
+		t.Skipf("video decoding unavailable: %v", err)
+	}
+}
