@@ -129,6 +129,16 @@ func (s *Source) Identify(ctx context.Context, name string) (Object, error) {
 	return Object{Name: name, Size: info.Size, Version: info.Version}, nil
 }
 
+// Remembered returns the failure the disk cache remembers of the named
+// object (see Identify), or nil: a caller about to queue for the object
+// learns first that it would fail at once.
+func (s *Source) Remembered(name string) error {
+	if s.cache == nil {
+		return nil
+	}
+	return s.cache.Remembered(name)
+}
+
 // OpenFile returns the whole named object as a local file: in place for a
 // source of local files, from the disk cache (fetched when absent)
 // otherwise.

@@ -111,6 +111,11 @@ func (d *Dataset) buildHopIndex(name string, hi *hopIndex) {
 const versionTries = 3
 
 func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) error {
+	// A shard of a dead source fails at once, without queueing for a
+	// slot behind the shards that may still succeed.
+	if err := d.src.Remembered(name); err != nil {
+		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+	}
 	release, err := d.store.IndexSlot(ctx)
 	if err != nil {
 		return err
