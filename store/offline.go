@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ func (s *Store) SaveRecord(src storage.Backend, files ...File) error {
 	dir := s.Dir(src)
 	for _, f := range files {
 		if err := WriteFile(filepath.Join(dir, f.Name), f.Data); err != nil {
-			return err
+			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 	}
 	return nil
