@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/store"
 )
@@ -189,7 +190,7 @@ func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
 	} else if hi.broken != nil {
 		return nil // not a framing error: nothing worth keeping
 	}
-	return store.WriteJSON(d.recordIndexPath(name), ri)
+	return atomicfile.WriteJSON(d.recordIndexPath(name), ri)
 }
 
 // forgetRemote drops the record index of a remote shard (in memory and
