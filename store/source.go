@@ -184,18 +184,6 @@ func (s *Source) Contains(name string) bool {
 	return s.cache.Contains(name)
 }
 
-// Holds reports whether the disk cache holds the n bytes at off of o as a
-// range of their own.
-func (s *Source) Holds(o Object, off, n int64) bool {
-	return s.cache != nil && s.cache.ContainsRange(o.Name, o.Version, off, n)
-}
-
-// Arrived reports whether the n bytes at off of the named object have
-// arrived in a whole-object download under way in this process.
-func (s *Source) Arrived(name string, off, n int64) bool {
-	return s.cache != nil && s.cache.Filled(name, off, n)
-}
-
 // Forget drops the disk cache's copy of the whole named object: its bytes
 // are stale.
 func (s *Source) Forget(name string) error {

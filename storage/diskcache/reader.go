@@ -25,7 +25,7 @@ import (
 //     the aligned blocks of BlockSize around them);
 //  4. the source, with one request pinned to the version, read as a fill of
 //     the reader's priority that yields to more urgent readers
-//     (Preemptible), and kept as in 3, or not at all (KeepNone).
+//     (newPreemptible), and kept as in 3, or not at all (KeepNone).
 //
 // A version that is gone is an error that says so (storage.ErrVersionGone,
 // as the backend reports it), and the ranges cached of that version are
@@ -256,7 +256,7 @@ func (b *Backend) openAt(ctx context.Context, o Object, off, n int64, opts ReadO
 		}
 		return &memFile{bytes.NewReader(buf)}, false, nil
 	}
-	f, err = b.OpenRange(ctx, o.Name, o.Version, off, n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+	f, err = b.openRange(ctx, o.Name, o.Version, off, n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
 		if err := b.Remembered(o.Name); err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func (b *Backend) copyFilling(ctx context.Context, o Object, off, n int64, check
 		return nil, false // none under way, not arrived yet, or of an unknown version
 	}
 	p = make([]byte, n)
-	ok, got, err := b.ReadFilling(ctx, o.Name, p, off)
+	ok, got, err := b.readFilling(ctx, o.Name, p, off)
 	if err != nil || !ok || got != o.Version {
 		return nil, false
 	}
@@ -347,7 +347,7 @@ func (b *Backend) fetchInto(ctx context.Context, o Object, p []byte, off int64, 
 // range. Source and check errors come back as *fetchError; w's as they
 // are. count counts it as a range fetched (see Stats).
 func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64, check func() io.WriteCloser, count bool) error {
-	rc := Preemptible(ctx, w, off, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	rc := newPreemptible(ctx, w, off, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 		return storage.OpenVersion(ctx, b.inner, o.Name, o.Version, off, n)
 	})
 	defer rc.Close()
