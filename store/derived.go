@@ -50,28 +50,9 @@ func (s *Store) SaveDerived(src storage.Backend, name, identity, key string, dat
 	if !json.Valid(data) {
 		return errors.New("store: SaveDerived needs JSON data")
 	}
-	return WriteJSON(s.derivedPath(src, name), derivedFile{Info: identity, Key: key, Data: data})
+	return atomicfile.WriteJSON(s.derivedPath(src, name), derivedFile{Info: identity, Key: key, Data: data})
 }
 
 func (s *Store) derivedPath(src storage.Backend, name string) string {
 	return filepath.Join(s.Dir(src), name+".json")
-}
-
-// WriteJSON writes v as JSON to a temp file beside path and renames it, so
-// readers see the old file or the new one, never a part.
-func WriteJSON(path string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return WriteFile(path, b)
-}
-
-// WriteFile writes b to a temp file beside path and renames it, creating
-// the directory when needed.
-func WriteFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, b)
 }

@@ -2,10 +2,12 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/oxefs/oxefs/internal/atomicfile"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/offline"
 )
@@ -28,8 +30,8 @@ type File struct {
 func (s *Store) SaveRecord(src storage.Backend, files ...File) error {
 	dir := s.Dir(src)
 	for _, f := range files {
-		if err := WriteFile(filepath.Join(dir, f.Name), f.Data); err != nil {
-			return err
+		if err := atomicfile.Write(filepath.Join(dir, f.Name), f.Data); err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ type Source struct {
 
 // Source returns src as the store reads it.
 func (s *Store) Source(src storage.Backend) *Source {
-	return &Source{src: src, remote: s.Wrap(src), cache: s.Cached(src)}
+	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src)}
 }
 
 // Direct returns src read as it is, with no store: no disk cache, no
@@ -72,6 +72,43 @@ func (s *Source) Backend() storage.Backend { return s.remote }
 // Cached reports whether the source's objects are read through the disk
 // cache (a remote source of a store with one).
 func (s *Source) Cached() bool { return s.cache != nil }
+
+// InPlace reports whether the source's objects are local files, read in
+// place.
+func (s *Source) InPlace() bool {
+	_, local := s.src.(storage.Filer)
+	return local
+}
+
+// ErrNoDiskCache is the error of a whole-object read of a remote source
+// of a store without a disk cache: there is nowhere to keep the object.
+var ErrNoDiskCache = errors.New("a remote source needs a disk cache")
+
+// noDiskCache is ErrNoDiskCache, naming the source.
+func (s *Source) noDiskCache() error {
+	return fmt.Errorf("%s: %w", s.src.Location(), ErrNoDiskCache)
+}
+
+// Location is the source's.
+func (s *Source) Location() string { return s.src.Location() }
+
+// Stat returns the named object's identity, asked of the source through
+// the store's stack.
+func (s *Source) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
+	return s.remote.Stat(ctx, name)
+}
+
+// Open reads the whole named object (see OpenFile) from off, length bytes
+// or to its end when length < 0.
+func (s *Source) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	if s.InPlace() {
+		return s.src.Open(ctx, name, off, length)
+	}
+	if s.cache == nil {
+		return nil, s.noDiskCache()
+	}
+	return s.cache.Open(ctx, name, off, length)
+}
 
 // Identify returns the identity of the named object, for ranged reads of
 // it: an object whose fetch gave up recently (see diskcache's failure
@@ -92,6 +129,16 @@ func (s *Source) Identify(ctx context.Context, name string) (Object, error) {
 	return Object{Name: name, Size: info.Size, Version: info.Version}, nil
 }
 
+// Remembered returns the failure the disk cache remembers of the named
+// object (see Identify), or nil: a caller about to queue for the object
+// learns first that it would fail at once.
+func (s *Source) Remembered(name string) error {
+	if s.cache == nil {
+		return nil
+	}
+	return s.cache.Remembered(name)
+}
+
 // OpenFile returns the whole named object as a local file: in place for a
 // source of local files, from the disk cache (fetched when absent)
 // otherwise.
@@ -110,7 +157,7 @@ func (s *Source) openFile(ctx context.Context, name string, background bool) (st
 		return fl.OpenFile(ctx, name)
 	}
 	if s.cache == nil {
-		return nil, fmt.Errorf("%s: a remote source needs a disk cache", s.src.Location())
+		return nil, s.noDiskCache()
 	}
 	if background {
 		return s.cache.OpenFileBackground(ctx, name)
@@ -135,18 +182,6 @@ func (s *Source) Contains(name string) bool {
 		return local
 	}
 	return s.cache.Contains(name)
-}
-
-// Holds reports whether the disk cache holds the n bytes at off of o as a
-// range of their own.
-func (s *Source) Holds(o Object, off, n int64) bool {
-	return s.cache != nil && s.cache.ContainsRange(o.Name, o.Version, off, n)
-}
-
-// Arrived reports whether the n bytes at off of the named object have
-// arrived in a whole-object download under way in this process.
-func (s *Source) Arrived(name string, off, n int64) bool {
-	return s.cache != nil && s.cache.Filled(name, off, n)
 }
 
 // Forget drops the disk cache's copy of the whole named object: its bytes

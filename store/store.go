@@ -179,11 +179,12 @@ func (s *Store) Wrap(src storage.Backend) storage.Backend {
 	return s.remote(src)
 }
 
-// Cached returns src read through the store's remote stack (see Wrap) and
+// cached returns src read through the store's remote stack (see Wrap) and
 // its disk cache: entries of every source share the budget, LRU and
 // locks, each source under its own key prefix. It is nil for a local
 // source, which is read in place, and for a store without a disk cache.
-func (s *Store) Cached(src storage.Backend) *diskcache.Backend {
+// Only a Source holds it: formats read through Source.
+func (s *Store) cached(src storage.Backend) *diskcache.Backend {
 	if _, local := src.(storage.Filer); local || s.disk == nil {
 		return nil
 	}

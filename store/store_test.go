@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/oxefs/oxefs/storage"
@@ -142,5 +143,22 @@ func TestBeginAfterClose(t *testing.T) {
 	}
 	if s.Context().Err() == nil {
 		t.Fatal("the store's context is not done after Close")
+	}
+}
+
+// TestSaveRecordNamesTheFile: a file of an offline record that cannot be
+// saved is an error naming it.
+func TestSaveRecordNamesTheFile(t *testing.T) {
+	s := newStore(t)
+	src := remoteOnly{local.New(t.TempDir())}
+	if err := os.MkdirAll(filepath.Dir(s.Dir(src)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Dir(src), nil, 0o644); err != nil { // no directory can be made there
+		t.Fatal(err)
+	}
+	err := s.SaveRecord(src, File{Name: "shards.json", Data: []byte("{}")})
+	if err == nil || !strings.Contains(err.Error(), "shards.json") {
+		t.Fatalf("a record that cannot be saved: %v; want an error naming shards.json", err)
 	}
 }

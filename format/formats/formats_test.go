@@ -85,3 +85,44 @@ func TestOutageOpensAsRLDS(t *testing.T) {
 		t.Fatalf("opened as %q, want RLDS", got)
 	}
 }
+
+// remote is a source whose objects are not local files.
+type remote struct{ storage.Backend }
+
+// TestOfflineLeRobotWithoutDiskCache: a remote LeRobot source that warm
+// recorded, opened offline by a store without a disk cache, is an error
+// that says so (store.ErrNoDiskCache), not a panic; warming it is the
+// same error.
+func TestOfflineLeRobotWithoutDiskCache(t *testing.T) {
+	src := remote{local.New(filepath.FromSlash("../../testdata/lerobot/lerobot_av1"))}
+	dir := t.TempDir()
+	online, err := store.NewStore(store.Options{IndexDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(online.Close)
+	d, err := format.Open(context.Background(), "", src, &format.Env{Store: online})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := d.(format.Warmer)
+	if !ok {
+		t.Fatal("a LeRobot dataset is not a Warmer")
+	}
+	if _, err := w.Warm(context.Background(), nil, nil); !errors.Is(err, store.ErrNoDiskCache) {
+		t.Errorf("warm without a disk cache: %v; want store.ErrNoDiskCache", err)
+	}
+	rec := `{"files":{"meta/info.json":{"size":1,"version":"1"}}}`
+	if err := online.SaveDerived(src, lerobotRecordName, "", lerobotRecordKey, []byte(rec)); err != nil {
+		t.Fatal(err)
+	}
+	offline, err := store.NewStore(store.Options{IndexDir: dir, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(offline.Close)
+	_, err = format.Open(context.Background(), "", src, &format.Env{Store: offline})
+	if !errors.Is(err, store.ErrNoDiskCache) {
+		t.Fatalf("offline open without a disk cache: %v; want store.ErrNoDiskCache", err)
+	}
+}

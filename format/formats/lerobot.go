@@ -73,7 +73,11 @@ func openLeRobot(ctx context.Context, name string, src storage.Backend, env *for
 		if !ok {
 			return nil, fmt.Errorf("dataset %s: offline, and oxefs warm has not fetched its files", src.Location())
 		}
-		read = &snapshot{cached: env.Store.Cached(src), files: rec.Files}
+		files := env.Store.Source(src)
+		if !files.Cached() {
+			return nil, fmt.Errorf("dataset %s: offline, its files are read from the disk cache: %w", src.Location(), store.ErrNoDiskCache)
+		}
+		read = &snapshot{src: files, files: rec.Files}
 	}
 	d, err := lerobot.Open(ctx, name, read, lerobot.Options{Index: videoIndex(env), Store: env.Store})
 	if err != nil {
@@ -182,11 +186,11 @@ func loadLeRobotRecord(st *store.Store, src storage.Backend) (*lerobotRecord, bo
 // snapshot is a remote LeRobot source as warm left it in the disk cache:
 // files from the cache, identities from the record.
 type snapshot struct {
-	cached storage.Filer // the store's disk cache of the source
-	files  map[string]storage.ObjectInfo
+	src   *store.Source // the source as the store reads it, with a disk cache
+	files map[string]storage.ObjectInfo
 }
 
-func (s *snapshot) Location() string { return s.cached.Location() }
+func (s *snapshot) Location() string { return s.src.Location() }
 
 // Stat is the identity the file had when warm fetched it; a file warm did
 // not fetch is not cached.
@@ -199,22 +203,26 @@ func (s *snapshot) Stat(_ context.Context, name string) (storage.ObjectInfo, err
 
 // Open reads the cached file (a *offline.NotCachedError when it is not).
 func (s *snapshot) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
-	return s.cached.Open(ctx, name, off, length)
+	return s.src.Open(ctx, name, off, length)
 }
 
 // OpenFile opens the cached file (a *offline.NotCachedError when it is
 // not): a snapshot's files are local, read in place.
 func (s *snapshot) OpenFile(ctx context.Context, name string) (storage.File, error) {
-	return s.cached.OpenFile(ctx, name)
+	return s.src.OpenFile(ctx, name)
 }
 
 // Warm fetches, whole, every file reading ranges needs into the disk
 // cache, then records the files' identities for an offline open. It does
-// nothing for a local source (read in place).
+// nothing for a local source (read in place); a remote source of a store
+// without a disk cache is an error (store.ErrNoDiskCache).
 func (d *lerobotDataset) Warm(ctx context.Context, ranges []episode.Range, progress func(done, total int)) (int, error) {
-	cached := d.store.Cached(d.src)
-	if cached == nil {
+	cached := d.store.Source(d.src)
+	if cached.InPlace() {
 		return 0, nil
+	}
+	if !cached.Cached() {
+		return 0, fmt.Errorf("dataset %s: warm: %s: %w", d.Name, d.src.Location(), store.ErrNoDiskCache)
 	}
 	files, err := d.Files(ranges)
 	if err != nil {
@@ -268,11 +276,15 @@ func (d *lerobotDataset) Warm(ctx context.Context, ranges []episode.Range, progr
 }
 
 // MissingOffline lists what the disk cache lacks of the files reading
-// ranges needs; nothing for a local source.
+// ranges needs; nothing for a local source, and everything for a store
+// without a disk cache.
 func (d *lerobotDataset) MissingOffline(_ context.Context, ranges []episode.Range) []string {
-	cached := d.store.Cached(d.src)
-	if cached == nil {
+	cached := d.store.Source(d.src)
+	if cached.InPlace() {
 		return nil
+	}
+	if !cached.Cached() {
+		return []string{"its files: there is no disk cache to keep them"}
 	}
 	rec, ok := loadLeRobotRecord(d.store, d.src)
 	if !ok {

@@ -54,6 +54,9 @@ type Dataset struct {
 	src *store.Source
 	// stats counts episode loads; nil without a store.
 	stats *store.Stats
+	// store runs the work readers share (video-table parses); nil
+	// without one.
+	store *store.Store
 
 	filesMu sync.Mutex
 	files   map[string]*object // data and video files, with ranges: identified once
@@ -102,7 +105,7 @@ func Open(ctx context.Context, name string, src storage.Backend, opts Options) (
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
-	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, src: sc, stats: stats, infoSum: sha256.Sum256(b)}
+	d := &Dataset{Name: name, Source: src, Meta: meta, first: map[fileRef]int64{}, index: opts.Index, src: sc, stats: stats, store: opts.Store, infoSum: sha256.Sum256(b)}
 	if d.index == nil {
 		d.index = NewIndexCache(DefaultIndexBytes)
 	}
@@ -386,9 +389,23 @@ func (r *boundReader) failed() error {
 // video returns the parsed sample table of the video file at path, from
 // the dataset's index cache or parsed now.
 func (d *Dataset) video(ctx context.Context, path string) (*videoIndex, error) {
-	return d.index.get(ctx, d.Source.Location()+"/"+path, func() (*videoIndex, error) {
+	return d.index.get(ctx, d.Source.Location()+"/"+path, d.shared, func(ctx context.Context) (*videoIndex, error) {
 		return parseIndex(ctx, d, path)
 	})
+}
+
+// shared begins work that other readers may wait for: under the store's
+// lifetime, or, without a store, under ctx's values but not its
+// cancellation.
+func (d *Dataset) shared(ctx context.Context) (context.Context, func(), bool) {
+	if d.store == nil {
+		return context.WithoutCancel(ctx), func() {}, true
+	}
+	done, ok := d.store.Begin()
+	if !ok {
+		return nil, nil, false
+	}
+	return d.store.Context(), done, true
 }
 
 // corruptBytes marks an error as the dataset's bytes being bad, not a read

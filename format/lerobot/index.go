@@ -217,9 +217,16 @@ func (c *IndexCache) Stats() IndexStats {
 	return s
 }
 
+// lifetime begins shared work: the context it runs under, which outlives
+// the reader that started it, and done, which ends it; ok is false when no
+// shared work may begin (the store is closing).
+type lifetime func(ctx context.Context) (shared context.Context, done func(), ok bool)
+
 // get returns the table of the file id, parsing it with parse when it is
-// not kept. Concurrent loads of one file share one parse.
-func (c *IndexCache) get(ctx context.Context, id string, parse func() (*videoIndex, error)) (*videoIndex, error) {
+// not kept. Concurrent loads of one file share one parse, which runs under
+// life's context: a reader that gives up (ctx) stops waiting, but the
+// parse goes on for the others.
+func (c *IndexCache) get(ctx context.Context, id string, life lifetime, parse func(context.Context) (*videoIndex, error)) (*videoIndex, error) {
 	c.mu.Lock()
 	e, ok := c.files[id]
 	if ok {
@@ -228,20 +235,39 @@ func (c *IndexCache) get(ctx context.Context, id string, parse func() (*videoInd
 		}
 		c.stats.Hits++
 		c.mu.Unlock()
-		select {
-		case <-e.ready:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		return e.x, e.err
+		return e.wait(ctx)
+	}
+	shared, done, ok := life(ctx)
+	if !ok {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("index of %s: %w", id, context.Canceled)
 	}
 	e = &indexEntry{id: id, ready: make(chan struct{})}
 	c.files[id] = e
 	e.elem = c.lru.PushFront(e)
 	c.stats.Parses++
 	c.mu.Unlock()
+	go func() {
+		defer done()
+		c.parse(shared, e, parse)
+	}()
+	return e.wait(ctx)
+}
 
-	e.x, e.err = parse()
+// wait waits for e's parse, or for ctx.
+func (e *indexEntry) wait(ctx context.Context) (*videoIndex, error) {
+	select {
+	case <-e.ready:
+		return e.x, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// parse fills e with parse's result, keeps or drops it, and closes its
+// ready channel.
+func (c *IndexCache) parse(ctx context.Context, e *indexEntry, parse func(context.Context) (*videoIndex, error)) {
+	e.x, e.err = parse(ctx)
 	c.mu.Lock()
 	switch {
 	case e.err != nil && !isCorrupt(e.err):
@@ -260,7 +286,6 @@ func (c *IndexCache) get(ctx context.Context, id string, parse func() (*videoInd
 	}
 	c.mu.Unlock()
 	close(e.ready)
-	return e.x, e.err
 }
 
 // remove drops e from the cache; c.mu is held.

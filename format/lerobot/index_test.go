@@ -89,7 +89,7 @@ func TestEpisodeKeepsItsWindow(t *testing.T) {
 			for _, ep := range loadAll(t, d) {
 				kept := 0
 				for k, vs := range ep.videos {
-					x, err := d.index.get(context.Background(), vs.id, func() (*videoIndex, error) {
+					x, err := d.index.get(context.Background(), vs.id, d.shared, func(context.Context) (*videoIndex, error) {
 						return nil, errors.New("the index of a file just loaded is not cached")
 					})
 					if err != nil {
@@ -152,7 +152,7 @@ func TestIndexCacheBound(t *testing.T) {
 	}
 	var one int64
 	for id := range files {
-		x, err := ref.index.get(ctx, id, nil)
+		x, err := ref.index.get(ctx, id, ref.shared, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,5 +266,82 @@ func TestIndexCacheRetriesFailedReads(t *testing.T) {
 	}
 	if s := c.Stats(); s.Parses != 1+int64(len(d.videoKey)) {
 		t.Errorf("parses %d; want 1 failed and %d after", s.Parses, len(d.videoKey))
+	}
+}
+
+// heldVideos holds every read of an MP4 file until release is closed,
+// failing it with its context's error if that ends first; started is
+// closed when the first such read begins.
+type heldVideos struct {
+	storage.Backend
+	once    sync.Once
+	started chan struct{}
+	release chan struct{}
+}
+
+func (h *heldVideos) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	if strings.HasSuffix(name, ".mp4") {
+		h.once.Do(func() { close(h.started) })
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return h.Backend.Open(ctx, name, off, length)
+}
+
+// waitingCtx closes waiting when its Done is first asked for: a reader
+// of the index cache has begun to wait.
+type waitingCtx struct {
+	context.Context
+	once    sync.Once
+	waiting chan struct{}
+}
+
+func (w *waitingCtx) Done() <-chan struct{} {
+	w.once.Do(func() { close(w.waiting) })
+	return w.Context.Done()
+}
+
+// TestIndexCacheParseOutlivesItsStarter: the parse two readers share is
+// not the first reader's: when it gives up, the second, still waiting,
+// gets the table.
+func TestIndexCacheParseOutlivesItsStarter(t *testing.T) {
+	src := &heldVideos{Backend: local.New(filepath.Join(fixtures, "lerobot_av1")),
+		started: make(chan struct{}), release: make(chan struct{})}
+	d, err := Open(context.Background(), "lerobot_av1", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var path string
+	for id := range videoFiles(t, d) {
+		path = strings.TrimPrefix(id, d.Source.Location()+"/")
+		break
+	}
+	first, cancel := context.WithCancel(context.Background())
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := d.video(first, path)
+		firstErr <- err
+	}()
+	<-src.started
+	waiting := &waitingCtx{Context: context.Background(), waiting: make(chan struct{})}
+	second := make(chan error, 1)
+	go func() {
+		x, err := d.video(waiting, path)
+		if err == nil && x == nil {
+			err = errors.New("no table")
+		}
+		second <- err
+	}()
+	<-waiting.waiting
+	cancel()
+	if err := <-firstErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled reader: %v; want context.Canceled", err)
+	}
+	close(src.release)
+	if err := <-second; err != nil {
+		t.Fatalf("the reader still waiting: %v; want the table", err)
 	}
 }

@@ -296,3 +296,20 @@ func TestReadFileRetriesBadChecksum(t *testing.T) {
 type onlyWriter struct{ b bytes.Buffer }
 
 func (w *onlyWriter) Write(p []byte) (int, error) { return w.b.Write(p) }
+
+// TestRememberedShardSkipsIndexSlots: indexing a shard whose failure is
+// remembered fails at once with that failure, before it waits for an index
+// slot (here, with a context that could get none).
+func TestRememberedShardSkipsIndexSlots(t *testing.T) {
+	_, ds, proxy, md := deadShardStore(t, deadShardPolicy)
+	hangShards(proxy)
+	if _, err := ds.Episode(context.Background(), Ref{Split: "train", Shard: 0, Record: 0}); !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("episode of a hanging shard: %v, want ErrUnavailable", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := ds.indexByHops(ctx, md.Splits["train"].Shards[0].File, &hopIndex{})
+	if !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("indexing the remembered shard: %v, want its ErrUnavailable before any slot", err)
+	}
+}

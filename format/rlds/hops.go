@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/store"
 )
@@ -111,6 +112,11 @@ func (d *Dataset) buildHopIndex(name string, hi *hopIndex) {
 const versionTries = 3
 
 func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) error {
+	// A shard of a dead source fails at once, without queueing for a
+	// slot behind the shards that may still succeed.
+	if err := d.src.Remembered(name); err != nil {
+		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+	}
 	release, err := d.store.IndexSlot(ctx)
 	if err != nil {
 		return err
@@ -184,7 +190,7 @@ func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
 	} else if hi.broken != nil {
 		return nil // not a framing error: nothing worth keeping
 	}
-	return store.WriteJSON(d.recordIndexPath(name), ri)
+	return atomicfile.WriteJSON(d.recordIndexPath(name), ri)
 }
 
 // forgetRemote drops the record index of a remote shard (in memory and

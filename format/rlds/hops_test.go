@@ -260,7 +260,7 @@ func TestRewrittenShardReindexed(t *testing.T) {
 	}
 	oldPart := func() bool {
 		s := old.spans[0]
-		return ds.src.Holds(store.Object{Name: name, Version: old.info.Version}, s.Offset, s.End()-s.Offset)
+		return cacheView(st, ds).ContainsRange(name, old.info.Version, s.Offset, s.End()-s.Offset)
 	}
 	if !oldPart() {
 		t.Fatal("record 0 of the old version is not cached as a range")
@@ -410,7 +410,7 @@ func prefetchUntil(t *testing.T, ctx context.Context, f *hopFixture, s *store.St
 		t.Fatal("the prefetch never reached its hang")
 	}
 	testkit.WaitFor(t, 10*time.Second, time.Millisecond, "the delivered bytes in the download's temp file", func() bool {
-		return ds.src.Arrived(name, 0, delivered)
+		return cacheView(s, ds).Filled(name, 0, delivered)
 	})
 	return prefetched
 }

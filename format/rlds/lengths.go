@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/store"
 )
 
 // Lengths is a dataset's persistent episode-length index: the number of
@@ -262,7 +262,7 @@ func (d *Dataset) BuildLengths(ctx context.Context, splits []string, workers int
 	for _, ids := range results {
 		l.Corrupt = append(l.Corrupt, ids...)
 	}
-	if err := store.WriteJSON(d.lengthsPath(), l); err != nil {
+	if err := atomicfile.WriteJSON(d.lengthsPath(), l); err != nil {
 		return nil, fmt.Errorf("dataset %s: save length index: %w", d.Name, err)
 	}
 	return l, nil

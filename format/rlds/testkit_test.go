@@ -1,11 +1,13 @@
 package rlds
 
 import (
+	"context"
 	"testing"
 
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/internal/testkit/cachekit"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
 	"github.com/oxefs/oxefs/store"
 )
@@ -27,3 +29,9 @@ func stackOptions(t testing.TB, cacheDir string, budget int64, policy retry.Poli
 
 // mustOptions drops the fetch counters of stackOptions.
 func mustOptions(opts store.Options, _ *retry.Stats) store.Options { return opts }
+
+// cacheView is s's disk cache under the key prefix of ds's source, for
+// tests that ask what it holds or what a download under way has written.
+func cacheView(s *store.Store, ds *Dataset) *diskcache.Backend {
+	return s.Disk().Wrap(ds.Source, store.Slug(ds.Source.Location()), context.Background())
+}

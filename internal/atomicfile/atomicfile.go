@@ -6,13 +6,18 @@
 package atomicfile
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 )
 
-// Write writes data to a temporary file in path's directory and renames it
-// over path. On error path is untouched and the temporary file is removed.
+// Write writes data to a temporary file in path's directory, which it
+// makes when needed, and renames it over path. On error path is untouched
+// and the temporary file is removed.
 func Write(path string, data []byte) (err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -30,4 +35,13 @@ func Write(path string, data []byte) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// WriteJSON writes v as JSON to path, as Write does.
+func WriteJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return Write(path, b)
 }

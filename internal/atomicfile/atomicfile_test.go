@@ -30,12 +30,36 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-func TestWriteMissingDirectory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "absent", "info.json")
-	if err := Write(path, []byte("x")); err == nil {
-		t.Fatal("Write into a missing directory succeeded")
+// TestWriteMakesDirectory: Write makes the directories path needs; where
+// none can be made, it fails and leaves nothing.
+func TestWriteMakesDirectory(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "absent", "info.json")
+	if err := Write(path, []byte("x")); err != nil {
+		t.Fatalf("Write into a missing directory: %v", err)
 	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("Stat after a failed Write: %v, want not-exist", err)
+	if got, err := os.ReadFile(path); err != nil || string(got) != "x" {
+		t.Fatalf("read %q, %v; wrote %q", got, err, "x")
+	}
+	blocked := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocked, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(blocked, "info.json")
+	if err := Write(path, []byte("x")); err == nil {
+		t.Fatal("Write under a regular file succeeded")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("Write under a regular file left a file")
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d", "v.json")
+	if err := WriteJSON(path, map[string]int{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != `{"a":1}` {
+		t.Errorf("read %q, %v; want {\"a\":1}", got, err)
 	}
 }

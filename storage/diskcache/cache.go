@@ -5,7 +5,7 @@
 // as local files (storage.Filer), so the episode store reads a remote shard
 // exactly as it reads a local one. Parts of objects (single records of a
 // shard, an episode's bytes of a video, blocks of a data file) can be
-// cached too, as entries of their own (Backend.OpenRange), under the same
+// cached too, as entries of their own (Backend.openRange), under the same
 // budget, LRU and locks.
 //
 // A versioned ranged read (Backend.ReadAt, Backend.OpenAt: an object's
@@ -96,9 +96,9 @@ type Cache struct {
 // Stats counts disk cache traffic.
 type Stats struct {
 	Hits, Misses, Evictions, BytesWritten atomic.Int64
-	// RangesReused counts the cached ranges (OpenRange) that whole-object
+	// RangesReused counts the cached ranges (openRange) that whole-object
 	// downloads copied instead of fetching; Abandoned the requests that
-	// paused fills abandoned (see Preemptible).
+	// paused fills abandoned (see newPreemptible).
 	RangesReused, Abandoned atomic.Int64
 	// RangesFetched and RangeBytes count the ranged reads (ReadAt, OpenAt)
 	// that fetched their bytes from the source and the bytes they fetched;

@@ -7,10 +7,10 @@ import (
 	"sync/atomic"
 )
 
-// OpenRange opens n bytes of a source object from off.
-type OpenRange func(ctx context.Context, off, n int64) (io.ReadCloser, error)
+// rangeOpener opens n bytes of a source object from off.
+type rangeOpener func(ctx context.Context, off, n int64) (io.ReadCloser, error)
 
-// Preemptible reads the n bytes at off of a source object for a fill whose
+// newPreemptible reads the n bytes at off of a source object for a fill whose
 // writer is w (a FillFunc's), yielding the bandwidth to more urgent readers
 // (see WithPriority): when the fill must pause, the request under way is
 // abandoned at once, and once the fill may go on it is opened again at the
@@ -19,9 +19,9 @@ type OpenRange func(ctx context.Context, off, n int64) (io.ReadCloser, error)
 // is busy with them, until the reader reads again. A request abandoned for
 // a pause is never reported as an error.
 //
-// When w is not a fill's writer, Preemptible opens the range once and
+// When w is not a fill's writer, newPreemptible opens the range once and
 // reads it as it comes.
-func Preemptible(ctx context.Context, w io.Writer, off, n int64, open OpenRange) io.ReadCloser {
+func newPreemptible(ctx context.Context, w io.Writer, off, n int64, open rangeOpener) io.ReadCloser {
 	s, _ := w.(*sink)
 	return &preemptible{ctx: ctx, s: s, open: open, pos: off, end: off + n}
 }
@@ -32,7 +32,7 @@ var errPaused = errors.New("paused for a more urgent reader")
 type preemptible struct {
 	ctx  context.Context
 	s    *sink // nil: never pauses
-	open OpenRange
+	open rangeOpener
 	// stopOnPause makes Read return errPaused when the request is
 	// abandoned, instead of waiting and opening it again: the caller
 	// decides how to go on from the byte reached.

@@ -13,7 +13,7 @@ import (
 // and a fill has the priority of the most urgent reader waiting on it, or
 // Background when it is a prefetch nobody waits on. While a reader more
 // urgent than a fill waits, the fill pauses: it writes nothing, and the
-// requests it reads through Preemptible are abandoned and opened again
+// requests it reads through newPreemptible are abandoned and opened again
 // where they stopped once it may go on, so a paused fill takes no
 // bandwidth at all. Fills of equal priority run side by side.
 //

@@ -16,7 +16,7 @@ import (
 )
 
 // A byte range of one version of an object can be cached as an entry of
-// its own (OpenRange), beside the whole objects, in the same LRU and
+// its own (openRange), beside the whole objects, in the same LRU and
 // budget: a reader that needs one record of a shard fetches and keeps
 // just that. Such entries live under KEY.ranges/VERSION/OFFSET-LENGTH
 // (VERSION hashed, so any version string makes a valid key). A later
@@ -34,13 +34,13 @@ func (b *Backend) rangeKey(name, version string, off, n int64) string {
 	return b.rangeDir(name, version) + "/" + strconv.FormatInt(off, 10) + "-" + strconv.FormatInt(n, 10)
 }
 
-// OpenRange returns the cache entry holding the n bytes at off of version
+// openRange returns the cache entry holding the n bytes at off of version
 // of the named object, calling fn to write them when it is absent. The
 // entry is published as whole objects are (complete or not at all) and
 // filled once across the processes sharing the cache. The caller waits as
 // a reader of ctx's priority. fn must write exactly those bytes, of that
 // version: a whole-object download of the version reuses them as they are.
-func (b *Backend) OpenRange(ctx context.Context, name, version string, off, n int64, fn FillFunc) (storage.File, error) {
+func (b *Backend) openRange(ctx context.Context, name, version string, off, n int64, fn FillFunc) (storage.File, error) {
 	e, err := b.cache.open(ctx, b.fillCtx, b.rangeKey(name, version, off, n), fn, false)
 	if err != nil {
 		return nil, err
@@ -48,7 +48,7 @@ func (b *Backend) OpenRange(ctx context.Context, name, version string, off, n in
 	return e, nil
 }
 
-// ContainsRange reports whether the range (see OpenRange) is cached,
+// ContainsRange reports whether the range (see openRange) is cached,
 // without touching its LRU position.
 func (b *Backend) ContainsRange(name, version string, off, n int64) bool {
 	return b.cache.Contains(b.rangeKey(name, version, off, n))

@@ -25,7 +25,7 @@ import (
 //     the aligned blocks of BlockSize around them);
 //  4. the source, with one request pinned to the version, read as a fill of
 //     the reader's priority that yields to more urgent readers
-//     (Preemptible), and kept as in 3, or not at all (KeepNone).
+//     (newPreemptible), and kept as in 3, or not at all (KeepNone).
 //
 // A version that is gone is an error that says so (storage.ErrVersionGone,
 // as the backend reports it), and the ranges cached of that version are
@@ -70,12 +70,15 @@ type ReadOptions struct {
 	// Check, when not nil, returns a writer that sees the bytes fetched
 	// from the source (KeepRange, KeepNone) as they arrive, then Close; an
 	// error from either fails the read, and nothing is kept. Bytes served
-	// from the cache are not checked again.
+	// from the cache are not checked again. A ReadAt with KeepBlocks
+	// cannot be checked (its blocks are shared by reads of any range):
+	// asking is an error.
 	Check func() io.WriteCloser
 	// Extent, for a ReadAt with KeepRange, is the range to keep when it is
 	// more than the bytes read: the first read within it fetches and
 	// keeps all of it (an episode's bytes of a video file), later ones
-	// read it from disk. Zero keeps the bytes read.
+	// read it from disk; a Check sees all of it. Zero keeps the bytes
+	// read. An Extent with another Keep is an error.
 	Extent Extent
 }
 
@@ -97,20 +100,23 @@ func (e *fetchError) Unwrap() error { return e.err }
 // ReadAt reads len(p) bytes at off of o through the cache (see above);
 // fewer is an error. It never reads beyond one version of the object.
 func (b *Backend) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
+	if err := opts.valid(); err != nil {
+		return 0, fmt.Errorf("%s: %w", o.Name, err)
+	}
 	if opts.Keep == KeepRange && opts.Extent.contains(off, int64(len(p))) {
 		x := opts.Extent
 		f, fallback, err := b.openAt(ctx, o, x.Off, x.Len, opts)
 		if fallback {
-			if err := b.fetchInto(ctx, o, p, off, opts.Check, true); err != nil {
-				return 0, err
-			}
-			return len(p), nil
+			return b.readExtent(ctx, o, p, off, x, opts.Check)
 		}
 		if err != nil {
 			return 0, err
 		}
 		defer f.Close()
 		return readFull(f, p, off-x.Off)
+	}
+	if opts.Keep == KeepNone {
+		return b.readNone(ctx, o, p, off, opts.Check)
 	}
 	if opts.Keep != KeepBlocks {
 		f, err := b.OpenAt(ctx, o, off, int64(len(p)), opts)
@@ -142,6 +148,59 @@ func (b *Backend) ReadAt(ctx context.Context, o Object, p []byte, off int64, opt
 	return n, nil
 }
 
+// valid rejects the combinations of options that a read cannot honour:
+// blocks are kept whole and shared by reads of any range, so there is no
+// one read's bytes for a Check to see.
+func (opts ReadOptions) valid() error {
+	if opts.Keep == KeepBlocks && opts.Check != nil {
+		return errors.New("a read that keeps blocks cannot be checked")
+	}
+	if opts.Keep != KeepRange && opts.Extent.Len > 0 {
+		return errors.New("only a read that keeps its range can keep an extent")
+	}
+	return nil
+}
+
+// readExtent reads p at off of o, within the extent x, from the source,
+// outside the cache (which could not keep x). A check sees the whole
+// extent, as it would have had the cache kept it; without one, only p is
+// read.
+func (b *Backend) readExtent(ctx context.Context, o Object, p []byte, off int64, x Extent, check func() io.WriteCloser) (int, error) {
+	if check == nil {
+		if err := b.fetchInto(ctx, o, p, off, nil, true); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	buf := make([]byte, x.Len)
+	if err := b.fetchInto(ctx, o, buf, x.Off, check, true); err != nil {
+		return 0, err
+	}
+	return copy(p, buf[off-x.Off:]), nil
+}
+
+// readNone reads p at off of o for KeepNone: from the whole object when it
+// is cached and the read names no version, straight from the source into
+// p otherwise.
+func (b *Backend) readNone(ctx context.Context, o Object, p []byte, off int64, check func() io.WriteCloser) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("%s: read of %d bytes at %d", o.Name, len(p), off)
+	}
+	if o.Version == "" {
+		if f := b.openWhole(o.Name, off, int64(len(p))); f != nil {
+			defer f.Close()
+			return readFull(f, p, 0)
+		}
+	}
+	if err := b.fetchInto(ctx, o, p, off, check, false); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // readFull reads exactly p at off; the io.EOF an io.ReaderAt may give
 // with a full read is no error.
 func readFull(f io.ReaderAt, p []byte, off int64) (int, error) {
@@ -159,6 +218,12 @@ func readFull(f io.ReaderAt, p []byte, off int64) (int, error) {
 // returned (see above for where they come from). KeepBlocks is read as
 // KeepRange: a file holds one range.
 func (b *Backend) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOptions) (storage.File, error) {
+	if opts.Keep == KeepBlocks {
+		opts.Keep = KeepRange
+	}
+	if err := opts.valid(); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.Name, err)
+	}
 	f, fallback, err := b.openAt(ctx, o, off, n, opts)
 	if !fallback {
 		return f, err
@@ -191,19 +256,16 @@ func (b *Backend) openAt(ctx context.Context, o Object, off, n int64, opts ReadO
 		}
 		return &memFile{bytes.NewReader(buf)}, false, nil
 	}
-	f, err = b.OpenRange(ctx, o.Name, o.Version, off, n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
+	f, err = b.openRange(ctx, o.Name, o.Version, off, n, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
 		if err := b.Remembered(o.Name); err != nil {
 			return err
 		}
 		if err := reserve(n); err != nil {
 			return err
 		}
-		if o.Version != "" && b.Filled(o.Name, off, n) {
-			buf := make([]byte, n)
-			if b.copyFilling(ctx, o, buf, off, opts.Check) {
-				_, err := w.Write(buf)
-				return err
-			}
+		if buf, ok := b.copyFilling(ctx, o, off, n, opts.Check); ok {
+			_, err := w.Write(buf)
+			return err
 		}
 		return b.fetch(ctx, o, w, off, n, opts.Check, true)
 	})
@@ -244,28 +306,28 @@ func (b *Backend) openWhole(name string, off, n int64) storage.File {
 	return &sectionFile{r: io.NewSectionReader(e, off, n), c: e}
 }
 
-// copyFilling reads p at off of o from the whole-object download under way
-// in this process, when all of those bytes have arrived, they are of o's
-// version, and check (if any) passes them; it reports whether it did.
-func (b *Backend) copyFilling(ctx context.Context, o Object, p []byte, off int64, check func() io.WriteCloser) bool {
-	if o.Version == "" || !b.Filled(o.Name, off, int64(len(p))) {
-		return false // none under way, not arrived yet, or of an unknown version
+// copyFilling reads the n bytes at off of o from the whole-object
+// download under way in this process, when all of those bytes have
+// arrived, they are of o's version, and check (if any) passes them; ok
+// reports whether it did.
+func (b *Backend) copyFilling(ctx context.Context, o Object, off, n int64, check func() io.WriteCloser) (p []byte, ok bool) {
+	if o.Version == "" || !b.Filled(o.Name, off, n) {
+		return nil, false // none under way, not arrived yet, or of an unknown version
 	}
-	ok, got, err := b.ReadFilling(ctx, o.Name, p, off)
+	p = make([]byte, n)
+	ok, got, err := b.readFilling(ctx, o.Name, p, off)
 	if err != nil || !ok || got != o.Version {
-		return false
+		return nil, false
 	}
 	if check != nil {
 		c := check()
-		if _, err := c.Write(p); err != nil {
-			return false
-		}
-		if c.Close() != nil {
-			return false
+		_, werr := c.Write(p)
+		if cerr := c.Close(); werr != nil || cerr != nil {
+			return nil, false
 		}
 	}
 	b.cache.Stats.RangesFromFill.Add(1)
-	return true
+	return p, true
 }
 
 // fetchInto reads p at off of o from the source, outside any fill; count
@@ -285,7 +347,7 @@ func (b *Backend) fetchInto(ctx context.Context, o Object, p []byte, off int64, 
 // range. Source and check errors come back as *fetchError; w's as they
 // are. count counts it as a range fetched (see Stats).
 func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64, check func() io.WriteCloser, count bool) error {
-	rc := Preemptible(ctx, w, off, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	rc := newPreemptible(ctx, w, off, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 		return storage.OpenVersion(ctx, b.inner, o.Name, o.Version, off, n)
 	})
 	defer rc.Close()
@@ -293,27 +355,43 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 	var (
 		c  io.WriteCloser
 		cw *trackedWriter
+		cd io.Writer // cw, or nil
 	)
-	dst := io.Writer(tw)
 	if check != nil {
 		c = check()
 		cw = &trackedWriter{w: c}
-		dst = io.MultiWriter(cw, tw)
+		cd = cw
 	}
-	got, err := io.Copy(dst, rc)
+	var (
+		got int64
+		err error
+	)
+	if fw, ok := w.(*fixedWriter); ok {
+		got, err = fw.readFrom(rc, cd) // straight into the caller's bytes
+	} else {
+		dst := io.Writer(tw)
+		if cd != nil {
+			dst = io.MultiWriter(cd, tw)
+		}
+		got, err = io.CopyBuffer(dst, rc, make([]byte, min(max(n, 1), 32<<10)))
+	}
 	if count {
 		b.cache.Stats.RangeBytes.Add(got)
 	}
 	if tw.err != nil && errors.Is(err, tw.err) {
+		if c != nil {
+			c.Close()
+		}
 		return err // the cache's, not the source's
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		err = nil // the object ended early: reported below
 	}
 	checked := cw != nil && cw.err != nil
-	if err == nil && c != nil {
-		err = c.Close()
-		checked = err != nil
+	if c != nil {
+		if cerr := c.Close(); err == nil && cerr != nil {
+			err, checked = cerr, true
+		}
 	}
 	if err == nil && got != n {
 		err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.Name, n, off, got, io.ErrUnexpectedEOF)
@@ -382,4 +460,27 @@ func (w *fixedWriter) Write(b []byte) (int, error) {
 	}
 	w.n += copy(w.p[w.n:], b)
 	return len(b), nil
+}
+
+// readFrom reads r into the rest of p until p is full or r ends, passing
+// each part read to check when not nil; an error of check's ends it. It
+// returns the bytes read, and no error when r ends (io.EOF).
+func (w *fixedWriter) readFrom(r io.Reader, check io.Writer) (int64, error) {
+	start := w.n
+	for w.n < len(w.p) {
+		m, err := r.Read(w.p[w.n:])
+		if m > 0 && check != nil {
+			if _, werr := check.Write(w.p[w.n : w.n+m]); werr != nil {
+				return int64(w.n - start), werr
+			}
+		}
+		w.n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return int64(w.n - start), err
+		}
+	}
+	return int64(w.n - start), nil
 }

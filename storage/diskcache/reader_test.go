@@ -200,3 +200,47 @@ type failingCheck struct{ err error }
 
 func (c failingCheck) Write([]byte) (int, error) { return 0, c.err }
 func (c failingCheck) Close() error              { return c.err }
+
+// countingCheck counts the bytes it sees and whether it was closed.
+type countingCheck struct {
+	n      int64
+	closed bool
+}
+
+func (c *countingCheck) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+func (c *countingCheck) Close() error                { c.closed = true; return nil }
+
+// TestReadAtCheckCombinations: a check on a block read, which it could not
+// see, is refused; on a read within an extent the cache cannot keep, it
+// sees the whole extent; and it is closed when the source fails.
+func TestReadAtCheckCombinations(t *testing.T) {
+	b, src := readerCache(t, 1<<10)
+	data := bytes.Repeat([]byte{7}, 4<<10)
+	src.put("f", data)
+	o := object(t, b, "f")
+	ctx := context.Background()
+	c := &countingCheck{}
+	check := func() io.WriteCloser { return c }
+	if _, err := b.ReadAt(ctx, o, make([]byte, 10), 0, ReadOptions{Keep: KeepBlocks, Check: check}); err == nil {
+		t.Error("a checked block read: no error; want one")
+	}
+	if c.n != 0 {
+		t.Errorf("a refused block read checked %d bytes", c.n)
+	}
+	x := Extent{Off: 0, Len: 3 << 10}
+	p := make([]byte, 10)
+	if _, err := b.ReadAt(ctx, o, p, 20, ReadOptions{Keep: KeepRange, Extent: x, Check: check}); err != nil || !bytes.Equal(p, data[20:30]) {
+		t.Fatalf("a checked read within an extent over the budget: %v, or other bytes", err)
+	}
+	if c.n != x.Len || !c.closed {
+		t.Errorf("the check of an extent over the budget saw %d bytes, closed %v; want %d, closed", c.n, c.closed, x.Len)
+	}
+	c = &countingCheck{}
+	src.put("f", data) // o's version is gone
+	if _, err := b.ReadAt(ctx, o, make([]byte, 10), 0, ReadOptions{Keep: KeepNone, Check: check}); !errors.Is(err, storage.ErrVersionGone) {
+		t.Fatalf("a read of a gone version: %v; want storage.ErrVersionGone", err)
+	}
+	if !c.closed {
+		t.Error("the check of a failed read was not closed")
+	}
+}

@@ -219,11 +219,11 @@ func (b *Backend) Filled(name string, off, n int64) bool {
 	return s.hasLocked(off, off+n)
 }
 
-// ReadFilling reads len(p) bytes of the named object at off from its fill
+// readFilling reads len(p) bytes of the named object at off from its fill
 // under way in this process, when they are already written (see
 // Cache.ReadFilling); ok is false when they are not. ctx is checked once:
 // the read never waits on the source.
-func (b *Backend) ReadFilling(ctx context.Context, name string, p []byte, off int64) (ok bool, version string, err error) {
+func (b *Backend) readFilling(ctx context.Context, name string, p []byte, off int64) (ok bool, version string, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, "", err
 	}

@@ -30,7 +30,7 @@ var errSlice = errors.New("large object: download in slices")
 // when the object's size, as the copy learns it before the first byte, is
 // at least the slicing threshold. A prefetch always downloads in slices,
 // whatever the size: a slice's request can be abandoned when the prefetch
-// pauses for readers and resumed later (see Preemptible), which one
+// pauses for readers and resumed later (see newPreemptible), which one
 // stream through a retrying backend cannot.
 func (b *Backend) copy(ctx context.Context, name string, w io.Writer, reserve func(int64) error) error {
 	s, ok := w.(*sink)
@@ -54,7 +54,7 @@ func (b *Backend) copy(ctx context.Context, name string, w io.Writer, reserve fu
 }
 
 // copySlices downloads the named object into s as ranged slices, several
-// at once, after copying in the ranges of it already cached (OpenRange). The object's identity (storage.ObjectInfo) is asked before and
+// at once, after copying in the ranges of it already cached (openRange). The object's identity (storage.ObjectInfo) is asked before and
 // after: an object that changed meanwhile is an error, as is one whose
 // bytes do not add up to its size. Every slice reads the version found
 // before (when the backend is a storage.Versioner), so the bytes readable

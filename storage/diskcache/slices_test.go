@@ -216,7 +216,7 @@ func waitFilling(t *testing.T, b *Backend) []byte {
 	timeout := time.After(10 * time.Second)
 	for {
 		progress := b.FillProgress()
-		ok, _, err := b.ReadFilling(t.Context(), "big", p, 0)
+		ok, _, err := b.readFilling(t.Context(), "big", p, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestReadFillingReadsWrittenRangesOnly(t *testing.T) {
 	c, b := slicedCache(t, t.TempDir(), srv, proxy, false, fillCtx)
 
 	p := make([]byte, 100)
-	if ok, _, err := b.ReadFilling(t.Context(), "big", p, 0); ok || err != nil {
+	if ok, _, err := b.readFilling(t.Context(), "big", p, 0); ok || err != nil {
 		t.Fatalf("ReadFilling with no fill running = %v, %v; want false, nil", ok, err)
 	}
 	done := make(chan error, 1)
@@ -253,7 +253,7 @@ func TestReadFillingReadsWrittenRangesOnly(t *testing.T) {
 		t.Fatal("ReadFilling returned other bytes than the object's first slice")
 	}
 	tail := make([]byte, 10)
-	if ok, _, err := b.ReadFilling(t.Context(), "big", tail, testSlicing.size-5); err != nil {
+	if ok, _, err := b.readFilling(t.Context(), "big", tail, testSlicing.size-5); err != nil {
 		t.Fatal(err)
 	} else if ok && !bytes.Equal(tail, big[testSlicing.size-5:testSlicing.size+5]) {
 		t.Fatal("ReadFilling across slices 0 and 1 returned other bytes")
@@ -263,16 +263,16 @@ func TestReadFillingReadsWrittenRangesOnly(t *testing.T) {
 	// range past it lies in a slice that its own request may or may not
 	// have finished, so it may be readable, and then holds the object's bytes.
 	for _, off := range []int64{2 * testSlicing.size, 2*testSlicing.size - 5, 3*testSlicing.size - 5} {
-		if ok, _, err := b.ReadFilling(t.Context(), "big", tail, off); ok || err != nil {
+		if ok, _, err := b.readFilling(t.Context(), "big", tail, off); ok || err != nil {
 			t.Errorf("ReadFilling at %d, touching the hanging slice = %v, %v; want false, nil", off, ok, err)
 		}
 	}
-	if ok, _, err := b.ReadFilling(t.Context(), "big", tail, bigObject-10); err != nil {
+	if ok, _, err := b.readFilling(t.Context(), "big", tail, bigObject-10); err != nil {
 		t.Fatal(err)
 	} else if ok && !bytes.Equal(tail, big[bigObject-10:]) {
 		t.Error("ReadFilling past the hanging slice returned other bytes than the object's")
 	}
-	if ok, _, _ := b.ReadFilling(t.Context(), "other", tail, 0); ok {
+	if ok, _, _ := b.readFilling(t.Context(), "other", tail, 0); ok {
 		t.Error("ReadFilling of an object with no fill reported ok")
 	}
 	if b.Contains("big") {
@@ -288,7 +288,7 @@ func TestReadFillingReadsWrittenRangesOnly(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cancelled fill did not return")
 	}
-	if ok, _, _ := b.ReadFilling(t.Context(), "big", p, 0); ok {
+	if ok, _, _ := b.readFilling(t.Context(), "big", p, 0); ok {
 		t.Error("ReadFilling reported ok after the fill ended")
 	}
 	if b.Contains("big") {

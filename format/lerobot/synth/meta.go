@@ -32,7 +32,10 @@ func (p *dataset) writeMeta(o Options) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(p.Dir, lerobot.InfoPath), info)
+	if err := atomicfile.Write(filepath.Join(p.Dir, lerobot.InfoPath), info); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return nil
 }
 
 // pandasTasks is the pandas metadata pyarrow writes for the task table:
@@ -202,16 +205,4 @@ func (p *dataset) infoJSON(o Options) ([]byte, error) {
 		return nil, fmt.Errorf("synth: %s: info.json: %w", p.Name, err)
 	}
 	return append(b, '\n'), nil
-}
-
-// writeFileAtomic makes path's directory and writes data there as the RLDS
-// synth writes its files: to a temporary file, renamed over path.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	if err := atomicfile.Write(path, data); err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	return nil
 }

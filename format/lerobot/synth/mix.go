@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/oxefs/oxefs/format/lerobot"
+	"github.com/oxefs/oxefs/internal/atomicfile"
 )
 
 // Mix config defaults, those of the RLDS synth's configs.
@@ -38,8 +39,8 @@ func writeMixes(o Options, plans []*dataset) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		path := filepath.Join(o.Dir, f.name)
-		if err := writeFileAtomic(path, mixYAML(o.Seed, f.about, f.entries)); err != nil {
-			return nil, err
+		if err := atomicfile.Write(path, mixYAML(o.Seed, f.about, f.entries)); err != nil {
+			return nil, fmt.Errorf("synth: %w", err)
 		}
 		paths = append(paths, path)
 	}
