@@ -12,6 +12,7 @@ import (
 // for another config, or after a data file is rewritten in place or the
 // episode table changes.
 func TestLeRobotStatsSaved(t *testing.T) {
+	requireVideo(t)
 	data := t.TempDir()
 	if err := os.CopyFS(data, os.DirFS(filepath.Join(lerobotFixtures, "lerobot_av1"))); err != nil {
 		t.Fatal(err)

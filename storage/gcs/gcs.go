@@ -182,8 +182,16 @@ type reader struct {
 }
 
 func (r *reader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	r.off += int64(n)
+	// The client sees a cancelled context only once its transport closes
+	// the connection, which it does asynchronously; until then bytes
+	// already received would still be read. Stop here, as a local file
+	// does.
+	var n int
+	err := r.ctx.Err()
+	if err == nil {
+		n, err = r.r.Read(p)
+		r.off += int64(n)
+	}
 	switch {
 	case err == nil || err == io.EOF:
 		return n, err
