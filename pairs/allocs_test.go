@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/plan"
 )
@@ -20,7 +19,7 @@ func TestBuildAllocs(t *testing.T) {
 	}
 	s := newStore(t)
 	ds := openFixture(t, s, "tiny_bridge")
-	ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: 1})
+	ep := loadEpisode(t, ds, fixtureKey(t, ds, "train", 0, 1))
 	smp := plan.Sample{Episode: ep.Key(), Unit: 2, Key: 77}
 	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {

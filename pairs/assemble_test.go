@@ -13,7 +13,6 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/format/rlds"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/keyed"
@@ -125,7 +124,7 @@ func TestBuildFixtures(t *testing.T) {
 									if raceEnabled && rec.Index >= 2 {
 										continue
 									}
-									ep := loadEpisode(t, ds, rlds.Ref{Split: split, Shard: si, Record: rec.Index})
+									ep := loadEpisode(t, ds, fixtureKey(t, ds, split, si, rec.Index))
 									units := max(fc.f.SamplesPerEpisode, 1)
 									if fc.f.SamplesPerEpisode == 0 {
 										units = max(fc.f.Offset.ValidStarts(rec.NumSteps), 1)
@@ -179,7 +178,7 @@ func TestBuildFixtures(t *testing.T) {
 	}
 }
 
-func mustNew(t testing.TB, ds *rlds.Dataset, cfg Config) *Assembler {
+func mustNew(t testing.TB, ds episode.Dataset, cfg Config) *Assembler {
 	t.Helper()
 	a, err := New(ds.Info(), cfg)
 	if err != nil {
@@ -278,7 +277,7 @@ func TestBuildConcurrent(t *testing.T) {
 	a := mustNew(t, ds, cfg)
 	var eps []episode.Episode
 	for rec := range 4 {
-		eps = append(eps, loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: rec}))
+		eps = append(eps, loadEpisode(t, ds, fixtureKey(t, ds, "train", 0, rec)))
 	}
 	sample := func(i int) plan.Sample {
 		return plan.Sample{Episode: eps[i%len(eps)].Key(), Unit: i / len(eps), Key: keyed.Hash(9, uint64(i))}

@@ -3,6 +3,7 @@ package pairs
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"image"
 	"image/png"
@@ -19,7 +20,21 @@ import (
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/storage/local"
+	"github.com/oxefs/oxefs/store"
 )
+
+// openDir opens a TFDS dataset directory as RLDS, as the byte studies here
+// and in bomb_test.go do with the shards they rewrite; name "" keeps the
+// dataset's own.
+func openDir(t testing.TB, s *store.Store, name, dir string) *rlds.Dataset {
+	t.Helper()
+	ds, err := rlds.Open(context.Background(), s, name, local.New(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
 
 // copyDataset copies a TFDS dataset directory into a temporary one,
 // rewriting the records of one shard with edit (which may change any

@@ -1,9 +1,6 @@
 package pairs
 
 import (
-	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/storage/local"
-
 	"context"
 	"io"
 	"log/slog"
@@ -12,8 +9,11 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
+	_ "github.com/oxefs/oxefs/format/formats" // registers the formats format.Open probes
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/store"
 )
 
@@ -30,23 +30,39 @@ func newStore(t testing.TB) *store.Store {
 	return s
 }
 
-// openDir opens a TFDS dataset directory; name "" keeps the dataset's own.
-func openDir(t testing.TB, s *store.Store, name, dir string) *rlds.Dataset {
+// openFixture opens a fixture dataset through the format registry, as the
+// loader opens datasets, under the dataset's own name.
+func openFixture(t testing.TB, s *store.Store, dataset string) format.Dataset {
 	t.Helper()
-	ds, err := rlds.Open(context.Background(), s, name, local.New(dir))
+	dir := filepath.Join(fixtureDir, "datasets", dataset, "1.0.0")
+	ds, err := format.Open(context.Background(), "", local.New(dir), &format.Env{Store: s})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ds
 }
 
-func openFixture(t testing.TB, s *store.Store, dataset string) *rlds.Dataset {
-	return openDir(t, s, "", filepath.Join(fixtureDir, "datasets", dataset, "1.0.0"))
+// fixtureKey returns the key of record rec of shard shard of split, after
+// checking through the dataset's neutral description (its Info) that the
+// dataset has that episode.
+func fixtureKey(t testing.TB, ds episode.Dataset, split string, shard, rec int) episode.Key {
+	t.Helper()
+	sp, ok := ds.Info().Split(split)
+	if !ok {
+		t.Fatalf("%s has no split %q (splits %v)", ds.Info().Name, split, ds.Info().SplitNames())
+	}
+	if shard < 0 || shard >= len(sp.ShardEpisodes) {
+		t.Fatalf("%s split %s has %d shards, no shard %d", ds.Info().Name, split, len(sp.ShardEpisodes), shard)
+	}
+	if rec < 0 || int64(rec) >= sp.ShardEpisodes[shard] {
+		t.Fatalf("%s split %s shard %d has %d episodes, no record %d", ds.Info().Name, split, shard, sp.ShardEpisodes[shard], rec)
+	}
+	return episode.Key{Split: split, Shard: shard, Record: rec}
 }
 
-func loadEpisode(t testing.TB, ds *rlds.Dataset, ref rlds.Ref) episode.Episode {
+func loadEpisode(t testing.TB, ds episode.Dataset, key episode.Key) episode.Episode {
 	t.Helper()
-	ep, err := ds.Episode(context.Background(), ref)
+	ep, err := ds.Episode(context.Background(), key)
 	if err != nil {
 		t.Fatal(err)
 	}

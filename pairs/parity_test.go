@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/oxefs/oxefs/format/rlds"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
@@ -19,7 +19,7 @@ import (
 func TestPixelParity(t *testing.T) {
 	idx := testkit.LoadFrameIndex(t, filepath.Join(fixtureDir, "expected_frames"))
 	s := newStore(t)
-	datasets := map[string]*rlds.Dataset{}
+	datasets := map[string]format.Dataset{}
 	for _, choice := range []string{frames.JPEGTurbo, frames.JPEGGo} {
 		t.Run(choice, func(t *testing.T) {
 			w := testWorker(t, choice)
@@ -31,7 +31,7 @@ func TestPixelParity(t *testing.T) {
 					ds = openFixture(t, s, fr.Dataset)
 					datasets[fr.Dataset] = ds
 				}
-				ep := loadEpisode(t, ds, rlds.Ref{Split: fr.Split, Shard: shardIndex(t, fr.ShardFile), Record: fr.RecordIndex})
+				ep := loadEpisode(t, ds, fixtureKey(t, ds, fr.Split, shardIndex(t, fr.ShardFile), fr.RecordIndex))
 				v, err := ep.Feature(fr.ImageKey)
 				if err != nil {
 					t.Fatal(err)

@@ -293,12 +293,8 @@ var byteStudies = map[string]string{
 	"e2e/mount_data_faults_test.go": "plants a bad record in a TFRecord shard (tfrecord.Index)",
 	"e2e/mount_lerobot_test.go":     "compares served batches with LeRobot episodes by LeRobot episode index and task",
 	"frames/video_window_test.go":   "cuts windows of real MP4 tracks to feed the video decoder",
-	"pairs/allocs_test.go":          "assembles RLDS episodes by record (rlds.Ref)",
-	"pairs/assemble_test.go":        "assembles RLDS episodes by record (rlds.Ref), checked against TFDS",
 	"pairs/baddata_test.go":         "rewrites TFRecord shards' tf.Examples to plant bad data",
 	"pairs/bomb_test.go":            "rewrites a tf.Example to plant a decompression bomb",
-	"pairs/helpers_test.go":         "opens RLDS fixtures for the tests above",
-	"pairs/parity_test.go":          "checks samples against TFDS by shard file and record",
 }
 
 // packageOf returns the package of a graph node: the node itself, or the
