@@ -275,14 +275,7 @@ func TestCheckDiskcacheCatchesImports(t *testing.T) {
 		"format/formats imports storage/diskcache",
 		"format/lerobot/mp4 imports storage/diskcache",
 	}
-	if len(got) != len(want) {
-		t.Fatalf("check reported %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(got[i], w) {
-			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
-		}
-	}
+	wantViolations(t, got, want)
 }
 
 // byteStudies are the test files outside format/ that may import a
@@ -388,14 +381,7 @@ func TestCheckFormatsCatchesConcreteImports(t *testing.T) {
 		"the root package (main) imports format/rlds/synth",
 		"loader imports format/rlds",
 	}
-	if len(got) != len(want) {
-		t.Fatalf("check reported %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(got[i], w) {
-			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
-		}
-	}
+	wantViolations(t, got, want)
 }
 
 // TestCheckDiskcacheOnFiles plants a format file that imports the disk
@@ -585,4 +571,18 @@ func reach(graph map[string][]string, p string) map[string]string {
 		}
 	}
 	return seen
+}
+
+// wantViolations fails t unless got holds one violation per want, in
+// order, each starting with it.
+func wantViolations(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("check reported %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
+		}
+	}
 }
