@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -230,11 +231,7 @@ const diskcache = "storage/diskcache"
 // format/.
 func checkDiskcache(graph map[string][]string) []string {
 	var out []string
-	pkgs := make([]string, 0, len(graph))
-	for p := range graph {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
+	pkgs := slices.Sorted(maps.Keys(graph))
 	for _, pkg := range pkgs {
 		if pkg != "format" && !strings.HasPrefix(pkg, "format/") {
 			continue
@@ -308,11 +305,7 @@ func packageOf(node string) string {
 // graph's nodes are packages or, for test files, files.
 func checkFormats(graph map[string][]string) []string {
 	var out []string
-	pkgs := make([]string, 0, len(graph))
-	for p := range graph {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
+	pkgs := slices.Sorted(maps.Keys(graph))
 	for _, node := range pkgs {
 		pkg := packageOf(node)
 		if pkg == "format" || strings.HasPrefix(pkg, "format/") || covered(formatStudies, pkg) || byteStudies[node] != "" {
@@ -460,11 +453,7 @@ func TestImportDirection(t *testing.T) {
 // check returns every violation of the layering in graph.
 func check(graph map[string][]string) []string {
 	var out []string
-	pkgs := make([]string, 0, len(graph))
-	for p := range graph {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
+	pkgs := slices.Sorted(maps.Keys(graph))
 	for _, pkg := range pkgs {
 		from, ok := place(pkg)
 		if !ok {
