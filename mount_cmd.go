@@ -122,7 +122,9 @@ func (c *mountCmd) drain(log *slog.Logger, p *loader.Pipeline, srv *fs.Server, g
 	p.StopReadahead()
 	select {
 	case <-gone:
-		log.Info("signal: unmounted")
+		// The connection ended with the detach: the kernel had released
+		// every file (open_files says what the daemon counted).
+		log.Info("signal: unmounted", "open_files", srv.OpenFiles())
 		return nil
 	default:
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -233,6 +234,15 @@ import hashlib, os, sys
 import numpy as np
 mnt = sys.argv[1]
 m = np.load(os.path.join(mnt, "batches", "000001.npy"), mmap_mode="r")
+# What holds the file, for the failure message: descriptors and mappings.
+fds = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        fds.append(os.readlink("/proc/self/fd/" + fd))
+    except OSError:
+        pass  # the descriptor listdir itself used
+maps = [line.split()[-1] for line in open("/proc/self/maps") if line.rstrip().endswith(".npy")]
+print("holding: fds", [f for f in fds if f.endswith(".npy")], "maps", maps, file=sys.stderr, flush=True)
 print("mapped", flush=True)
 sys.stdin.readline()
 print("detached" if not os.path.ismount(mnt) else "still mounted", flush=True)
@@ -240,14 +250,16 @@ print("sha", hashlib.sha256(m.tobytes()).hexdigest(), int(m.sum()), flush=True)
 `, dir)
 	stdin, _ := reader.StdinPipe()
 	stdout, _ := reader.StdoutPipe()
-	reader.Stderr = os.Stderr
+	var readerErr bytes.Buffer
+	reader.Stderr = &readerErr
 	if err := reader.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := bufio.NewScanner(stdout)
 	if !lines.Scan() || lines.Text() != "mapped" {
 		reader.Process.Kill()
-		t.Fatalf("reader: %q %v", lines.Text(), lines.Err())
+		reader.Wait()
+		t.Fatalf("reader: %q %v\n%s", lines.Text(), lines.Err(), readerErr.String())
 	}
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	// The mount leaves the namespace before the daemon exits.
@@ -260,7 +272,7 @@ print("sha", hashlib.sha256(m.tobytes()).hexdigest(), int(m.sum()), flush=True)
 		got = append(got, lines.Text())
 	}
 	if err := reader.Wait(); err != nil {
-		t.Fatalf("reader across SIGTERM: %v (output %q)\ndaemon:\n%s", err, got, d.stderr())
+		t.Fatalf("reader across SIGTERM: %v (output %q, stderr %s)\ndaemon:\n%s", err, got, readerErr.String(), d.stderr())
 	}
 	if len(got) != 2 || got[0] != "detached" || !strings.HasPrefix(got[1], "sha "+want+" ") {
 		t.Fatalf("reader output %q, want detached and sha %s", got, want)
@@ -278,7 +290,7 @@ print("sha", hashlib.sha256(m.tobytes()).hexdigest(), int(m.sum()), flush=True)
 	// first is asynchronous, so the daemon may still count it at the signal.
 	log := d.stderr()
 	if !regexp.MustCompile(`detached; serving [12] open files`).MatchString(log) || !strings.Contains(log, "last open file was closed") {
-		t.Errorf("the daemon log does not say it detached, served the open file and saw it closed:\n%s", log)
+		t.Errorf("the daemon log does not say it detached, served the open file and saw it closed:\n%s\nreader: %s", log, readerErr.String())
 	}
 }
 
