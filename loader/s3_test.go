@@ -1,0 +1,129 @@
+package loader
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/format/rlds/tfrecord"
+	"github.com/oxefs/oxefs/internal/testkit"
+)
+
+// TestS3ColdStartFetchesBatch0: from an empty cache, the fetches batch 0
+// of a mix on s3:// makes (the build's own, format.FetchEpisodes) read the
+// records of batch 0's episodes, each with one ranged GET of exactly its
+// bytes, plus 12-byte header hops to index the shards: never a whole
+// shard, and far less than the shards hold. Requests and bytes are counted
+// at gofakes3.
+func TestS3ColdStartFetchesBatch0(t *testing.T) {
+	md := testkit.LoadManifest(t).Datasets["tiny_bridge"]
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, nil)
+	srv.PutDir(t, testkit.S3Bucket, "tiny_bridge/1.0.0", filepath.Join(fixtures, "tiny_bridge/1.0.0"))
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	st, err := OpenStorage(StorageOptions{CacheDir: t.TempDir(), Disk: 1 << 30, Log: testkit.TestLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	mix, err := openYAML(t, st.Store, `
+batch_size: 6
+image_size: [16, 16]
+samples_per_episode: 2
+datasets:
+  - source: s3://`+testkit.S3Bucket+`/tiny_bridge/1.0.0
+    image_key: steps/observation/image
+`, MixOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetRequests()
+	samples := mix.Train.Batch(0, nil)
+	if err := format.FetchEpisodes(context.Background(), mix.EpisodeRefs(samples)); err != nil {
+		t.Fatal(err)
+	}
+
+	// What batch 0 needs: the framed bytes of each distinct episode's
+	// record, from the local copy's index.
+	type rec struct{ file, rng string }
+	want := map[rec]bool{}
+	var wantBytes, shardBytes int64
+	shards := map[string]bool{}
+	for _, s := range samples {
+		file := md.Splits[s.Episode.Split].Shards[s.Episode.Shard].File
+		spans := localSpans(t, filepath.Join(fixtures, "tiny_bridge/1.0.0", file))
+		sp := spans[s.Episode.Record]
+		r := rec{file, "bytes=" + strconv.FormatInt(sp.Offset, 10) + "-" + strconv.FormatInt(sp.End()-1, 10)}
+		if !want[r] {
+			want[r] = true
+			wantBytes += sp.End() - sp.Offset
+		}
+		if !shards[file] {
+			shards[file] = true
+			fi, err := os.Stat(filepath.Join(fixtures, "tiny_bridge/1.0.0", file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			shardBytes += fi.Size()
+		}
+	}
+	var recordBytes, hopBytes, hops, gets int64
+	got := map[rec]bool{}
+	for _, r := range srv.Requests() {
+		if r.Method != "GET" {
+			continue
+		}
+		gets++
+		file := r.Path[strings.LastIndex(r.Path, "/")+1:]
+		if !strings.Contains(file, ".tfrecord-") {
+			t.Errorf("GET %s (%s) during batch 0's fetch: not a shard", r.Path, r.Range)
+			continue
+		}
+		switch {
+		case r.Range == "" || strings.HasSuffix(r.Range, "-"):
+			t.Errorf("GET %s with range %q: a whole or open-ended shard read", r.Path, r.Range)
+		case r.Bytes == 12:
+			hops++
+			hopBytes += r.Bytes
+		case want[rec{file, r.Range}]:
+			got[rec{file, r.Range}] = true
+			recordBytes += r.Bytes
+		default:
+			t.Errorf("GET %s %s (%d bytes): not a record of batch 0's episodes", r.Path, r.Range, r.Bytes)
+		}
+	}
+	if len(got) != len(want) || recordBytes != wantBytes {
+		t.Errorf("fetched %d records, %d bytes; batch 0 needs %d records, %d bytes", len(got), recordBytes, len(want), wantBytes)
+	}
+	total := recordBytes + hopBytes
+	if total*2 > shardBytes {
+		t.Errorf("batch 0 fetched %d bytes of %d in its shards", total, shardBytes)
+	}
+	t.Logf("batch 0 (%d samples, %d episodes in %d shards): %d GETs, %d bytes (%d record bytes, %d header hops); its shards hold %d bytes",
+		len(samples), len(want), len(shards), gets, total, recordBytes, hops, shardBytes)
+}
+
+// localSpans indexes a local TFRecord file.
+func localSpans(t *testing.T, file string) []tfrecord.Span {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans, err := tfrecord.Index(f, fi.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spans
+}
