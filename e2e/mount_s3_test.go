@@ -191,3 +191,70 @@ datasets:
 		t.Fatalf("offline mount: %d disk cache misses, %d hits; want only hits", stats.Disk.Misses, stats.Disk.Hits)
 	}
 }
+
+// TestMountTwoNodes is the two-node recipe: two daemons, as two nodes of
+// one world of 4 ranks (node A --ranks 0-1, node B --ranks 2-3), each with
+// its own cache, the same config and the same s3:// source, and no
+// coordination. Together their ranks serve exactly the batches of a
+// single-node daemon, train and val: rank r's batch i is global batch
+// r + 4i.
+func TestMountTwoNodes(t *testing.T) {
+	testkit.RequireFUSE(t)
+	bridge, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
+	_, env := fakeS3(t, "robotics", map[string]string{"tiny_bridge/1.0.0": bridge})
+	cfg := writeMixText(t, `batch_size: 2
+image_size: [32, 32]
+samples_per_episode: 2
+num_batches: 12
+datasets:
+  - source: s3://robotics/tiny_bridge/1.0.0
+    image_key: steps/observation/image
+    val_split: val
+`)
+	const world = 4
+	single := t.TempDir()
+	startMount(t, single, env, "--config", cfg, "--cache-dir", t.TempDir())
+	nodeA, nodeB := t.TempDir(), t.TempDir()
+	startMount(t, nodeA, env, "--config", cfg, "--cache-dir", t.TempDir(), "--world", "4", "--ranks", "0-1")
+	startMount(t, nodeB, env, "--config", cfg, "--cache-dir", t.TempDir(), "--world", "4", "--ranks", "2-3")
+	node := func(rank int) string {
+		if rank < 2 {
+			return filepath.Join(nodeA, "rank", string(rune('0'+rank)))
+		}
+		return filepath.Join(nodeB, "rank", string(rune('0'+rank)))
+	}
+	var info mountInfo
+	readJSON(t, filepath.Join(single, "info.json"), &info)
+	if info.NumBatches != 12 || info.Val == nil {
+		t.Fatalf("single node: %d train batches, val %v; want 12 and a val view", info.NumBatches, info.Val)
+	}
+	for _, view := range []struct {
+		dir string
+		n   int64
+	}{{"batches", info.NumBatches}, {"val/batches", info.Val.NumBatches}} {
+		want := hashBatches(t, single, view.dir, view.n, 2, 0)
+		perRank := make([][]string, world)
+		for r := range world {
+			var ri struct {
+				Rank  int `json:"rank"`
+				Train struct {
+					NumBatches int64 `json:"num_batches"`
+				} `json:"train"`
+			}
+			readJSON(t, filepath.Join(node(r), "info.json"), &ri)
+			if ri.Rank != r {
+				t.Fatalf("%s/info.json names rank %d", node(r), ri.Rank)
+			}
+			perRank[r] = hashBatches(t, node(r), view.dir, (view.n-int64(r)+world-1)/world, 1, 0)
+		}
+		served := 0
+		for g := range view.n {
+			r, i := g%world, g/world
+			if perRank[r][i] != want[g] {
+				t.Errorf("%s: global batch %d differs from rank %d's batch %d", view.dir, g, r, i)
+			}
+			served++
+		}
+		t.Logf("%s: the 4 ranks of 2 nodes serve the %d batches of one node", view.dir, served)
+	}
+}
