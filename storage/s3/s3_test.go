@@ -289,3 +289,21 @@ func TestDecoratorsCompose(t *testing.T) {
 		}
 	})
 }
+
+// FuzzParseVersion: ParseVersion never panics, and what it accepts prints
+// back (String) to a version it parses to the same fields.
+func FuzzParseVersion(f *testing.F) {
+	for _, s := range []string{"etag abc", "version-id v1 etag abc md5 abc crc32c 0000002a", "generation 5 crc32c 1", "", "etag"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseVersion(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseVersion(v.String())
+		if err != nil || again != v {
+			t.Fatalf("ParseVersion(%q) = %+v, whose String %q parses to %+v, %v", s, v, v.String(), again, err)
+		}
+	})
+}
