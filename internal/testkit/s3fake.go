@@ -37,6 +37,8 @@ type FakeS3 struct {
 	// signed with that access key.
 	requireKey string // guarded by mu
 	versioned  bool   // guarded by mu: see Versioned
+	// denyVersions refuses (403) reads of a version by id.
+	denyVersions bool // guarded by mu
 }
 
 // S3Request is one request FakeS3 served.
@@ -55,10 +57,11 @@ func StartFakeS3(t testing.TB, bucket string, objects map[string][]byte) *FakeS3
 	h := faker.Server()
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		key, versioned := f.requireKey, f.versioned
+		key, versioned, denyVersions := f.requireKey, f.versioned, f.denyVersions
 		f.mu.Unlock()
 		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK, hideVersion: !versioned}
-		if key != "" && !strings.Contains(r.Header.Get("Authorization"), "Credential="+key+"/") {
+		refused := key != "" && !strings.Contains(r.Header.Get("Authorization"), "Credential="+key+"/")
+		if refused || (denyVersions && r.URL.Query().Has("versionId")) {
 			cw.Header().Set("Content-Type", "application/xml")
 			cw.WriteHeader(http.StatusForbidden)
 			if r.Method != http.MethodHead {
@@ -117,6 +120,15 @@ func (f *FakeS3) Versioned(t testing.TB, bucket string) {
 func (f *FakeS3) RequireKey(accessKey string) {
 	f.mu.Lock()
 	f.requireKey = accessKey
+	f.mu.Unlock()
+}
+
+// DenyVersionReads makes the server refuse, with 403 AccessDenied, every
+// read of an object version by id, as S3 does for a caller granted
+// s3:GetObject but not s3:GetObjectVersion.
+func (f *FakeS3) DenyVersionReads() {
+	f.mu.Lock()
+	f.denyVersions = true
 	f.mu.Unlock()
 }
 

@@ -42,6 +42,7 @@ import (
 	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -55,6 +56,9 @@ func init() { storage.Register("s3", Open) }
 // DefaultRegion is the region of a client for which no region is
 // configured: AWS's own default, and what S3-compatible stores accept.
 const DefaultRegion = "us-east-1"
+
+// maxIdleConns is how many idle connections to the store a backend keeps.
+const maxIdleConns = 256
 
 // Backend is a dataset directory under an S3 prefix.
 type Backend struct {
@@ -108,6 +112,12 @@ func New(ctx context.Context, bucket, prefix string, opts storage.Options) (*Bac
 	if cfg.Region == "" {
 		cfg.Region = DefaultRegion
 	}
+	// The SDK keeps 10 idle connections per host; a cold start reads
+	// record headers of up to 128 shards at once.
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		tr.MaxIdleConns = maxIdleConns
+		tr.MaxIdleConnsPerHost = maxIdleConns
+	})
 	b := NewWithConfig(cfg, bucket, prefix, opts)
 	if !opts.Anonymous {
 		if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
@@ -157,8 +167,9 @@ func (b *Backend) OpenVersion(ctx context.Context, name, version string, off, le
 		return nil, fmt.Errorf("%s: %w", storage.Object(b, name), err)
 	}
 	rc, err := b.get(ctx, name, v, off, length)
-	if err != nil && v.ID != "" && isStatus(err, http.StatusForbidden) && !b.anonymous {
-		// Perhaps allowed to read the object but not its versions.
+	if err != nil && v.ID != "" && isStatus(err, http.StatusForbidden) && !b.versionReadDenied.Load() {
+		// Perhaps allowed to read the object but not its versions (a
+		// public bucket's policy often grants s3:GetObject alone).
 		b.versionReadDenied.Store(true)
 		rc, err = b.get(ctx, name, v, off, length)
 	}

@@ -141,6 +141,45 @@ func TestVersionByID(t *testing.T) {
 	}
 }
 
+// TestVersionReadsDenied: where reading versions by id is refused (403:
+// s3:GetObject granted, s3:GetObjectVersion not, as on many public
+// buckets), reads pinned to a version fall back to its ETag: they serve
+// the bytes while they are there, and ErrVersionGone after a rewrite.
+func TestVersionReadsDenied(t *testing.T) {
+	ctx := context.Background()
+	data := testkit.RandomBytes(t, 5000)
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, nil)
+	srv.Versioned(t, testkit.S3Bucket)
+	srv.DenyVersionReads()
+	srv.Put(t, testkit.S3Bucket, key("obj"), data)
+	b := NewWithConfig(srv.Config(), testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
+	info, err := b.Stat(ctx, "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := ParseVersion(info.Version); v.ID == "" {
+		t.Fatalf("Stat version %q: want a version id", info.Version)
+	}
+	for range 2 {
+		if got := readAll(t)(b.OpenVersion(ctx, "obj", info.Version, 10, 100)); !bytes.Equal(got, data[10:110]) {
+			t.Fatal("OpenVersion read other bytes")
+		}
+	}
+	srv.Put(t, testkit.S3Bucket, key("obj"), testkit.RandomBytes(t, 5000))
+	if _, err := b.OpenVersion(ctx, "obj", info.Version, 10, 100); !errors.Is(err, storage.ErrVersionGone) {
+		t.Fatalf("OpenVersion after a rewrite: %v, want ErrVersionGone", err)
+	}
+	var denied int
+	for _, r := range srv.Requests() {
+		if r.Status == 403 {
+			denied++
+		}
+	}
+	if denied != 1 {
+		t.Errorf("%d reads by version id refused, want 1 (then reads go by ETag)", denied)
+	}
+}
+
 func TestParseVersion(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
