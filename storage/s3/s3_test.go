@@ -9,6 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path"
 	"strings"
 	"testing"
@@ -296,6 +300,39 @@ func TestErrors(t *testing.T) {
 			t.Errorf("connection refused: %v, want transient", err)
 		}
 	})
+}
+
+// TestWholeReadChecksum: a whole-object read whose bytes do not match the
+// CRC32C the store publishes fails with storage.ErrChecksum, transient (a
+// retrying copy reads it again); a ranged read is not checked against the
+// whole object's checksum, even where a store sends it.
+func TestWholeReadChecksum(t *testing.T) {
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("obj"): []byte("some bytes of an object")})
+	up, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(up)
+	proxy.ModifyResponse = func(res *http.Response) error {
+		res.Header.Set("x-amz-checksum-crc32c", "AAAAAA==") // the CRC32C of other bytes
+		return nil
+	}
+	ps := httptest.NewServer(proxy)
+	defer ps.Close()
+	cfg := srv.Config()
+	cfg.BaseEndpoint = aws.String(ps.URL)
+	b := NewWithConfig(cfg, testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
+	rc, err := b.Open(context.Background(), "obj", 0, -1)
+	if err == nil {
+		_, err = io.ReadAll(rc)
+		rc.Close()
+	}
+	if !errors.Is(err, storage.ErrChecksum) || !storage.IsTransient(err) {
+		t.Fatalf("a whole read with a wrong checksum: %v, want a transient ErrChecksum", err)
+	}
+	if got := readAll(t)(b.Open(context.Background(), "obj", 5, 5)); string(got) != "bytes" {
+		t.Fatalf("ranged read: %q", got)
+	}
 }
 
 // TestDecoratorsCompose runs the conformance suite through the stack a
