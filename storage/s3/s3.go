@@ -210,7 +210,9 @@ func (b *Backend) get(ctx context.Context, name string, v Version, off, length i
 	out, err := b.client.GetObject(ctx, in)
 	if err != nil {
 		cancel()
-		if off > 0 && isStatus(err, http.StatusRequestedRangeNotSatisfiable) {
+		if isStatus(err, http.StatusRequestedRangeNotSatisfiable) {
+			// A range that starts at or past the end (of an empty object,
+			// too).
 			return http.NoBody, nil
 		}
 		return nil, b.classify(name, err)

@@ -184,6 +184,21 @@ func TestVersionReadsDenied(t *testing.T) {
 	}
 }
 
+// TestEmptyObject: an empty object reads as empty, whole or from any
+// offset, and Stats as size 0.
+func TestEmptyObject(t *testing.T) {
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("empty"): {}})
+	b := NewWithConfig(srv.Config(), testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
+	for _, r := range [][2]int64{{0, -1}, {0, 10}, {3, -1}} {
+		if got := readAll(t)(b.Open(context.Background(), "empty", r[0], r[1])); len(got) != 0 {
+			t.Errorf("read %v of an empty object: %d bytes", r, len(got))
+		}
+	}
+	if info, err := b.Stat(context.Background(), "empty"); err != nil || info.Size != 0 {
+		t.Errorf("Stat = %+v, %v", info, err)
+	}
+}
+
 func TestParseVersion(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
