@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/frames/av"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -257,4 +258,71 @@ datasets:
 		}
 		t.Logf("%s: the 4 ranks of 2 nodes serve the %d batches of one node", view.dir, served)
 	}
+}
+
+// TestMountLeRobotS3: a LeRobot dataset (AV1 video, parquet) on s3:// mixed
+// with a local one serves the batches of the all-local mix through a real
+// mount; after `oxefs warm`, with gofakes3 stopped, `mount --offline`
+// serves them again from the disk cache.
+func TestMountLeRobotS3(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	av1, _ := filepath.Abs("testdata/lerobot/lerobot_av1")
+	h264, _ := filepath.Abs("testdata/lerobot/lerobot_h264")
+	srv, env := fakeS3(t, "robotics", map[string]string{"lerobot_av1": av1})
+	mix := func(src string) string {
+		return writeMixText(t, `batch_size: 3
+image_size: [32, 40]
+samples_per_episode: 2
+datasets:
+  - name: top
+    source: `+src+`
+    image_key: observation.images.top
+    val_split: val
+    offset: [1, 3]
+    language_key: task
+    action_keys: [action]
+    state_key: observation.state
+  - name: front
+    source: `+h264+`
+    image_key: observation.images.front
+    offset: 2
+    action_keys: [action]
+    state_key: observation.state
+`)
+	}
+	local := t.TempDir()
+	ld := startMount(t, local, nil, "--config", mix(av1), "--cache-dir", t.TempDir())
+	var info mountInfo
+	readJSON(t, filepath.Join(local, "info.json"), &info)
+	n := min(info.NumBatches, 6)
+	want, wantVal := hashBatches(t, local, "batches", n, 2, 0), hashBatches(t, local, "val/batches", 1, 1, 0)
+	ld.stop(t)
+
+	cfg, cacheDir := mix("s3://robotics/lerobot_av1"), t.TempDir()
+	check := func(how string, args ...string) {
+		t.Helper()
+		mnt := t.TempDir()
+		d := startMount(t, mnt, env, append([]string{"--config", cfg, "--cache-dir", cacheDir}, args...)...)
+		got, gotVal := hashBatches(t, mnt, "batches", n, 2, 7), hashBatches(t, mnt, "val/batches", 1, 1, 0)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("%s: train batch %d differs from the local mix's", how, i)
+			}
+		}
+		if gotVal[0] != wantVal[0] {
+			t.Errorf("%s: val batch 0 differs from the local mix's", how)
+		}
+		d.stop(t)
+		noCanary(t, how+": the daemon's log", d.stderr())
+	}
+	check("s3:// online")
+	out, stderr, code := runOxefs(t, env, "warm", "--config", cfg, "--cache-dir", cacheDir)
+	if code != 0 || !strings.Contains(out, "mount --offline can serve this mix") {
+		t.Fatalf("warm: exit %d\n%s\n%s", code, out, stderr)
+	}
+	srv.Stop()
+	check("s3:// offline", "--offline", "--fetch-timeout", "1s", "--fetch-stall", "1s")
 }
