@@ -1,16 +1,23 @@
 package loader
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format"
+	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/s3"
 )
 
 // TestS3ColdStartFetchesBatch0: from an empty cache, the fetches batch 0
@@ -107,6 +114,46 @@ datasets:
 	}
 	t.Logf("batch 0 (%d samples, %d episodes in %d shards): %d GETs, %d bytes (%d record bytes, %d header hops); its shards hold %d bytes",
 		len(samples), len(want), len(shards), gets, total, recordBytes, hops, shardBytes)
+}
+
+// TestS3VideoRewritten: a remote video file rewritten with other bytes on
+// s3:// (a new ETag in an unversioned bucket) is a read error that says
+// so, never frames decoded from new bytes through the old sample table.
+func TestS3VideoRewritten(t *testing.T) {
+	requireVideo(t)
+	ctx := context.Background()
+	objects := testkit.ReadDirFiles(t, filepath.Join(lerobotFixtures, "lerobot_av1"))
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, nil)
+	for name, b := range objects {
+		srv.Put(t, testkit.S3Bucket, path.Join(testkit.S3Prefix, name), b)
+	}
+	src := s3.NewWithConfig(srv.Config(), testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
+	st, data := openRemote(t, src, t.TempDir(), 1<<30)
+	defer st.Close()
+	key := episodeKeys(t, mustLeRobot(t, data))[0]
+	ep, err := data.Episode(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "videos/observation.images.top/chunk-000/file-000.mp4"
+	other := bytes.Clone(objects[file])
+	other[len(other)/2] ^= 0xff
+	srv.Put(t, testkit.S3Bucket, path.Join(testkit.S3Prefix, file), other)
+	v, err := ep.Feature("observation.images.top")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := frames.NewDecoder(frames.DecoderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	out := make([]byte, 48*64*3)
+	err = (&frames.Video{Key: "top", Steps: ep.Steps(), Stream: v.(episode.Video)}).Decode(ctx, dec, []int{0}, frames.Slot{Buf: out, Frames: 1, H: 48, W: 64})
+	if err == nil || !strings.Contains(err.Error(), "changed since its sample table was read") || errors.Is(err, episode.ErrCorrupt) {
+		t.Fatalf("decoding from a rewritten file: %v; want a read error saying it changed", err)
+	}
+	t.Log(err)
 }
 
 // localSpans returns the [start, end) of each framed record of a local
