@@ -313,17 +313,48 @@ func checkGolden(t *testing.T, cases []goldenCase, file string) {
 	}
 	want := map[string]goldenDigest{}
 	if !*updateGolden {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatalf("%v (run with -update-golden to write it)", err)
-		}
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		want = readGolden(t, file)
 	}
+	got := goldenDigests(t, cases, func(yaml string) string { return strings.ReplaceAll(yaml, "$DATA", data) })
+	if *updateGolden {
+		b, err := json.MarshalIndent(got, "", " ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %d digests to %s", len(got), file)
+		return
+	}
+	compareGolden(t, want, got, file)
+}
+
+// readGolden reads the digests in file.
+func readGolden(t *testing.T, file string) map[string]goldenDigest {
+	t.Helper()
+	want := map[string]goldenDigest{}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update-golden to write it)", err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return want
+}
+
+// goldenDigests builds the cases' golden batches, each case's YAML
+// rewritten by sources (which places $DATA), and returns their digests by
+// case/view/batch.
+func goldenDigests(t *testing.T, cases []goldenCase, sources func(yaml string) string) map[string]goldenDigest {
+	t.Helper()
 	got := map[string]goldenDigest{}
 	for _, tc := range cases {
-		p, err := openGolden(t, strings.ReplaceAll(tc.yaml, "$DATA", data))
+		p, err := openGolden(t, sources(tc.yaml))
 		if err != nil {
 			t.Fatalf("case %s: %v", tc.name, err)
 		}
@@ -351,20 +382,13 @@ func checkGolden(t *testing.T, cases []goldenCase, file string) {
 			t.Errorf("case %s: no episode substituted; the case no longer covers substitution", tc.name)
 		}
 	}
-	if *updateGolden {
-		b, err := json.MarshalIndent(got, "", " ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %d digests to %s", len(got), file)
-		return
-	}
+	return got
+}
+
+// compareGolden reports each digest of got that differs from want's, and
+// each batch in one but not the other.
+func compareGolden(t *testing.T, want, got map[string]goldenDigest, file string) {
+	t.Helper()
 	keys := make([]string, 0, len(want)+len(got))
 	for k := range want {
 		keys = append(keys, k)

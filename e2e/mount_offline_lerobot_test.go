@@ -63,7 +63,7 @@ datasets:
 		}
 	}
 
-	offline := sameOnlineOffline(t, srv, env, cfg, cacheDir, 2)
+	offline := sameOnlineOffline(t, srv.Stop, env, cfg, cacheDir, 2)
 	var stats struct {
 		Subs map[string]int64 `json:"substitutions"`
 	}

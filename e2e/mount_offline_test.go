@@ -59,7 +59,7 @@ func TestMountOffline(t *testing.T) {
 	cfg := offlineMix(t)
 	srv, env, cacheDir := warmOffline(t, cfg)
 
-	offline := sameOnlineOffline(t, srv, env, cfg, cacheDir, 3)
+	offline := sameOnlineOffline(t, srv.Stop, env, cfg, cacheDir, 3)
 	var stats struct {
 		Disk struct{ Hits, Misses int64 } `json:"disk_cache"`
 	}
@@ -180,9 +180,9 @@ func TestBenchOffline(t *testing.T) {
 }
 
 // sameOnlineOffline mounts cfg online over cacheDir and reads up to 6 train
-// and maxVal val batches, stops srv, mounts again with --offline and checks
+// and maxVal val batches, stops the source, mounts again with --offline and checks
 // that the same batches read the same; it returns the offline mountpoint.
-func sameOnlineOffline(t *testing.T, srv *fakestorage.Server, env []string, cfg, cacheDir string, maxVal int64) string {
+func sameOnlineOffline(t *testing.T, stopSource func(), env []string, cfg, cacheDir string, maxVal int64) string {
 	t.Helper()
 	online := t.TempDir()
 	d := startMount(t, online, env, "--config", cfg, "--cache-dir", cacheDir)
@@ -196,7 +196,7 @@ func sameOnlineOffline(t *testing.T, srv *fakestorage.Server, env []string, cfg,
 	wantVal := hashBatches(t, online, "val/batches", nv, 1, 0)
 	d.stop(t)
 
-	srv.Stop()
+	stopSource()
 	offline := t.TempDir()
 	startMount(t, offline, env, "--config", cfg, "--cache-dir", cacheDir, "--offline",
 		"--fetch-timeout", "1s", "--fetch-stall", "1s")

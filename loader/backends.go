@@ -7,4 +7,5 @@ import (
 	_ "github.com/oxefs/oxefs/format/formats"
 	_ "github.com/oxefs/oxefs/storage/gcs"
 	_ "github.com/oxefs/oxefs/storage/local"
+	_ "github.com/oxefs/oxefs/storage/s3"
 )

@@ -19,7 +19,11 @@
 # cache the last cold run left. Batch 0's episodes come from a mount of the
 # local copy (same plan: only the sources differ), so /dev/fuse is needed.
 #
-# Environment: CASE, RUNS (3), RATE (10MB), LATENCY (30ms), DATA (/tmp/oxefs-cold),
+# STORE=s3 serves the same data as an S3 bucket instead (fakegcs -s3:
+# gofakes3, in memory, same latency and rate) and reads it as s3:// through
+# AWS_ENDPOINT_URL_S3; OUT then defaults to cold-out/CASE-s3.
+#
+# Environment: CASE, STORE (gcs), RUNS (3), RATE (10MB), LATENCY (30ms), DATA (/tmp/oxefs-cold),
 # OUT (cold-out/CASE), PORT (4443), BENCH (bench flags; per-case default below),
 # OXEFS (an oxefs binary to measure instead of this tree's, e.g. an older
 # build for a before/after figure).
@@ -35,7 +39,12 @@ RUNS=${RUNS:-3}
 RATE=${RATE:-10MB}
 LATENCY=${LATENCY:-30ms}
 DATA=${DATA:-/tmp/oxefs-cold}
-OUT=${OUT:-cold-out/$CASE}
+STORE=${STORE:-gcs}
+case "$STORE" in
+gcs) OUT=${OUT:-cold-out/$CASE} ;;
+s3) OUT=${OUT:-cold-out/$CASE-s3} ;;
+*) echo "STORE must be gcs or s3" >&2; exit 2 ;;
+esac
 PORT=${PORT:-4443}
 case "$CASE" in
 four)
@@ -74,16 +83,23 @@ kill -TERM "$mpid"; wait "$mpid" || true
 "$OUT/episodebytes" -data "$SRC" "$OUT/batch0.json" > "$OUT/episodes.json"
 "$OUT/episodebytes" -data "$SRC" "$OUT"/batches/*.json > "$OUT/episodes-run.json"
 
-"$OUT/fakegcs" -dir "$SRC" -store "$SRC.store" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
+if [ "$STORE" = s3 ]; then
+  "$OUT/fakegcs" -s3 -dir "$SRC" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
+else
+  "$OUT/fakegcs" -dir "$SRC" -store "$SRC.store" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
+fi
 gcs=$!
 trap 'kill "$gcs" 2>/dev/null || true' EXIT
 for _ in $(seq 6000); do grep -q serving "$OUT/fakegcs.log" && break; kill -0 "$gcs"; sleep 0.2; done
-sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: gs://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-gcs.yaml"
+scheme=gs
+[ "$STORE" = s3 ] && scheme=s3
+sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: $scheme://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-gcs.yaml"
 
 run() { # name, cache dir
   local t0 t1
   t0=$(date +%s.%N)
-  STORAGE_EMULATOR_HOST=127.0.0.1:$PORT "$X" bench --config "$OUT/mix-gcs.yaml" --cache-dir "$2" \
+  STORAGE_EMULATOR_HOST=127.0.0.1:$PORT AWS_ENDPOINT_URL_S3=http://127.0.0.1:$PORT AWS_REGION=us-east-1 \
+    "$X" bench --config "$OUT/mix-gcs.yaml" --cache-dir "$2" \
     --max-fetch-rate "$RATE" $BENCH --out "$OUT/$1" --json > "$OUT/$1.json" 2>"$OUT/$1.log"
   t1=$(date +%s.%N)
   echo "$t0 $t1" > "$OUT/$1.wall"
@@ -155,7 +171,7 @@ s["run"]["bound_samples_per_s"] = min(s["run"]["bandwidth_samples_per_s"], s["ru
 s["cold_run_over_bound"] = s["cold"]["run_samples_per_s"] / s["run"]["bound_samples_per_s"]
 json.dump(s, open(f"{out}/summary.json", "w"), indent=1)
 c, w = s["cold"], s["warm"]
-print(f"\n{case}: {rate_s}/s, {lat_s} per request, median of {runs}")
+print(f"\n{case} ({out}): {rate_s}/s, {lat_s} per request, median of {runs}")
 print(f"batch 0: {ep['samples']} samples, {ep['episodes']} episodes, {ep['bytes']/1e6:.1f} MB in {ep['shards']} shards, {ep['hops']} hops")
 print(f"bound: {ep['bytes']/1e6:.1f} MB / {rate/1e6:g} MB/s + {ep['hops']} × {lat*1e3:g} ms = {bound:.1f} s")
 print("| | first batch s | open s | fetched MB | samples/s measured | samples/s whole run |")

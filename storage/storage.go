@@ -5,7 +5,7 @@
 // dataset location ("gs://bucket/prefix", a local directory) into a Backend.
 //
 // Package storage imports nothing else of oxefs, and knows no protocol: each
-// backend lives in its own package (storage/local, storage/gcs) and
+// backend lives in its own package (storage/local, storage/gcs, storage/s3) and
 // classifies its own errors, marking the retryable ones with Transient.
 // Retries, rate limits and the disk cache are decorators (storage/retry,
 // storage/ratelimit, storage/diskcache) that wrap any Backend and import
@@ -14,15 +14,16 @@
 //
 // # Adding a backend
 //
-// To read datasets from S3, say, add a package storage/s3 with a type that
-// implements Backend and passes storagetest.Run, wrap its retryable errors
-// with Transient and its missing objects with fs.ErrNotExist, and register
-// its URL scheme from an init function:
+// To read datasets from Azure Blob Storage, say, add a package
+// storage/azure with a type that implements Backend and passes
+// storagetest.Run, wrap its retryable errors with Transient and its missing
+// objects with fs.ErrNotExist, and register its URL scheme from an init
+// function:
 //
-//	func init() { storage.Register("s3", open) }
+//	func init() { storage.Register("az", open) }
 //
 // A program that imports the package (the CLI does, for its side effect)
-// then accepts "s3://bucket/prefix" wherever it accepts a location.
+// then accepts "az://container/prefix" wherever it accepts a location.
 package storage
 
 import (

@@ -19,6 +19,13 @@
 // fake-gcs-server keeps them there, for data sets larger than memory, and
 // a later run with the same -store reuses the objects whose source file has
 // not changed (size and modification time) instead of copying them again.
+//
+// With -s3 it serves the tree as an S3 bucket instead (gofakes3, the
+// server the tests use, objects in memory; -store does not apply), behind
+// the same latency and rate:
+//
+//	fakegcs -s3 -dir /data/synth -latency 30ms -rate 10MB &
+//	AWS_ENDPOINT_URL_S3=http://127.0.0.1:4443 oxefs mount ... # sources s3://synth/NAME/1.0.0
 package main
 
 import (
@@ -39,6 +46,8 @@ import (
 	"time"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/oxefs/oxefs/storage/ratelimit"
 )
@@ -50,6 +59,7 @@ func main() {
 	latency := flag.Duration("latency", 0, "delay before every response, e.g. 30ms: a round trip to GCS")
 	rateText := flag.String("rate", "0", "cap on bytes per second of all responses together, e.g. 10MB (MB = 10^6 bytes); 0: no cap")
 	store := flag.String("store", "", "keep the objects in this directory instead of memory (reused by later runs)")
+	asS3 := flag.Bool("s3", false, "serve an S3 bucket (gofakes3, in memory) instead of a GCS one")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("-dir is required")
@@ -58,27 +68,77 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv, n, err := open(*dir, *bucket, *store, fmt.Sprintf("http://127.0.0.1:%d", *port))
-	if err != nil {
-		log.Fatal(err)
+	var h http.Handler
+	var n int
+	stop := func() {}
+	if *asS3 {
+		if h, n, err = openS3(*dir, *bucket); err != nil {
+			log.Fatal(err)
+		}
+	} else {
+		srv, count, err := open(*dir, *bucket, *store, fmt.Sprintf("http://127.0.0.1:%d", *port))
+		if err != nil {
+			log.Fatal(err)
+		}
+		h, n, stop = srv.HTTPHandler(), count, srv.Stop
 	}
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port))
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs := &http.Server{Handler: slow(srv.HTTPHandler(), *latency, ratelimit.NewLimiter(rate))}
+	hs := &http.Server{Handler: slow(h, *latency, ratelimit.NewLimiter(rate))}
 	go func() {
 		if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Fatal(err)
 		}
 	}()
-	fmt.Printf("serving %d objects of %s as gs://%s at http://%s (STORAGE_EMULATOR_HOST=%s), latency %s, rate %s/s\n",
-		n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText)
+	if *asS3 {
+		fmt.Printf("serving %d objects of %s as s3://%s at http://%s (AWS_ENDPOINT_URL_S3=http://%s), latency %s, rate %s/s\n",
+			n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText)
+	} else {
+		fmt.Printf("serving %d objects of %s as gs://%s at http://%s (STORAGE_EMULATOR_HOST=%s), latency %s, rate %s/s\n",
+			n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText)
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	<-sig
 	hs.Close()
-	srv.Stop()
+	stop()
+}
+
+// openS3 returns a gofakes3 handler holding every file under dir as an
+// object of bucket, in memory, and the number of objects.
+func openS3(dir, bucket string) (http.Handler, int, error) {
+	mem := s3mem.New()
+	if err := mem.CreateBucket(bucket); err != nil {
+		return nil, 0, err
+	}
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		n++
+		_, err = mem.PutObject(bucket, filepath.ToSlash(rel), map[string]string{}, f, st.Size(), nil)
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("serving %s: %w", dir, err)
+	}
+	return gofakes3.New(mem, gofakes3.WithLogger(gofakes3.DiscardLog())).Server(), n, nil
 }
 
 // sourceKey is the object metadata that records which source file an

@@ -10,8 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/ratelimit"
+	"github.com/oxefs/oxefs/storage/s3"
 )
 
 func writeTree(t *testing.T, files map[string][]byte) string {
@@ -148,5 +152,34 @@ func TestParseRate(t *testing.T) {
 				t.Errorf("parseRate(%q) = %d, %v; want %d", tc.in, got, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestS3 serves a tree with -s3 and reads it through the S3 backend: the
+// bytes are the files', and every request waits at least the latency.
+func TestS3(t *testing.T) {
+	data := testkit.RandomBytes(t, 1<<20)
+	dir := writeTree(t, map[string][]byte{"ds/1.0.0/shard": data, "ds/1.0.0/info.json": []byte("{}")})
+	h, n, err := openS3(dir, "b")
+	if err != nil || n != 2 {
+		t.Fatalf("openS3: %d objects, %v; want 2", n, err)
+	}
+	const latency = 80 * time.Millisecond
+	ts := httptest.NewServer(slow(h, latency, nil))
+	defer ts.Close()
+	cfg := aws.Config{Region: "us-east-1", BaseEndpoint: aws.String(ts.URL), Credentials: aws.AnonymousCredentials{}}
+	b := s3.NewWithConfig(cfg, "b", "ds/1.0.0", storage.Options{Anonymous: true})
+	start := time.Now()
+	rc, err := b.Open(context.Background(), "shard", 100, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, data[100:1100]) {
+		t.Fatalf("read %d bytes (%v), want the shard's 1000 from byte 100", len(got), err)
+	}
+	if d := time.Since(start); d < latency {
+		t.Errorf("a ranged read took %v, under the %v latency", d, latency)
 	}
 }
