@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/oxefs/oxefs/episode"
@@ -254,13 +255,13 @@ func (ep *Episode) timestamps() []float64 {
 	return ts
 }
 
-// matchVideos finds, for every video camera and step, the frame that shows
-// it: the sample of the camera's video file whose presentation time is
+// matchVideos finds, for every video camera the dataset reads (see
+// UseCameras) and step, the frame that shows it: the sample of the camera's video file whose presentation time is
 // nearest from_timestamp + timestamp, which must be within Tolerance.
 func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 	d := ep.d
 	ts := ep.timestamps()
-	for _, k := range d.videoKey {
+	for _, k := range d.cameras {
 		span, ok := e.Videos[k]
 		if !ok {
 			return ep.Corrupt(fmt.Errorf("the episode table has no video file for %s", k))
@@ -270,10 +271,14 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 			return ep.Corrupt(err)
 		}
 		vf, err := d.video(ctx, path)
-		if err != nil {
-			if isCorrupt(err) || errors.Is(err, fs.ErrNotExist) {
-				return ep.Corrupt(fmt.Errorf("camera %s: %w", k, err))
-			}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// A listed file that is not there: the episode's, like a
+			// missing data file, never the reader's "no such file".
+			return ep.Corrupt(fmt.Errorf("%w: camera %s: %v", episode.ErrMissingShard, k, err))
+		case isCorrupt(err):
+			return ep.Corrupt(fmt.Errorf("camera %s: %w", k, err))
+		case err != nil:
 			return err
 		}
 		vs := &videoSteps{id: vf.id, codec: vf.codec, config: vf.config, obj: vf.obj, timescale: vf.timescale, shown: make([]int32, ep.steps)}
@@ -352,6 +357,9 @@ func (ep *Episode) Feature(key string) (episode.View, error) {
 	}
 	if vs, ok := ep.videos[key]; ok {
 		return &videoView{spec: f, ep: ep, v: vs}, nil
+	}
+	if slices.Contains(ep.d.videoKey, key) {
+		return nil, fmt.Errorf("dataset %s: camera %s is not read (the dataset reads %v, see UseCameras)", ep.name, key, ep.d.cameras)
 	}
 	v := &view{spec: f, per: 1}
 	if f.Kind == episode.KindTensor {

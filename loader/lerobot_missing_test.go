@@ -1,0 +1,170 @@
+package loader
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/format/lerobot"
+	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/storage/local"
+)
+
+// missingVideoYAML reads lerobot_av1's top camera; the fixture also has a
+// wrist camera, each camera's episodes in two video files.
+const missingVideoYAML = "seed: 3\nbatch_size: 4\nimage_size: [24, 32]\nsamples_per_episode: 3\ndatasets:\n  - source: %s\n    name: lr\n    split: train+val\n    image_key: observation.images.top\n    offset: 1\n    action_keys: [action]\n    state_key: observation.state\n    language_key: task\n"
+
+// openMissingPipeline opens missingVideoYAML over dir.
+func openMissingPipeline(t *testing.T, dir string, strict bool) *Pipeline {
+	t.Helper()
+	cfg, err := config.Parse(fmt.Appendf(nil, missingVideoYAML, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Open(context.Background(), Options{
+		Config: cfg, CacheDir: t.TempDir(), Mem: 256 << 20, Disk: 1 << 30, Strict: strict,
+		Workers: 2, Version: "test", Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// episodesInVideo returns the ids' suffixes (episode_NNNNNN) of the
+// episodes whose camera lies in video file 0 of dir.
+func episodesInVideo(t *testing.T, dir, camera string, file int64) []string {
+	t.Helper()
+	d, err := lerobot.Open(context.Background(), "", local.New(dir), lerobot.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range d.Episodes() {
+		if e.Videos[camera].File == file {
+			out = append(out, fmt.Sprintf("episode_%06d", e.Index))
+		}
+	}
+	if len(out) == 0 || len(out) == len(d.Episodes()) {
+		t.Fatalf("%d of %d episodes in %s file %d: the test needs some in it and some not", len(out), len(d.Episodes()), camera, file)
+	}
+	return out
+}
+
+// TestLeRobotMissingVideo: a video file deleted from a LeRobot dataset
+// costs only what reads it. A camera the mix does not read may lose its
+// files: every batch is what the whole dataset gives, byte for byte, with
+// nothing substituted. A file of the camera it reads costs the episodes in
+// it: they are substituted and counted as missing_shard (like a missing
+// data file), naming the file; with --strict the batches that hold them
+// fail with a read error that does not match fs.ErrNotExist (the mount
+// answers EIO, never ENOENT) while the others build.
+func TestLeRobotMissingVideo(t *testing.T) {
+	requireVideo(t)
+	fixture := filepath.Join(lerobotFixtures, "lerobot_av1")
+	whole := openMissingPipeline(t, fixture, false)
+	n := whole.Mix.Train.NumBatches()
+	want := make([]builtBatch, n)
+	for i := range n {
+		want[i] = getBatch(t, whole, i)
+	}
+
+	t.Run("unused camera", func(t *testing.T) {
+		dir := testkit.CopyDir(t, fixture)
+		for _, f := range []string{"file-000.mp4", "file-001.mp4"} {
+			if err := os.Remove(filepath.Join(dir, "videos/observation.images.wrist/chunk-000", f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := openMissingPipeline(t, dir, true) // --strict: nothing may be substituted
+		for i := range n {
+			got := getBatch(t, p, i)
+			if !bytes.Equal(got.frames, want[i].frames) || fmt.Sprint(got.meta.EpisodeID) != fmt.Sprint(want[i].meta.EpisodeID) {
+				t.Errorf("batch %d differs from the whole dataset's: %v, want %v", i, got.meta.EpisodeID, want[i].meta.EpisodeID)
+			}
+		}
+		if subs, bad := p.Builds.Substitutions(); len(subs) > 0 || len(bad) > 0 {
+			t.Errorf("substitutions %v %v; the camera read is whole", subs, bad)
+		}
+	})
+
+	const top = "observation.images.top"
+	lost := episodesInVideo(t, fixture, top, 0)
+	gone := "videos/observation.images.top/chunk-000/file-000.mp4"
+	holds := func(b builtBatch) bool {
+		for _, id := range b.meta.EpisodeID {
+			for _, e := range lost {
+				if strings.HasSuffix(id, e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+
+	t.Run("used camera", func(t *testing.T) {
+		dir := testkit.CopyDir(t, fixture)
+		if err := os.Remove(filepath.Join(dir, gone)); err != nil {
+			t.Fatal(err)
+		}
+		p := openMissingPipeline(t, dir, false)
+		for i := range n {
+			if b := getBatch(t, p, i); holds(b) {
+				t.Errorf("batch %d holds an episode of the deleted %s: %v", i, gone, b.meta.EpisodeID)
+			}
+		}
+		subs, bad := p.Builds.Substitutions()
+		if subs["missing_shard"] == 0 || subs["corrupt"] != 0 {
+			t.Errorf("substitutions %v; want missing_shard only", subs)
+		}
+		for _, b := range bad {
+			if !strings.Contains(b.Reason, "file-000.mp4") || !strings.Contains(b.Reason, top) {
+				t.Errorf("%s: reason %q names neither the camera nor the file", b.Episode, b.Reason)
+			}
+		}
+	})
+
+	t.Run("used camera, strict", func(t *testing.T) {
+		dir := testkit.CopyDir(t, fixture)
+		if err := os.Remove(filepath.Join(dir, gone)); err != nil {
+			t.Fatal(err)
+		}
+		p := openMissingPipeline(t, dir, true)
+		failed := 0
+		for i := range n {
+			b, err := p.Train.Get(context.Background(), i)
+			if !holds(want[i]) {
+				if err != nil {
+					t.Errorf("batch %d, which needs no episode of %s: %v", i, gone, err)
+					continue
+				}
+				b.Release()
+				continue
+			}
+			if err == nil {
+				b.Release()
+				t.Errorf("batch %d holds an episode of the deleted %s and built under --strict", i, gone)
+				continue
+			}
+			failed++
+			if errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("batch %d: %v matches fs.ErrNotExist: the mount would answer ENOENT for a listed batch", i, err)
+			}
+			if !strings.Contains(err.Error(), "file-000.mp4") {
+				t.Errorf("batch %d: %v does not name the missing file", i, err)
+			}
+		}
+		if failed == 0 {
+			t.Fatal("no batch needed the deleted file")
+		}
+	})
+}
