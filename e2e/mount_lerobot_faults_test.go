@@ -105,3 +105,136 @@ func TestMountDeadLeRobotSource(t *testing.T) {
 	}
 	t.Logf("batch 0 read %v after the source came back", time.Since(back).Round(time.Millisecond))
 }
+
+// missingYAML reads one camera of a LeRobot dataset at $DIR.
+const missingYAML = `
+seed: 3
+batch_size: 4
+image_size: [24, 32]
+samples_per_episode: 2
+datasets:
+  - name: lr
+    source: $DIR
+    split: $SPLIT
+    image_key: $CAMERA
+    offset: 1
+`
+
+// TestMountLeRobotMissingVideo: through a real mount, a deleted video
+// file costs only the batches that read it, and never answers ENOENT.
+//   - A camera the mix does not read loses both its files: every batch is
+//     byte for byte what the whole dataset gives.
+//   - One of the two files of the camera read is deleted: every batch is
+//     served, the episodes in it substituted and counted as missing_shard
+//     in stats.json; with --strict exactly the batches that hold one of
+//     them answer EIO, the others are served.
+//   - The only file of the camera read is deleted: no episode is usable,
+//     and every batch answers EIO.
+func TestMountLeRobotMissingVideo(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	data, _ := filepath.Abs("testdata/lerobot")
+	const top, wrist = "observation.images.top", "observation.images.wrist"
+	mount := func(t *testing.T, dir, camera, split string, args ...string) string {
+		cfg := writeMixText(t, strings.NewReplacer("$DIR", dir, "$CAMERA", camera, "$SPLIT", split).Replace(missingYAML))
+		mnt := t.TempDir()
+		startMount(t, mnt, nil, append([]string{"--config", cfg, "--cache-dir", t.TempDir()}, args...)...)
+		return mnt
+	}
+	without := func(t *testing.T, fixture string, files ...string) string {
+		dir := testkit.CopyDir(t, filepath.Join(data, fixture))
+		for _, f := range files {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	readBatch := func(mnt string, n int) ([]byte, error) {
+		return os.ReadFile(filepath.Join(mnt, "batches", fmt.Sprintf("%06d.npy", n)))
+	}
+
+	whole := mount(t, filepath.Join(data, "lerobot_av1"), top, "train+val")
+	var info mountInfo
+	readJSON(t, filepath.Join(whole, "info.json"), &info)
+	n := int(info.NumBatches)
+	want := hashBatches(t, whole, "batches", int64(n), 1, 0)
+	ids := make([][]string, n)
+	for i := range n {
+		var meta struct {
+			EpisodeID []string `json:"episode_id"`
+		}
+		readJSON(t, filepath.Join(whole, "batches", fmt.Sprintf("%06d.json", i)), &meta)
+		ids[i] = meta.EpisodeID
+	}
+
+	t.Run("unused camera", func(t *testing.T) {
+		dir := without(t, "lerobot_av1", "videos/"+wrist+"/chunk-000/file-000.mp4", "videos/"+wrist+"/chunk-000/file-001.mp4")
+		mnt := mount(t, dir, top, "train+val", "--strict")
+		got := hashBatches(t, mnt, "batches", int64(n), 1, 0)
+		for i := range n {
+			if got[i] != want[i] {
+				t.Errorf("batch %d differs from the whole dataset's", i)
+			}
+		}
+	})
+
+	// The episodes whose top camera lies in file-000: those of the first
+	// data file in lerobot_av1 (episodes 0..4).
+	gone := "videos/" + top + "/chunk-000/file-000.mp4"
+	lost := func(i int) bool {
+		for _, id := range ids[i] {
+			var e int
+			if _, err := fmt.Sscanf(id[strings.LastIndex(id, "_")+1:], "%d", &e); err == nil && e < 5 {
+				return true
+			}
+		}
+		return false
+	}
+
+	t.Run("used camera", func(t *testing.T) {
+		mnt := mount(t, without(t, "lerobot_av1", gone), top, "train+val")
+		for i := range n {
+			if _, err := readBatch(mnt, i); err != nil {
+				t.Fatalf("batch %d: %v", i, err)
+			}
+		}
+		var stats struct {
+			Substitutions map[string]int64 `json:"substitutions"`
+		}
+		readJSON(t, filepath.Join(mnt, "stats.json"), &stats)
+		if stats.Substitutions["missing_shard"] == 0 {
+			t.Errorf("stats.json substitutions %v; want missing_shard counted", stats.Substitutions)
+		}
+	})
+
+	t.Run("used camera, strict", func(t *testing.T) {
+		mnt := mount(t, without(t, "lerobot_av1", gone), top, "train+val", "--strict")
+		failed := 0
+		for i := range n {
+			_, err := readBatch(mnt, i)
+			switch {
+			case lost(i) && !errors.Is(err, syscall.EIO):
+				t.Errorf("batch %d holds an episode of the deleted file: %v, want EIO", i, err)
+			case !lost(i) && err != nil:
+				t.Errorf("batch %d needs nothing of the deleted file: %v", i, err)
+			case err != nil:
+				failed++
+			}
+		}
+		if failed == 0 {
+			t.Error("no batch needed the deleted file")
+		}
+	})
+
+	t.Run("only file of the camera", func(t *testing.T) {
+		mnt := mount(t, without(t, "lerobot_h264", "videos/observation.images.front/chunk-000/file-000.mp4"), "observation.images.front", "train")
+		for i := range 2 {
+			if _, err := readBatch(mnt, i); !errors.Is(err, syscall.EIO) {
+				t.Errorf("batch %d of a dataset whose camera is gone: %v, want EIO", i, err)
+			}
+		}
+	})
+}
