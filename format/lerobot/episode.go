@@ -293,6 +293,9 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 		}
 		if ep.steps > 0 {
 			vs.first, vs.samples = vf.window(vs.shown)
+			if err := vf.lost(vs.samples); err != nil {
+				return ep.Corrupt(fmt.Errorf("camera %s: %w", k, err))
+			}
 			vs.span = spanOf(vs.samples)
 		}
 		ep.size += len(vs.shown)*4 + len(vs.samples)*sampleSize
