@@ -238,3 +238,104 @@ func TestMountLeRobotMissingVideo(t *testing.T) {
 		}
 	})
 }
+
+// synthDamageYAML reads two LeRobot synth datasets, one camera each
+// (synth_bridge has two: image_0 and image_1). $DIR is synth's output.
+const synthDamageYAML = `
+seed: 5
+batch_size: 4
+image_size: [32, 32]
+samples_per_episode: 2
+datasets:
+  - name: fractal
+    source: $DIR/synth_fractal
+    image_key: observation.images.image
+    offset: 1
+  - name: bridge
+    source: $DIR/synth_bridge
+    image_key: observation.images.image_0
+    offset: 1
+`
+
+// TestMountLeRobotDamagedVideo: on `oxefs synth --format lerobot` data
+// (each camera's episodes in one video file, its sample table first, as
+// LeRobot writes), a damaged video file costs only what it holds of what
+// the mix reads.
+//   - The camera the mix does not read (bridge's image_1) deleted: every
+//     batch is byte for byte the whole data's.
+//   - The camera read cut to 60%: every batch is served; the episodes
+//     past the cut are substituted and counted as corrupt in stats.json
+//     (bad_episodes names them, all of bridge, and not all of bridge's);
+//     no dataset is unusable.
+func TestMountLeRobotDamagedVideo(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	data := t.TempDir()
+	if _, stderr, code := runOxefs(t, nil, "synth", "--format", "lerobot", "--codec", "h264", "--datasets", "2", "--episodes", "6", "--steps", "10", data); code != 0 {
+		t.Fatalf("synth: exit %d\n%s", code, stderr)
+	}
+	mount := func(t *testing.T, dir string) string {
+		cfg := writeMixText(t, strings.ReplaceAll(synthDamageYAML, "$DIR", dir))
+		mnt := t.TempDir()
+		startMount(t, mnt, nil, "--config", cfg, "--cache-dir", t.TempDir())
+		return mnt
+	}
+	whole := mount(t, data)
+	var info mountInfo
+	readJSON(t, filepath.Join(whole, "info.json"), &info)
+	n := info.NumBatches
+	want := hashBatches(t, whole, "batches", n, 1, 0)
+	const bridge = "synth_bridge/videos/observation.images.image_%d/chunk-000/file-000.mp4"
+
+	t.Run("unused camera deleted", func(t *testing.T) {
+		dir := testkit.CopyDir(t, data)
+		if err := os.Remove(filepath.Join(dir, fmt.Sprintf(bridge, 1))); err != nil {
+			t.Fatal(err)
+		}
+		got := hashBatches(t, mount(t, dir), "batches", n, 1, 0)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("batch %d differs from the whole data's", i)
+			}
+		}
+	})
+
+	t.Run("camera read cut short", func(t *testing.T) {
+		dir := testkit.CopyDir(t, data)
+		video := filepath.Join(dir, fmt.Sprintf(bridge, 0))
+		b, err := os.ReadFile(video)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(video, b[:len(b)*6/10], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mnt := mount(t, dir)
+		for i := range n {
+			if _, err := os.ReadFile(filepath.Join(mnt, "batches", fmt.Sprintf("%06d.npy", i))); err != nil {
+				t.Fatalf("batch %d: %v", i, err)
+			}
+		}
+		var stats struct {
+			Substitutions map[string]int64                   `json:"substitutions"`
+			Bad           []struct{ Episode, Reason string } `json:"bad_episodes"`
+			Unusable      map[string]string                  `json:"unusable_datasets"`
+		}
+		readJSON(t, filepath.Join(mnt, "stats.json"), &stats)
+		if stats.Substitutions["corrupt"] == 0 || len(stats.Bad) == 0 || len(stats.Unusable) > 0 {
+			t.Fatalf("stats.json: substitutions %v, bad episodes %v, unusable %v; want the episodes past the cut substituted, nothing unusable",
+				stats.Substitutions, stats.Bad, stats.Unusable)
+		}
+		for _, e := range stats.Bad {
+			if !strings.HasPrefix(e.Episode, "bridge/") || !strings.Contains(e.Reason, "truncated") {
+				t.Errorf("bad episode %s: %s; want bridge's, cut short", e.Episode, e.Reason)
+			}
+		}
+		if len(stats.Bad) >= 6 {
+			t.Errorf("%d of bridge's 6 train episodes substituted: the cut should cost only those past it", len(stats.Bad))
+		}
+		t.Logf("substituted: %v", stats.Bad)
+	})
+}
