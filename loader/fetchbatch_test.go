@@ -13,6 +13,7 @@ import (
 	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/frames/av"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
@@ -33,7 +34,7 @@ func isFile(p string) bool {
 // remoteLeRobotMix is a Mix of one remote LeRobot dataset (lerobot_av1
 // behind a HangProxy, read with a short retry budget) whose episodes go
 // through a RAM cache, as the pipeline builds it, reading the top camera.
-func remoteLeRobotMix(t *testing.T, policy retry.Policy) (*Mix, *testkit.HangProxy, []episode.Key) {
+func remoteLeRobotMix(t testing.TB, policy retry.Policy) (*Mix, *testkit.HangProxy, []episode.Key) {
 	t.Helper()
 	dir := filepath.Join(lerobotFixtures, "lerobot_av1")
 	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
@@ -124,4 +125,54 @@ func TestFetchBatchBringsVideo(t *testing.T) {
 			t.Fatalf("episode %v with the source dead after fetchBatch: %v", s.Episode, err)
 		}
 	}
+}
+
+// BenchmarkFetchBatchWarm measures what fetchBatch costs a warm batch of a
+// remote LeRobot dataset (episodes in the RAM cache, video samples in the
+// disk cache), beside decoding the same batch's frames (two per sample at
+// 24×32): the price of the per-read deadline on warm reads.
+func BenchmarkFetchBatchWarm(b *testing.B) {
+	if err := av.Available(); err != nil {
+		b.Skipf("video decoding unavailable: %v", err)
+	}
+	m, _, keys := remoteLeRobotMix(b, retry.Policy{})
+	samples := make([]plan.Sample, 8)
+	for i := range samples {
+		samples[i] = plan.Sample{Dataset: 0, Episode: keys[i%len(keys)]}
+	}
+	ctx := context.Background()
+	if err := m.fetchBatch(ctx, samples); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("fetch", func(b *testing.B) {
+		for b.Loop() {
+			if err := m.fetchBatch(ctx, samples); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		dec, err := frames.NewDecoder(frames.DecoderOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer dec.Close()
+		out := make([]byte, 2*24*32*3)
+		for b.Loop() {
+			for _, s := range samples {
+				ep, err := m.Datasets[0].Episodes.Episode(ctx, s.Episode)
+				if err != nil {
+					b.Fatal(err)
+				}
+				v, err := ep.Feature("observation.images.top")
+				if err != nil {
+					b.Fatal(err)
+				}
+				idx := []int{0, ep.Steps() - 1}
+				if err := (&frames.Video{Key: "top", Steps: ep.Steps(), Stream: v.(episode.Video)}).Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: 2, H: 24, W: 32}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/oxefs/oxefs/episode"
 )
@@ -51,6 +52,10 @@ type videoSteps struct {
 	first     int
 	samples   []sample
 	span      byteSpan // the file's bytes the samples occupy
+	// fetched is set once FetchBytes brought span into the disk cache: a
+	// warm batch then asks the cache nothing more (should the range be
+	// evicted later, the decode fetches it again).
+	fetched atomic.Bool
 }
 
 var _ episode.Episode = (*Episode)(nil)
