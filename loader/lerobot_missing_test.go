@@ -151,3 +151,43 @@ func TestLeRobotMissingVideo(t *testing.T) {
 		}
 	})
 }
+
+// TestLeRobotTruncatedDataFile: a data file cut short costs the episodes
+// stored in it, and only those: every batch builds, the bad episodes are
+// counted as corrupt naming that file, none of them is in a batch, and
+// the episodes of the other data files are.
+func TestLeRobotTruncatedDataFile(t *testing.T) {
+	requireVideo(t)
+	dir := testkit.CopyDir(t, filepath.Join(lerobotFixtures, "lerobot_av1"))
+	data := filepath.Join(dir, "data/chunk-000/file-001.parquet")
+	b, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, b[:len(b)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := openMissingPipeline(t, dir, false)
+	served := map[string]bool{}
+	for i := range p.Mix.Train.NumBatches() {
+		for _, id := range getBatch(t, p, i).meta.EpisodeID {
+			served[id] = true
+		}
+	}
+	subs, bad := p.Builds.Substitutions()
+	if subs["corrupt"] == 0 || len(bad) == 0 {
+		t.Fatalf("substitutions %v: the truncated file's episodes should be", subs)
+	}
+	for _, e := range bad {
+		if !strings.Contains(e.Reason, "file-001.parquet") {
+			t.Errorf("%s: %q does not name the truncated file", e.Episode, e.Reason)
+		}
+		if served[e.Episode] {
+			t.Errorf("%s is bad but in a batch", e.Episode)
+		}
+	}
+	if len(served) == 0 || len(bad) >= 7 {
+		t.Errorf("%d episodes served, %d bad: the other data files' episodes should be served", len(served), len(bad))
+	}
+	t.Logf("served %d episodes; bad: %v", len(served), bad)
+}
