@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -190,4 +191,40 @@ func TestLeRobotTruncatedDataFile(t *testing.T) {
 		t.Errorf("%d episodes served, %d bad: the other data files' episodes should be served", len(served), len(bad))
 	}
 	t.Logf("served %d episodes; bad: %v", len(served), bad)
+}
+
+// TestLeRobotDamageFromGCS: from a gs:// source, a damaged video file
+// costs what it costs locally. The top camera's second file cut to 60%
+// (its sample table first) makes episode 6 corrupt and leaves every
+// other episode readable; its first file deleted makes episodes 0..4
+// missing_shard, without fs.ErrNotExist.
+func TestLeRobotDamageFromGCS(t *testing.T) {
+	dir := testkit.LeRobotDamaged(t, "truncated_mp4")
+	if err := os.Remove(filepath.Join(dir, "videos/observation.images.top/chunk-000/file-000.mp4")); err != nil {
+		t.Fatal(err)
+	}
+	upstream := testkit.StartFakeGCS(t, testkit.ReadDirFiles(t, dir))
+	st, data := openRemote(t, gcsSource(t, upstream.URL()), t.TempDir(), 1<<30)
+	defer st.Close()
+	data = mustLeRobot(t, data)
+	d := &Dataset{Config: config.DatasetConfig{Name: "lr", ImageKey: "observation.images.top"}, Data: data}
+	if err := useCameras([]opened{{ds: d}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i, key := range episodeKeys(t, data) {
+		_, err := data.Episode(ctx, key)
+		switch {
+		case i < 5:
+			if !errors.Is(err, episode.ErrMissingShard) || errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("episode %d, in the deleted file: %v, want missing_shard and not fs.ErrNotExist", i, err)
+			}
+		case i == 6:
+			if !errors.Is(err, episode.ErrCorrupt) || !strings.Contains(err.Error(), "truncated") {
+				t.Errorf("episode %d, past the cut: %v, want corrupt, truncated", i, err)
+			}
+		case err != nil:
+			t.Errorf("episode %d: %v; the damage does not touch it", i, err)
+		}
+	}
 }
