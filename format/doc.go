@@ -16,6 +16,11 @@
 //     statistics), kept under its identity;
 //   - ShardFetcher: remote bytes worth fetching ahead of the reads, whole
 //     shards in plan order and each batch's episodes at once (RLDS);
+//   - CameraSelector: cameras stored as files of their own, left unread
+//     when no mix entry reads them (LeRobot's video files);
+//   - EpisodeBytes (of a loaded episode): remote bytes its decode reads
+//     beyond its load, fetched with the rest of its batch (LeRobot's
+//     video samples);
 //   - Warmer and OfflineChecker: what `oxefs warm` saves for mount
 //     --offline, and what the cache still lacks;
 //   - Describer: the description `oxefs inspect` prints;

@@ -48,6 +48,25 @@ type SplitChecker interface {
 	CheckSplit(split string) error
 }
 
+// EpisodeBytes is a loaded episode whose decode reads more remote bytes
+// than its load did (a LeRobot episode's video samples). FetchBytes
+// brings them into the disk cache, so that a build can ask for every
+// byte its batch needs at once, before any decoding; it does nothing
+// for bytes that are there already or read in place.
+type EpisodeBytes interface {
+	FetchBytes(ctx context.Context) error
+}
+
+// CameraSelector is a dataset whose cameras are files of their own
+// (LeRobot's video files) and that can leave out those no reader uses:
+// their files are then never read, so that one missing or damaged costs
+// nothing to a mix that does not read it.
+type CameraSelector interface {
+	// UseCameras names the image features read; other cameras' files are
+	// left alone. It is called once, before any episode is loaded.
+	UseCameras(keys []string) error
+}
+
 // Deriver is a dataset that keeps files derived from its bytes (the
 // normalisation statistics) under its identity: what was saved for other
 // bytes is not found.

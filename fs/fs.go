@@ -21,10 +21,11 @@
 // # Error handling
 //
 // Every error reaching the kernel passes through one function, errno: a
-// missing batch (an error matching io/fs.ErrNotExist) is ENOENT, a read
-// whose reader gave up (the request was interrupted) is EINTR, anything
-// else EIO, logged once there with the operation and the batch. Writes are
-// EROFS.
+// read whose reader gave up (the request was interrupted) is EINTR,
+// anything else EIO, logged once there with the operation and the batch.
+// A name that is not a batch is ENOENT at lookup; a batch file that was
+// looked up exists, so its open and reads never answer ENOENT, even when
+// what failed was a missing file of the dataset. Writes are EROFS.
 //
 // # Kernel caching
 //
@@ -85,7 +86,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -170,8 +170,6 @@ func errno(log *slog.Logger, err error, op string, n int64) syscall.Errno {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, fs.ErrNotExist):
-		return syscall.ENOENT
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return syscall.EINTR
 	}

@@ -20,7 +20,9 @@
 //     worker goroutine (build.Pool).
 //   - Scheduler: one batch.Scheduler per view, whose BuildFunc is a
 //     build.Builder's: plan the batch once, fetch its remote episodes
-//     (format.FetchEpisodes), load them, substitute the unusable ones
+//     all at once (format.FetchEpisodes; formats without a fetcher have
+//     their episodes loaded and their format.EpisodeBytes fetched: see
+//     fetchbatch.go), load them, substitute the unusable ones
 //     (counted, deterministic), assemble every sample in parallel on the
 //     shared build.Pool.
 //

@@ -353,7 +353,7 @@ func TestLeRobotDataFromDiskCache(t *testing.T) {
 
 // gcsSource is the fixture objects' prefix read from the fake GCS server,
 // or a proxy in front of it, at url.
-func gcsSource(t *testing.T, url string) storage.Backend {
+func gcsSource(t testing.TB, url string) storage.Backend {
 	return gcs.NewWithClient(testkit.NewGCSClient(t, url), testkit.GCSBucket, path.Clean(testkit.GCSPrefix))
 }
 
@@ -375,7 +375,7 @@ func openRemote(t *testing.T, src storage.Backend, cacheDir string, disk int64) 
 
 // mustLeRobot returns data, failing the test unless the registry opened
 // it as LeRobot.
-func mustLeRobot(t *testing.T, data format.Dataset) format.Dataset {
+func mustLeRobot(t testing.TB, data format.Dataset) format.Dataset {
 	t.Helper()
 	if got := format.NameOf(data); got != "LeRobot" {
 		t.Fatalf("opened as %T (format %q), want a LeRobot dataset", data, got)
@@ -396,7 +396,7 @@ func openLocal(t *testing.T, dir string) format.Dataset {
 
 // episodeKeys lists the key of every episode of d, split by split, shard
 // by shard.
-func episodeKeys(t *testing.T, d format.Dataset) []episode.Key {
+func episodeKeys(t testing.TB, d format.Dataset) []episode.Key {
 	t.Helper()
 	info := d.Info()
 	var ranges []episode.Range

@@ -262,7 +262,32 @@ func openAll(ctx context.Context, dcs []*config.DatasetConfig, env *format.Env) 
 		sort.SliceStable(all, func(i, j int) bool { return all[i].Line < all[j].Line })
 		return nil, all
 	}
+	if err := useCameras(out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// useCameras tells each dataset that can leave cameras out
+// (format.CameraSelector) which it reads: the image keys of every entry
+// over its source, since entries over one source share its parsed
+// episodes (package episodes).
+func useCameras(out []opened) error {
+	keys := map[string][]string{}
+	for _, o := range out {
+		loc := o.ds.Data.Info().Location
+		if k := o.ds.Config.ImageKey; k != "" && !slices.Contains(keys[loc], k) {
+			keys[loc] = append(keys[loc], k)
+		}
+	}
+	for _, o := range out {
+		if cs, ok := o.ds.Data.(format.CameraSelector); ok {
+			if err := cs.UseCameras(keys[o.ds.Data.Info().Location]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // plan builds the train and val plans of the opened datasets, indexing

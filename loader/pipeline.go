@@ -256,17 +256,16 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 
 func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *build.Stats) (*batch.Scheduler, error) {
 	opts := build.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log}
-	if p.prefetch != nil {
+	if p.Mix.hasRemote() {
 		// The batch's remote episodes arrive before the samples are
-		// queued, all at once and each on its own (its record's byte
+		// queued, all at once and each on its own (an RLDS record's byte
 		// range, not its whole shard, which the prefetcher brings in plan
-		// order meanwhile): decode workers then never wait on the network,
-		// so neither readahead nor another view's builds hold them while
-		// this batch's source is slow, and a dead source fails the batch
-		// within one retry budget.
-		opts.Fetch = func(ctx context.Context, samples []plan.Sample) error {
-			return format.FetchEpisodes(ctx, p.Mix.EpisodeRefs(samples))
-		}
+		// order meanwhile; a LeRobot episode's rows and video samples):
+		// decode workers then never wait on the network, so neither
+		// readahead nor another view's builds hold them while this
+		// batch's source is slow, and a dead source fails the batch
+		// within one retry budget (see fetchbatch.go).
+		opts.Fetch = p.Mix.fetchBatch
 	}
 	b, err := build.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
 	if err != nil {

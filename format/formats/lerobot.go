@@ -121,6 +121,8 @@ var (
 	_ format.OfflineChecker = (*lerobotDataset)(nil)
 	_ format.Describer      = (*lerobotDataset)(nil)
 	_ format.Named          = (*lerobotDataset)(nil)
+	_ format.CameraSelector = (*lerobotDataset)(nil)
+	_ format.EpisodeBytes   = (*lerobot.Episode)(nil)
 )
 
 // FormatName is "LeRobot".

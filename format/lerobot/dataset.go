@@ -45,7 +45,10 @@ type Dataset struct {
 	first    map[fileRef]int64
 	features map[string]episode.Feature
 	keys     []string // of features, sorted
-	videoKey []string
+	videoKey []string // the video cameras info.json declares
+	// cameras are the video cameras episode loads match and Files lists:
+	// all of videoKey unless UseCameras narrowed them. Set before any load.
+	cameras []string
 
 	index *IndexCache // the sample tables of video files
 	// src reads the files: through the disk cache (episodes' video bytes,
@@ -114,6 +117,7 @@ func Open(ctx context.Context, name string, src storage.Backend, opts Options) (
 			d.videoKey = append(d.videoKey, f.Key)
 		}
 	}
+	d.cameras = d.videoKey
 	if d.eps, d.tables, err = readEpisodes(ctx, src, meta, d.videoKey); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 	}
@@ -201,6 +205,31 @@ func (d *Dataset) describe() *episode.Info {
 	}
 	return in
 }
+
+// UseCameras narrows the video cameras the dataset reads to those among
+// keys: an episode load matches only their frames, and Files lists only
+// their video files, so that a camera no reader uses may be missing or
+// damaged without costing any episode. Keys that are not video cameras
+// (state, actions, image columns of the data files) are allowed and
+// change nothing; a key the dataset does not have is an error naming its
+// features. It must be called before any episode is loaded.
+func (d *Dataset) UseCameras(keys []string) error {
+	var use []string
+	for _, k := range keys {
+		if _, ok := d.features[k]; !ok {
+			return fmt.Errorf("dataset %s: no feature %q (valid: %s)", d.Name, k, strings.Join(d.keys, ", "))
+		}
+		if slices.Contains(d.videoKey, k) && !slices.Contains(use, k) {
+			use = append(use, k)
+		}
+	}
+	slices.SortFunc(use, func(a, b string) int { return slices.Index(d.videoKey, a) - slices.Index(d.videoKey, b) })
+	d.cameras = use
+	return nil
+}
+
+// Cameras are the video cameras the dataset reads (see UseCameras).
+func (d *Dataset) Cameras() []string { return slices.Clone(d.cameras) }
 
 // Info describes the dataset to the layers above the format: splits (each
 // data file an episode run is in is a shard), features.

@@ -61,7 +61,12 @@
 // truncated or unreadable as parquet or MP4, a missing column, rows that
 // are not the episode's, an unknown codec, timestamps outside the video —
 // is an *episode.CorruptError naming the file and the episode index, which
-// the loader substitutes like any corrupt episode. A read that failed is
-// returned as it is. Errors in the metadata (info.json, the episode and task
+// the loader substitutes like any corrupt episode; a missing file's also
+// matches episode.ErrMissingShard (never fs.ErrNotExist, which would read
+// as "no such batch"). A video file cut short after its sample table
+// (LeRobot's files have it first) costs only the episodes whose samples
+// lie past the cut. Only the cameras the dataset reads (UseCameras: those
+// the mix's entries name) are matched at load, so another camera's files
+// may be missing or damaged. A read that failed is returned as it is. Errors in the metadata (info.json, the episode and task
 // tables) fail Open and name the file and field.
 package lerobot

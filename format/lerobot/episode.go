@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/oxefs/oxefs/episode"
 )
@@ -50,6 +52,10 @@ type videoSteps struct {
 	first     int
 	samples   []sample
 	span      byteSpan // the file's bytes the samples occupy
+	// fetched is set once FetchBytes brought span into the disk cache: a
+	// warm batch then asks the cache nothing more (should the range be
+	// evicted later, the decode fetches it again).
+	fetched atomic.Bool
 }
 
 var _ episode.Episode = (*Episode)(nil)
@@ -254,13 +260,13 @@ func (ep *Episode) timestamps() []float64 {
 	return ts
 }
 
-// matchVideos finds, for every video camera and step, the frame that shows
-// it: the sample of the camera's video file whose presentation time is
+// matchVideos finds, for every video camera the dataset reads (see
+// UseCameras) and step, the frame that shows it: the sample of the camera's video file whose presentation time is
 // nearest from_timestamp + timestamp, which must be within Tolerance.
 func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 	d := ep.d
 	ts := ep.timestamps()
-	for _, k := range d.videoKey {
+	for _, k := range d.cameras {
 		span, ok := e.Videos[k]
 		if !ok {
 			return ep.Corrupt(fmt.Errorf("the episode table has no video file for %s", k))
@@ -270,10 +276,14 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 			return ep.Corrupt(err)
 		}
 		vf, err := d.video(ctx, path)
-		if err != nil {
-			if isCorrupt(err) || errors.Is(err, fs.ErrNotExist) {
-				return ep.Corrupt(fmt.Errorf("camera %s: %w", k, err))
-			}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			// A listed file that is not there: the episode's, like a
+			// missing data file, never the reader's "no such file".
+			return ep.Corrupt(fmt.Errorf("%w: camera %s: %v", episode.ErrMissingShard, k, err))
+		case isCorrupt(err):
+			return ep.Corrupt(fmt.Errorf("camera %s: %w", k, err))
+		case err != nil:
 			return err
 		}
 		vs := &videoSteps{id: vf.id, codec: vf.codec, config: vf.config, obj: vf.obj, timescale: vf.timescale, shown: make([]int32, ep.steps)}
@@ -288,6 +298,9 @@ func (ep *Episode) matchVideos(ctx context.Context, e *EpisodeMeta) error {
 		}
 		if ep.steps > 0 {
 			vs.first, vs.samples = vf.window(vs.shown)
+			if err := vf.lost(vs.samples); err != nil {
+				return ep.Corrupt(fmt.Errorf("camera %s: %w", k, err))
+			}
 			vs.span = spanOf(vs.samples)
 		}
 		ep.size += len(vs.shown)*4 + len(vs.samples)*sampleSize
@@ -352,6 +365,9 @@ func (ep *Episode) Feature(key string) (episode.View, error) {
 	}
 	if vs, ok := ep.videos[key]; ok {
 		return &videoView{spec: f, ep: ep, v: vs}, nil
+	}
+	if slices.Contains(ep.d.videoKey, key) {
+		return nil, fmt.Errorf("dataset %s: camera %s is not read (the dataset reads %v, see UseCameras)", ep.name, key, ep.d.cameras)
 	}
 	v := &view{spec: f, per: 1}
 	if f.Kind == episode.KindTensor {

@@ -65,8 +65,9 @@ func (d *Dataset) Identity(ctx context.Context) (string, error) {
 }
 
 // Files lists the files reading the episodes of ranges needs: info.json,
-// the episode and task tables, and the data and video files those
-// episodes lie in, each once, in a fixed order. `oxefs warm` fetches them
+// the episode and task tables, and the data files and video files (of the
+// cameras it reads, see UseCameras) those episodes lie in, each once, in a
+// fixed order. `oxefs warm` fetches them
 // so that an offline mount can read the dataset from the disk cache.
 func (d *Dataset) Files(ranges []episode.Range) ([]string, error) {
 	out := append([]string{InfoPath}, d.tables...)
@@ -92,7 +93,7 @@ func (d *Dataset) Files(ranges []episode.Range) ([]string, error) {
 			if err := add(FilePath(d.Meta.DataPath, e.DataChunk, e.DataFile, "")); err != nil {
 				return nil, err
 			}
-			for _, k := range d.videoKey {
+			for _, k := range d.cameras {
 				if err := add(d.videoPath(k, e.Videos[k])); err != nil {
 					return nil, err
 				}

@@ -43,6 +43,24 @@ type videoIndex struct {
 	timescale float64
 	samples   []sample
 	byPTS     []int32 // sample numbers sorted by presentation time
+	// cut, when the file ends before some samples' bytes (a faststart
+	// file cut short), says so: an episode that needs such a sample is
+	// bad data; the others are read as usual.
+	cut error
+}
+
+// lost returns an error when a sample of samples lies past the end of the
+// file, which then was cut short.
+func (x *videoIndex) lost(samples []sample) error {
+	if x.cut == nil {
+		return nil
+	}
+	for _, s := range samples {
+		if s.off+int64(s.size) > x.obj.size {
+			return fmt.Errorf("%s is truncated: it ends at %d, the episode's samples run to %d: %w", x.path, x.obj.size, s.off+int64(s.size), x.cut)
+		}
+	}
+	return nil
 }
 
 // bytes is the memory the index holds.
@@ -64,7 +82,7 @@ func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, erro
 		return nil, err
 	}
 	r := &boundReader{ctx: ctx, obj: obj, ahead: parseAhead, exact: d.src.Cached()}
-	f, err := mp4.Parse(r, obj.size)
+	f, err := mp4.ParsePartial(r, obj.size)
 	if ferr := r.failed(); ferr != nil {
 		return nil, ferr
 	}
@@ -90,6 +108,7 @@ func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, erro
 		samples: make([]sample, len(t.Samples)),
 		byPTS:   make([]int32, len(t.Samples)),
 	}
+	x.cut = f.Truncated
 	for i, s := range t.Samples {
 		x.samples[i] = sample{off: s.Offset, pts: s.PTS, size: s.Size, key: s.Key}
 		x.byPTS[i] = int32(i)

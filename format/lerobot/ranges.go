@@ -127,3 +127,27 @@ func (d *Dataset) readVideo(ctx context.Context, vs *videoSteps, p []byte, off i
 	}
 	return n, nil
 }
+
+// FetchBytes brings the episode's video samples, of every camera it
+// reads, into the disk cache: one request per camera for its span (see
+// readVideo), which the decode then reads from disk. It does nothing
+// without a disk cache (a local source is read in place) or for bytes
+// already kept (asking the cache once per loaded episode); a span too
+// large to keep is left to the decode.
+func (ep *Episode) FetchBytes(ctx context.Context) error {
+	d := ep.d
+	if !d.src.Cached() {
+		return nil
+	}
+	var one [1]byte
+	for _, vs := range ep.videos {
+		if vs.span.n == 0 || vs.fetched.Load() {
+			continue
+		}
+		if _, err := d.readVideo(ctx, vs, one[:], vs.span.off); err != nil {
+			return err
+		}
+		vs.fetched.Store(true)
+	}
+	return nil
+}

@@ -26,7 +26,10 @@
 // nest, tables that are short, disagree in length or point outside the
 // file, required boxes missing or repeated) matches ErrMalformed. A file
 // that ends early (a box, moov included, or a sample that extends past the
-// file's size) matches ErrTruncated, and also ErrMalformed. Every such error
+// file's size) matches ErrTruncated, and also ErrMalformed. ParsePartial
+// reads what is left of a file cut after its moov (a faststart file cut in
+// mdat): every sample the boxes declare, with File.Truncated set to that
+// error, so that a reader loses only the samples past the cut. Every such error
 // is an *Error naming the box path, e.g. "moov/trak[0]/mdia/minf/stbl/stsz"
 // (trak boxes are counted from 0), and what is wrong. Errors from the
 // io.ReaderAt are returned wrapped and match none of these.

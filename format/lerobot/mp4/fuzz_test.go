@@ -1,8 +1,10 @@
 package mp4
 
 import (
+	"bytes"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -71,6 +73,41 @@ func FuzzParse(f *testing.F) {
 		}
 		if total > MaxSamples {
 			t.Fatalf("%d samples", total)
+		}
+	})
+}
+
+// FuzzParsePartial: ParsePartial never panics, agrees with Parse on every
+// file Parse reads, and otherwise either fails as Parse does or says the
+// file is truncated, with samples placed at sane offsets.
+func FuzzParsePartial(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		whole, werr := parseBytes(data)
+		part, err := ParsePartial(bytes.NewReader(data), int64(len(data)))
+		if werr == nil {
+			if err != nil || part.Truncated != nil || !reflect.DeepEqual(part, whole) {
+				t.Fatalf("ParsePartial = %+v, %v on a file Parse reads", part, err)
+			}
+			return
+		}
+		if err != nil {
+			if err.Error() != werr.Error() {
+				t.Fatalf("ParsePartial error %v, Parse %v", err, werr)
+			}
+			return
+		}
+		if !errors.Is(part.Truncated, ErrTruncated) || part.Truncated.Error() != werr.Error() {
+			t.Fatalf("ParsePartial: truncated %v, Parse %v", part.Truncated, werr)
+		}
+		for _, tr := range part.Tracks {
+			for i, s := range tr.Samples {
+				if s.Offset < 0 || s.Offset+int64(s.Size) < s.Offset {
+					t.Fatalf("sample %d = %+v", i, s)
+				}
+			}
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 )
 
 // Limits on what Parse accepts; see the package documentation.
@@ -77,6 +78,10 @@ type File struct {
 	// Skipped are the handler types of the other tracks, in file order,
 	// e.g. "soun".
 	Skipped []string
+	// Truncated, set only by ParsePartial, is the error Parse returns for
+	// the file: it ends inside a box after moov, and samples whose bytes
+	// lie past its end have none there.
+	Truncated error
 }
 
 // Track is one video track's sample description and sample table.
@@ -120,6 +125,23 @@ type Sample struct {
 // It never reads mdat. Every sample's bytes must lie within size. Errors
 // about the file's bytes are *Error values; see the package documentation.
 func Parse(r io.ReaderAt, size int64) (*File, error) {
+	return parse(r, size, false)
+}
+
+// ParsePartial is Parse for a file that may have lost its end, as a
+// faststart file (moov before mdat) cut short has: when moov is whole and
+// the file ends inside a box after it, the tracks come back with every
+// sample that box was to hold, and File.Truncated says where the file
+// ends. A sample whose bytes lie past size is listed where the file was
+// to hold it; its reader must check it against size. Samples must still
+// lie within the boxes the file declares. A file whose moov is lost (cut
+// before or inside it, as a file with moov last is by any cut in mdat) is
+// the error Parse returns.
+func ParsePartial(r io.ReaderAt, size int64) (*File, error) {
+	return parse(r, size, true)
+}
+
+func parse(r io.ReaderAt, size int64, partial bool) (*File, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("mp4: negative file size %d", size)
 	}
@@ -134,7 +156,21 @@ func Parse(r io.ReaderAt, size int64) (*File, error) {
 		}
 		return nil, fmt.Errorf("mp4: read moov at offset %d: %w", moov.off, err)
 	}
-	f, err := parseMoov(buf, size)
+	if partial && moov.cut != nil {
+		// Samples may lie anywhere the boxes declare; those past size are
+		// lost, which Parse reports as it would.
+		f, err := parseMoov(buf, bounds{size, moov.declared})
+		if err != nil {
+			return nil, err
+		}
+		if _, err := parseMoov(buf, bounds{size, size}); err != nil {
+			f.Truncated = err
+		} else {
+			f.Truncated = moov.cut
+		}
+		return f, nil
+	}
+	f, err := parseMoov(buf, bounds{size, size})
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +185,11 @@ func Parse(r io.ReaderAt, size int64) (*File, error) {
 type topBox struct {
 	off, hdr, size int64
 	// cut is a truncation found after moov, reported once moov's samples
-	// have been checked (they name the damage more precisely).
-	cut error
+	// have been checked (they name the damage more precisely), and
+	// declared the size the file was to have: the end of the box it ends
+	// in.
+	cut      error
+	declared int64
 }
 
 // findMoov reads the top-level box headers and returns the moov box.
@@ -205,6 +244,10 @@ func findMoov(r io.ReaderAt, size int64) (topBox, error) {
 				return moov, cut
 			}
 			moov.cut = cut
+			if bsize > math.MaxInt64-uint64(off) {
+				return moov, cut // declares more than any file holds
+			}
+			moov.declared = off + int64(bsize)
 			break
 		}
 		if typ == "moov" {
@@ -263,8 +306,9 @@ func readFullAt(r io.ReaderAt, p []byte, off int64) error {
 	return err
 }
 
-// parseMoov parses the body of the moov box of a file of the given size.
-func parseMoov(b []byte, fileSize int64) (*File, error) {
+// parseMoov parses the body of the moov box of a file with the given
+// bounds.
+func parseMoov(b []byte, fb bounds) (*File, error) {
 	kids, err := children(b, "moov")
 	if err != nil {
 		return nil, err
@@ -294,7 +338,7 @@ func parseMoov(b []byte, fileSize int64) (*File, error) {
 		if k.typ != "trak" {
 			continue
 		}
-		t, handler, err := parseTrak(k, movieScale, fileSize, budget)
+		t, handler, err := parseTrak(k, movieScale, fb, budget)
 		if err != nil {
 			return nil, err
 		}

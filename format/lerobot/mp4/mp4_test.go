@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -218,6 +219,62 @@ func TestTruncated(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.message) {
 				t.Errorf("error %q does not say %q", err, tc.message)
+			}
+		})
+	}
+}
+
+// TestParsePartial cuts files with moov first and with moov last inside
+// mdat. With moov first (LeRobot's faststart files), ParsePartial returns
+// every sample, placed as in the whole file, and says the file is
+// truncated as Parse does: the samples before the cut are readable. With
+// moov last the cut loses moov, and ParsePartial fails as Parse does. A
+// whole file of either order parses as Parse parses it.
+func TestParsePartial(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		moovFirst  bool
+	}{
+		{"moov first", "av1_faststart.mp4", true},
+		{"moov last", "av1.mp4", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := readFile(t, tc.file)
+			whole, err := Parse(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := ParsePartial(bytes.NewReader(data), int64(len(data)))
+			if err != nil || got.Truncated != nil || !reflect.DeepEqual(got, whole) {
+				t.Fatalf("whole file: ParsePartial = %+v, %v; want Parse's %+v", got, err, whole)
+			}
+			start, end := mdatBody(t, data)
+			for _, cut := range []int64{start + 1, (start + end) / 2, end - 1} {
+				b := data[:cut]
+				_, perr := Parse(bytes.NewReader(b), cut)
+				got, err := ParsePartial(bytes.NewReader(b), cut)
+				if !tc.moovFirst {
+					if err == nil || err.Error() != perr.Error() {
+						t.Errorf("cut at %d: ParsePartial = %v, want Parse's error %v", cut, err, perr)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("cut at %d: %v", cut, err)
+				}
+				if !errors.Is(got.Truncated, ErrTruncated) || got.Truncated.Error() != perr.Error() {
+					t.Errorf("cut at %d: Truncated %v, want Parse's error %v", cut, got.Truncated, perr)
+				}
+				if !reflect.DeepEqual(got.Tracks, whole.Tracks) {
+					t.Errorf("cut at %d: the samples differ from the whole file's", cut)
+				}
+				readable := 0
+				for _, s := range got.Tracks[0].Samples {
+					if s.Offset+int64(s.Size) <= cut {
+						readable++
+					}
+				}
+				t.Logf("cut at %d of %d: %d of %d samples readable", cut, len(data), readable, len(got.Tracks[0].Samples))
 			}
 		})
 	}

@@ -4,23 +4,29 @@ import "encoding/binary"
 
 var be = binary.BigEndian
 
+// bounds are what a file's samples are checked against: size, the bytes
+// the file holds, bounds what a count read from the file may allocate;
+// end is where samples may lie: size, or for ParsePartial the size the
+// file's boxes declare.
+type bounds struct{ size, end int64 }
+
 // sampleTable builds a video track's samples from the boxes of its stbl
 // (at path), by type. It allocates the samples only once stsz has shown
 // that they fit in the box and in the file, and then checks that every
 // other table agrees with stsz on their number.
-func sampleTable(sb map[string]*box, path string, e edit, fileSize int64, budget int) ([]Sample, error) {
+func sampleTable(sb map[string]*box, path string, e edit, fb bounds, budget int) ([]Sample, error) {
 	if b := sb["stz2"]; b != nil {
 		return nil, unsupported(b.path, "compact sample sizes (stz2) are not supported")
 	}
 	if sb["stsz"] == nil {
 		return nil, malformed(path, "no stsz box")
 	}
-	n, constSize, sizes, err := parseStsz(sb["stsz"], fileSize, budget)
+	n, constSize, sizes, err := parseStsz(sb["stsz"], fb.size, budget)
 	if err != nil {
 		return nil, err
 	}
 	samples := make([]Sample, n)
-	if err := placeSamples(samples, sb, path, constSize, sizes, fileSize); err != nil {
+	if err := placeSamples(samples, sb, path, constSize, sizes, fb.end); err != nil {
 		return nil, err
 	}
 	if err := timeSamples(samples, sb, e); err != nil {

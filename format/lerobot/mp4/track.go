@@ -20,7 +20,7 @@ var codecs = map[string]struct{ codec, config string }{
 
 // parseTrak parses a trak box. It returns the track's handler type, and for
 // a video track ("vide") the track itself, with at most budget samples.
-func parseTrak(trak box, movieScale uint32, fileSize int64, budget int) (Track, string, error) {
+func parseTrak(trak box, movieScale uint32, fb bounds, budget int) (Track, string, error) {
 	kids, err := children(trak.body, trak.path)
 	if err != nil {
 		return Track{}, "", err
@@ -62,7 +62,7 @@ func parseTrak(trak box, movieScale uint32, fileSize int64, budget int) (Track, 
 	if err := parseStsd(sb["stsd"], &t); err != nil {
 		return Track{}, "", err
 	}
-	if t.Samples, err = sampleTable(sb, stbl.path, ed, fileSize, budget); err != nil {
+	if t.Samples, err = sampleTable(sb, stbl.path, ed, fb, budget); err != nil {
 		return Track{}, "", err
 	}
 	return t, handler, nil

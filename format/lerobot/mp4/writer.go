@@ -34,12 +34,16 @@ const samplesPerChunk = 32
 const movieTimescale = 1000
 
 // Writer writes a non-fragmented MP4 file with one video track, as
-// FFmpeg's mov muxer lays it out without faststart: ftyp, free, mdat with
-// the samples as they come, then moov. The free box is the room mdat's
-// header takes when it needs a 64-bit size. Samples must come in decode
-// order with DTS increasing.
+// FFmpeg's mov muxer lays it out with faststart, which LeRobot's encoder
+// asks for: ftyp, moov, free, then mdat with the samples. Samples are
+// written as they come, after a free box and mdat's header; Close moves
+// them up by moov's size and writes moov before them, so that a file cut
+// short keeps its sample table and loses only the samples past the cut
+// (see ParsePartial). The free box is the room mdat's header takes when
+// it needs a 64-bit size. Samples must come in decode order with DTS
+// increasing.
 type Writer struct {
-	w     io.WriteSeeker
+	w     WriterFile
 	cfg   TrackConfig
 	start int64 // offset of the free box before mdat
 	off   int64 // offset of the next sample
@@ -52,9 +56,17 @@ type Writer struct {
 	closed   bool
 }
 
+// WriterFile is what a Writer writes: an empty file it appends to, and
+// reads and writes at offsets when it closes (an *os.File).
+type WriterFile interface {
+	io.Writer
+	io.ReaderAt
+	io.WriterAt
+}
+
 // NewWriter writes ftyp and mdat's header to w, which must be at offset 0
 // of an empty file.
-func NewWriter(w io.WriteSeeker, cfg TrackConfig) (*Writer, error) {
+func NewWriter(w WriterFile, cfg TrackConfig) (*Writer, error) {
 	if _, ok := entryTypes[cfg.Codec]; !ok {
 		return nil, fmt.Errorf("mp4: writer: codec %q (valid: av1, h264)", cfg.Codec)
 	}
@@ -101,11 +113,15 @@ func (w *Writer) Write(s WriteSample) error {
 	return nil
 }
 
-// Size is the number of bytes written so far, moov not counted.
+// Size is the number of bytes written so far, moov not counted: the
+// file's size before Close.
 func (w *Writer) Size() int64 { return w.off }
 
-// Close writes moov after the samples and sets mdat's size. It does not
-// close the underlying file.
+// moveChunk is the most bytes Close moves at once.
+const moveChunk = 1 << 20
+
+// Close moves the samples up by moov's size, writes moov after ftyp and
+// sets mdat's size. It does not close the underlying file.
 func (w *Writer) Close() error {
 	if w.closed {
 		return nil
@@ -114,36 +130,56 @@ func (w *Writer) Close() error {
 	if len(w.sizes) == 0 {
 		return errors.New("mp4: writer: no samples")
 	}
-	moov := w.moov()
-	if _, err := w.w.Write(moov); err != nil {
+	// The samples' offsets grow by moov's size, which grows when they
+	// need 64-bit offsets: build it until its size is the shift it
+	// assumes (at most twice more).
+	moov := w.moov(0)
+	for {
+		next := w.moov(int64(len(moov)))
+		if len(next) == len(moov) {
+			moov = next
+			break
+		}
+		moov = next
+	}
+	shift := int64(len(moov))
+	// Move [free, end) up by shift, the last bytes first.
+	buf := make([]byte, min(moveChunk, w.off-w.start))
+	for end := w.off; end > w.start; {
+		n := min(int64(len(buf)), end-w.start)
+		if _, err := w.w.ReadAt(buf[:n], end-n); err != nil {
+			return fmt.Errorf("mp4: writer: %w", err)
+		}
+		if _, err := w.w.WriteAt(buf[:n], end-n+shift); err != nil {
+			return fmt.Errorf("mp4: writer: %w", err)
+		}
+		end -= n
+	}
+	if _, err := w.w.WriteAt(moov, w.start); err != nil {
 		return fmt.Errorf("mp4: writer: %w", err)
 	}
-	// mdat runs from its header (8 bytes after the free box) to moov.
+	// mdat runs from its header (8 bytes after the free box) to the end.
+	free := w.start + shift
 	size := uint64(w.off - (w.start + 8))
 	var hdr []byte
-	at := w.start + 8
+	at := free + 8
 	if size <= 0xffffffff {
 		hdr = binary.BigEndian.AppendUint32(nil, uint32(size))
 	} else {
 		// Take the free box's 8 bytes: a 16-byte header with a 64-bit size.
-		at = w.start
+		at = free
 		hdr = append(u32be(1), 'm', 'd', 'a', 't')
 		hdr = binary.BigEndian.AppendUint64(hdr, size+8)
 	}
-	if _, err := w.w.Seek(at, io.SeekStart); err != nil {
-		return fmt.Errorf("mp4: writer: %w", err)
-	}
-	if _, err := w.w.Write(hdr); err != nil {
-		return fmt.Errorf("mp4: writer: %w", err)
-	}
-	if _, err := w.w.Seek(0, io.SeekEnd); err != nil {
+	if _, err := w.w.WriteAt(hdr, at); err != nil {
 		return fmt.Errorf("mp4: writer: %w", err)
 	}
 	return nil
 }
 
-// moov builds the movie box from the sample table.
-func (w *Writer) moov() []byte {
+// moov builds the movie box from the sample table, with every sample
+// shift bytes further into the file than it was written.
+func (w *Writer) moov(shift int64) []byte {
 	n := len(w.sizes)
 	// Decode times start at 0 (stts); presentation times keep their
 	// offsets in ctts, and an edit list starts the track at its first
@@ -239,10 +275,10 @@ func (w *Writer) moov() []byte {
 		stsz = append(stsz, u32be(s)...)
 	}
 	stbl = append(stbl, full4("stsz", 0, 0, stsz)...)
-	wide := w.offsets[n-1] > 0xffffffff
+	wide := w.offsets[n-1]+shift > 0xffffffff
 	co := u32be(uint32(chunks))
 	for c := range chunks {
-		off := w.offsets[c*samplesPerChunk]
+		off := w.offsets[c*samplesPerChunk] + shift
 		if wide {
 			co = binary.BigEndian.AppendUint64(co, uint64(off))
 		} else {

@@ -2,9 +2,12 @@ package mp4
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +62,17 @@ func TestWriterRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Faststart, as LeRobot's encoder writes: the sample table
+			// first, so that a cut keeps it.
+			if order := topBoxes(t, b); strings.Join(order, ",") != "ftyp,moov,free,mdat" {
+				t.Errorf("top-level boxes %v, want ftyp, moov, free, mdat", order)
+			}
+			start, end := mdatBody(t, b)
+			cut := (start + end) / 2
+			part, err := ParsePartial(bytes.NewReader(b[:cut]), cut)
+			if err != nil || !errors.Is(part.Truncated, ErrTruncated) || !reflect.DeepEqual(part.Tracks, got.Tracks) {
+				t.Errorf("cut in mdat: ParsePartial = %v, %v; want the whole table, truncated", part, err)
+			}
 			if len(got.Tracks) != 1 {
 				t.Fatalf("%d tracks", len(got.Tracks))
 			}
@@ -82,6 +96,21 @@ func TestWriterRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// topBoxes lists the types of the file's top-level boxes.
+func topBoxes(t *testing.T, b []byte) []string {
+	t.Helper()
+	var out []string
+	for off := int64(0); off+8 <= int64(len(b)); {
+		size := int64(binary.BigEndian.Uint32(b[off:]))
+		if size < 8 {
+			t.Fatalf("box at %d has size %d", off, size)
+		}
+		out = append(out, string(b[off+4:off+8]))
+		off += size
+	}
+	return out
 }
 
 // TestWriterErrors checks what the writer refuses.
