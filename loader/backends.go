@@ -6,5 +6,6 @@ package loader
 import (
 	_ "github.com/oxefs/oxefs/format/formats"
 	_ "github.com/oxefs/oxefs/storage/gcs"
+	_ "github.com/oxefs/oxefs/storage/hf"
 	_ "github.com/oxefs/oxefs/storage/local"
 )

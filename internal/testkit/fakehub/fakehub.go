@@ -68,7 +68,8 @@ type Request struct {
 	Range  string
 	Auth   string // the Authorization header
 	Status int
-	Bytes  int64 // body bytes sent
+	Bytes  int64     // body bytes sent
+	Time   time.Time // when the request arrived
 }
 
 // Hub is the fake Hub. Its methods are safe for concurrent use.
@@ -247,6 +248,7 @@ func (h *Hub) Requests() []Request {
 // latency and under the rate of the options.
 func (h *Hub) recorded(host string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived := time.Now()
 		if h.opts.Latency > 0 {
 			t := time.NewTimer(h.opts.Latency)
 			select {
@@ -260,7 +262,7 @@ func (h *Hub) recorded(host string, next http.Handler) http.Handler {
 		next.ServeHTTP(rw, r)
 		h.mu.Lock()
 		h.requests = append(h.requests, Request{Host: host, Method: r.Method, Path: r.URL.Path,
-			Range: r.Header.Get("Range"), Auth: r.Header.Get("Authorization"), Status: rw.status, Bytes: rw.bytes})
+			Range: r.Header.Get("Range"), Auth: r.Header.Get("Authorization"), Status: rw.status, Bytes: rw.bytes, Time: arrived})
 		h.mu.Unlock()
 	})
 }
