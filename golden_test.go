@@ -7,9 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"github.com/oxefs/oxefs/frames/av"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -313,13 +313,7 @@ func checkGolden(t *testing.T, cases []goldenCase, file string) {
 	}
 	want := map[string]goldenDigest{}
 	if !*updateGolden {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatalf("%v (run with -update-golden to write it)", err)
-		}
-		if err := json.Unmarshal(b, &want); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		want = readGolden(t, file)
 	}
 	got := map[string]goldenDigest{}
 	for _, tc := range cases {
@@ -327,26 +321,7 @@ func checkGolden(t *testing.T, cases []goldenCase, file string) {
 		if err != nil {
 			t.Fatalf("case %s: %v", tc.name, err)
 		}
-		views := []struct {
-			name string
-			v    *goldenView
-		}{{"train", p.train}, {"val", p.val}}
-		for _, view := range views {
-			if view.v == nil {
-				continue
-			}
-			for _, n := range goldenBatches(view.v, view.name == "val") {
-				npy, meta, err := view.v.get(n)
-				if err != nil {
-					t.Fatalf("case %s, %s batch %d: %v", tc.name, view.name, n, err)
-				}
-				d := goldenDigest{NPY: digest(npy)}
-				if meta != nil {
-					d.Meta = digest(meta)
-				}
-				got[fmt.Sprintf("%s/%s/%d", tc.name, view.name, n)] = d
-			}
-		}
+		maps.Copy(got, goldenDigests(t, tc, p))
 		if tc.subs && p.substitutions() == 0 {
 			t.Errorf("case %s: no episode substituted; the case no longer covers substitution", tc.name)
 		}
@@ -392,6 +367,20 @@ func checkGolden(t *testing.T, cases []goldenCase, file string) {
 			}
 		}
 	}
+}
+
+// readGolden reads the digests of a golden file, by "case/view/batch".
+func readGolden(t *testing.T, file string) map[string]goldenDigest {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update-golden to write it)", err)
+	}
+	want := map[string]goldenDigest{}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return want
 }
 
 func digest(b []byte) string {

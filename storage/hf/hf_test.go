@@ -119,8 +119,8 @@ func TestPinnedToCommit(t *testing.T) {
 	if got := readAll(t, newTestBackend(t, hub, Config{}), "meta/info.json"); string(got) != `{"v": 2}` {
 		t.Errorf("a new backend reads %q; want the moved branch's", got)
 	}
-	hub.Tag(testRepo, "v1.0", first)
-	hub.Tag(testRepo, "refs/pr/1", second)
+	hub.SetRef(testRepo, "v1.0", first)
+	hub.SetRef(testRepo, "refs/pr/1", second)
 	for rev, want := range map[string]string{"v1.0": `{"v": 1}`, first: `{"v": 1}`, "refs/pr/1": `{"v": 2}`} {
 		if got := readAll(t, newTestBackend(t, hub, Config{Revision: rev}), "meta/info.json"); string(got) != want {
 			t.Errorf("revision %s: info.json = %q, want %q", rev, got, want)

@@ -184,11 +184,11 @@ func (h *Hub) Commit(repoID, branch string, files map[string][]byte) string {
 	return c.id
 }
 
-// Tag points tag at commit id of repo.
-func (h *Hub) Tag(repoID, tag, id string) {
+// SetRef points a branch or tag of repo at commit id.
+func (h *Hub) SetRef(repoID, ref, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.repos[repoID].refs[tag] = id
+	h.repos[repoID].refs[ref] = id
 }
 
 // Rewrite replaces the named file of an existing commit in place, as only
