@@ -77,39 +77,60 @@ func init() { sharedClient.CheckRedirect = noRedirect }
 // statusError is the error of an answer of the Hub that is neither bytes
 // nor a redirect, for the named object ("" for the revision itself),
 // naming the remedy: a missing file matches fs.ErrNotExist; 429, 408 and
-// 5xx are transient, after the server's Retry-After; a refusal says where
-// the token comes from.
+// 5xx are transient, after the server's Retry-After; a missing repository
+// or revision and a refusal (a *RefusalError) say what to try.
 func (b *Backend) statusError(resp *http.Response, name string) error {
 	code := resp.Header.Get("X-Error-Code")
-	msg := b.serverMessage(resp)
+	said := "HTTP " + resp.Status + b.serverMessage(resp)
 	what := b.Location()
 	if name != "" {
 		what = storage.Object(b, name)
 	}
-	base := fmt.Errorf("%s: HTTP %s%s", what, resp.Status, msg)
+	hub := redactURL(b.endpoint.String())
 	switch {
 	case code == "RepoNotFound" || (name == "" && resp.StatusCode == http.StatusNotFound && code == ""):
-		return fmt.Errorf("%w: %w: dataset repository %s on %s; check OWNER/NAME against the dataset's page (%s/datasets/%s), "+
-			"and for a private repository set HF_TOKEN or run `huggingface-cli login`",
-			base, ErrRepoNotFound, b.repo, redactURL(b.endpoint.String()), redactURL(b.endpoint.String()), b.repo)
+		return &RefusalError{Kind: ErrRepoNotFound, Where: b.Location(), Said: said,
+			What: fmt.Sprintf("dataset repository %s not found on %s", b.repo, hub),
+			Remedy: fmt.Sprintf("check OWNER/NAME against the dataset's page (%s/datasets/%s); "+
+				"a private repository needs a token: set HF_TOKEN or run `huggingface-cli login`", hub, b.repo)}
 	case code == "RevisionNotFound":
-		return fmt.Errorf("%w: %w: %q in %s; name a branch, tag or commit of the repository after @ (%s; default %s, refs/pr/N written refs%%2Fpr%%2FN)",
-			base, ErrRevisionNotFound, b.revisionName(), b.repo, Syntax, DefaultRevision)
+		return &RefusalError{Kind: ErrRevisionNotFound, Where: b.Location(), Said: said,
+			What: fmt.Sprintf("revision %q not found in %s", b.revisionName(), b.repo),
+			Remedy: fmt.Sprintf("name a branch, tag or commit of the repository after @ (%s; default %s, refs/pr/N written refs%%2Fpr%%2FN)",
+				Syntax, DefaultRevision)}
 	case resp.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("%w: %w", fs.ErrNotExist, base)
+		return fmt.Errorf("%w: %s: %s", fs.ErrNotExist, what, said)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		sent := "no token was sent"
 		if b.token != "" {
 			sent = "the token sent was refused"
 		}
-		return fmt.Errorf("%w: %w (%s): set HF_TOKEN or run `huggingface-cli login`; the repo may be gated "+
-			"(accept its conditions on %s/datasets/%s with the token's account)",
-			base, ErrAccess, sent, redactURL(b.endpoint.String()), b.repo)
+		return &RefusalError{Kind: ErrAccess, Where: what, Said: said,
+			What: fmt.Sprintf("access to %s refused (%s)", b.repo, sent),
+			Remedy: fmt.Sprintf("set HF_TOKEN or run `huggingface-cli login`; the repo may be gated "+
+				"(accept its conditions on %s/datasets/%s with the token's account)", hub, b.repo)}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-		return storage.TransientAfter(base, retryAfter(resp.Header.Get("Retry-After")))
+		return storage.TransientAfter(fmt.Errorf("%s: %s", what, said), retryAfter(resp.Header.Get("Retry-After")))
 	}
-	return base
+	return fmt.Errorf("%s: %s", what, said)
 }
+
+// RefusalError is a request the Hub refused for a reason its user can
+// fix: a missing repository or revision, or a token wanted.
+type RefusalError struct {
+	Kind   error  // ErrRepoNotFound, ErrRevisionNotFound or ErrAccess
+	Where  string // the location or object
+	What   string // what was refused, in words
+	Said   string // the Hub's answer: status and message
+	Remedy string // what to try
+}
+
+func (e *RefusalError) Error() string {
+	return fmt.Sprintf("%s: %s (%s); %s", e.Where, e.What, e.Said, e.Remedy)
+}
+
+// Is makes errors.Is(err, e.Kind) true.
+func (e *RefusalError) Is(target error) bool { return target == e.Kind }
 
 // storageError is the error of an answer of an LFS storage host (a
 // redirect's target): its refusal is most often a signed URL that expired
