@@ -84,8 +84,10 @@ type Backend struct {
 	client   *http.Client
 
 	// mutable state
-	mu     sync.Mutex
-	commit string // guarded by mu: the revision's commit, once resolved
+	mu        sync.Mutex
+	commit    string // guarded by mu: the revision's commit, once resolved
+	redirMu   sync.Mutex
+	redirects map[string]redirect // guarded by redirMu: LFS files' storage URLs, by name
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -332,4 +333,51 @@ func TestCancelledBeforeResolve(t *testing.T) {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// TestRedirectRemembered: after an LFS file's first redirect, its reads go
+// straight to the storage host (one round trip each); once the storage
+// URL expires, the next read asks the Hub for a new one and succeeds.
+func TestRedirectRemembered(t *testing.T) {
+	hub := fakehub.New(t, fakehub.Options{})
+	data := testkit.RandomBytes(t, 10000)
+	hub.Commit(testRepo, "main", map[string][]byte{"shard": data})
+	b := newTestBackend(t, hub, Config{})
+	ctx := context.Background()
+	read := func(off int64) {
+		t.Helper()
+		rc, err := b.Open(ctx, "shard", off, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, data[off:off+100]) {
+			t.Fatalf("read at %d: %d bytes, %v", off, len(got), err)
+		}
+	}
+	count := func(from int) (hubs, stores int) {
+		for _, r := range hub.Requests()[from:] {
+			if r.Host == "hub" {
+				hubs++
+			} else {
+				stores++
+			}
+		}
+		return
+	}
+	read(0)
+	start := len(hub.Requests())
+	for off := int64(100); off < 2000; off += 100 {
+		read(off)
+	}
+	if hubs, stores := count(start); hubs != 0 || stores != 19 {
+		t.Errorf("19 reads after the first: %d requests to the hub, %d to the storage host; want 0 and 19", hubs, stores)
+	}
+	hub.RotateSigning()
+	start = len(hub.Requests())
+	read(5000)
+	if hubs, stores := count(start); hubs != 1 || stores != 2 {
+		t.Errorf("a read after the storage URL expired: %d requests to the hub, %d to the storage host; want 1 and 2 (the refused one, the new one)", hubs, stores)
+	}
 }

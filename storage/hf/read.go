@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/oxefs/oxefs/storage"
 )
@@ -149,9 +151,19 @@ const maxRedirects = 10
 // get makes method's request for the named object at commit and follows
 // its redirects, but for a HEAD whose redirect names the object's
 // identity (an LFS file: X-Linked-Etag, X-Linked-Size). A status the
-// caller must judge (404, 429, ...) is the answer, not an error; the
-// caller closes its body.
+// caller must judge (416, ...) is the answer; an error status is an error.
+// The caller closes the answer's body.
+//
+// An LFS file's redirect is remembered for redirectTTL, so the reads that
+// follow (a shard's header hops, its records) go straight to its storage
+// host: one round trip each instead of two. A storage host that refuses
+// a remembered URL (expired, say) sends the request back to the Hub.
 func (b *Backend) get(ctx context.Context, method, commit, name, rng string) (*answer, error) {
+	if method == http.MethodGet {
+		if a, err := b.getRemembered(ctx, name, rng); a != nil || err != nil {
+			return a, err
+		}
+	}
 	u := b.fileURL(commit, name)
 	a := &answer{size: -1}
 	for hop := 0; ; hop++ {
@@ -175,11 +187,14 @@ func (b *Backend) get(ctx context.Context, method, commit, name, rng string) (*a
 			return a, nil
 		}
 		a.redirected = true
+		loc, err := resp.Location()
+		if err == nil && hub && a.lfs && a.size >= 0 {
+			b.remember(name, loc, a)
+		}
 		if method == http.MethodHead && a.lfs && a.size >= 0 {
 			a.resp = resp
 			return a, nil
 		}
-		loc, err := resp.Location()
 		resp.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%s: redirect without a location: %w", storage.Object(b, name), err)
@@ -189,6 +204,59 @@ func (b *Backend) get(ctx context.Context, method, commit, name, rng string) (*a
 		}
 		u = loc
 	}
+}
+
+// redirectTTL is how long an LFS file's redirect is used again: well
+// within the life of the Hub's signed storage URLs (an hour), and a
+// refused one is asked for again anyway.
+const redirectTTL = 10 * time.Minute
+
+// redirect is an LFS file's storage URL, and the identity the Hub gave
+// with it.
+type redirect struct {
+	url  *url.URL
+	oid  string
+	size int64
+	at   time.Time
+}
+
+// remember keeps an LFS file's redirect at the pinned commit.
+func (b *Backend) remember(name string, loc *url.URL, a *answer) {
+	b.redirMu.Lock()
+	defer b.redirMu.Unlock()
+	if b.redirects == nil {
+		b.redirects = map[string]redirect{}
+	}
+	b.redirects[name] = redirect{url: loc, oid: a.oid, size: a.size, at: time.Now()}
+}
+
+// getRemembered reads the named LFS file from the storage URL its last
+// redirect gave, when there is one that is fresh: the answer, or nil (and
+// no error) when the Hub must be asked (none, stale, or refused by the
+// storage host).
+func (b *Backend) getRemembered(ctx context.Context, name, rng string) (*answer, error) {
+	b.redirMu.Lock()
+	r, ok := b.redirects[name]
+	if ok && time.Since(r.at) > redirectTTL {
+		delete(b.redirects, name)
+		ok = false
+	}
+	b.redirMu.Unlock()
+	if !ok {
+		return nil, nil
+	}
+	resp, err := b.send(ctx, http.MethodGet, r.url, rng)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+		resp.Body.Close()
+		b.redirMu.Lock()
+		delete(b.redirects, name)
+		b.redirMu.Unlock()
+		return nil, nil
+	}
+	return &answer{resp: resp, redirected: true, oid: r.oid, lfs: true, size: r.size}, nil
 }
 
 // identify reads the object's identity from an answer of the Hub: an LFS

@@ -87,6 +87,7 @@ type Hub struct {
 	token      string           // guarded by mu: required when not ""
 	limited    int              // guarded by mu: requests still to answer 429
 	retryAfter time.Duration    // guarded by mu
+	signing    int              // guarded by mu: the storage URLs' key, which RotateSigning changes
 	requests   []Request        // guarded by mu
 }
 
@@ -235,6 +236,21 @@ func (h *Hub) RateLimit(n int, wait time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.limited, h.retryAfter = n, wait
+}
+
+// RotateSigning expires every storage URL handed out so far, as signed
+// URLs expire: the storage host refuses them (403) from now on.
+func (h *Hub) RotateSigning() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.signing++
+}
+
+// signature is the storage URL signature of an LFS file.
+func (h *Hub) signature(sha string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return fmt.Sprintf("%s-%d", sha[:8], h.signing)
 }
 
 // Requests returns every request answered so far, in order.
@@ -499,7 +515,7 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, repoID, rev, 
 		w.Header().Set("X-Linked-Etag", `"`+f.sha256+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(f.data)))
 		w.Header().Set("ETag", `"`+f.sha256+`"`)
-		w.Header().Set("Location", fmt.Sprintf("%s/lfs/%s?sig=%s", h.stURL, f.sha256, f.sha256[:8]))
+		w.Header().Set("Location", fmt.Sprintf("%s/lfs/%s?sig=%s", h.stURL, f.sha256, h.signature(f.sha256)))
 		w.WriteHeader(http.StatusFound)
 		return
 	}
@@ -511,7 +527,7 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, repoID, rev, 
 // for a signed URL.
 func (h *Hub) serveStorage(w http.ResponseWriter, r *http.Request) {
 	sha, ok := strings.CutPrefix(r.URL.Path, "/lfs/")
-	if !ok || len(sha) < 8 || r.URL.Query().Get("sig") != sha[:8] {
+	if !ok || len(sha) < 8 || r.URL.Query().Get("sig") != h.signature(sha) {
 		http.Error(w, "AccessDenied: bad signature", http.StatusForbidden)
 		return
 	}
