@@ -6,6 +6,7 @@
 #
 #   ./scripts/cold.sh                          # CASE=four RUNS=3
 #   CASE=mix29 RUNS=1 ./scripts/cold.sh
+#   SOURCE=hf ./scripts/cold.sh                # the same from a fake Hugging Face Hub
 #
 # CASE=four:  the first 4 synth datasets, 2 train shards each (synth --datasets 4 --shards 2).
 # CASE=mix29: all 29 synth datasets, 8 train shards of about 40 MB each
@@ -15,6 +16,10 @@
 # The data is written once under DATA/CASE and reused. scripts/fakegcs serves
 # it (objects kept in DATA/CASE.store) with LATENCY per request and a RATE cap
 # on all responses together; the client also gets --max-fetch-rate RATE.
+# SOURCE=hf serves it instead from scripts/fakehub (in memory), as the
+# repository oxe/synth, through the same limits: the sources are then
+# hf://datasets/oxe/synth/NAME/VERSION, every shard an LFS file behind a
+# redirect to the fake storage host (OUT defaults to cold-out/CASE-hf).
 # Each cold run starts from a fresh --cache-dir; the warm runs then reuse the
 # cache the last cold run left. Batch 0's episodes come from a mount of the
 # local copy (same plan: only the sources differ), so /dev/fuse is needed.
@@ -35,8 +40,12 @@ RUNS=${RUNS:-3}
 RATE=${RATE:-10MB}
 LATENCY=${LATENCY:-30ms}
 DATA=${DATA:-/tmp/oxefs-cold}
-OUT=${OUT:-cold-out/$CASE}
-PORT=${PORT:-4443}
+SOURCE=${SOURCE:-gs}
+case "$SOURCE" in
+gs) OUT=${OUT:-cold-out/$CASE}; PORT=${PORT:-4443} ;;
+hf) OUT=${OUT:-cold-out/$CASE-hf}; PORT=${PORT:-4480} ;;
+*) echo "SOURCE must be gs or hf" >&2; exit 2 ;;
+esac
 case "$CASE" in
 four)
   SYNTH=(--datasets 4 --shards 2)
@@ -51,6 +60,7 @@ mkdir -p "$OUT" "$DATA"
 OUT=$(cd "$OUT" && pwd)
 go build -o "$OUT/oxefs" .
 go build -o "$OUT/fakegcs" ./scripts/fakegcs
+go build -o "$OUT/fakehub" ./scripts/fakehub
 go build -o "$OUT/episodebytes" ./scripts/episodebytes
 X=${OXEFS:-$OUT/oxefs}
 
@@ -74,16 +84,24 @@ kill -TERM "$mpid"; wait "$mpid" || true
 "$OUT/episodebytes" -data "$SRC" "$OUT/batch0.json" > "$OUT/episodes.json"
 "$OUT/episodebytes" -data "$SRC" "$OUT"/batches/*.json > "$OUT/episodes-run.json"
 
-"$OUT/fakegcs" -dir "$SRC" -store "$SRC.store" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
-gcs=$!
-trap 'kill "$gcs" 2>/dev/null || true' EXIT
-for _ in $(seq 6000); do grep -q serving "$OUT/fakegcs.log" && break; kill -0 "$gcs"; sleep 0.2; done
-sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: gs://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-gcs.yaml"
+if [ "$SOURCE" = hf ]; then
+  "$OUT/fakehub" -dir "$SRC" -repo oxe/synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakehub.log" 2>&1 &
+  remote=$!
+  SRCENV="HF_ENDPOINT=http://127.0.0.1:$PORT"
+  sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: hf://datasets/oxe/synth/\1#" "$SRC/mix.yaml" > "$OUT/mix-remote.yaml"
+else
+  "$OUT/fakegcs" -dir "$SRC" -store "$SRC.store" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
+  remote=$!
+  SRCENV="STORAGE_EMULATOR_HOST=127.0.0.1:$PORT"
+  sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: gs://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-remote.yaml"
+fi
+trap 'kill "$remote" 2>/dev/null || true' EXIT
+for _ in $(seq 6000); do grep -q serving "$OUT"/fake*.log && break; kill -0 "$remote"; sleep 0.2; done
 
 run() { # name, cache dir
   local t0 t1
   t0=$(date +%s.%N)
-  STORAGE_EMULATOR_HOST=127.0.0.1:$PORT "$X" bench --config "$OUT/mix-gcs.yaml" --cache-dir "$2" \
+  env "$SRCENV" "$X" bench --config "$OUT/mix-remote.yaml" --cache-dir "$2" \
     --max-fetch-rate "$RATE" $BENCH --out "$OUT/$1" --json > "$OUT/$1.json" 2>"$OUT/$1.log"
   t1=$(date +%s.%N)
   echo "$t0 $t1" > "$OUT/$1.wall"
@@ -94,12 +112,12 @@ for i in $(seq "$RUNS"); do
   echo "cold run $i: $(cat "$OUT/cold-$i.wall" | awk '{printf "%.1f s", $2-$1}')"
 done
 for i in $(seq "$RUNS"); do run "warm-$i" "$OUT/cache"; done
-kill "$gcs"; wait "$gcs" 2>/dev/null || true
+kill "$remote"; wait "$remote" 2>/dev/null || true
 trap - EXIT
 
-python3 - "$OUT" "$RUNS" "$RATE" "$LATENCY" "$CASE" <<'PY'
+python3 - "$OUT" "$RUNS" "$RATE" "$LATENCY" "$CASE" "$SOURCE" <<'PY'
 import collections, json, re, statistics, sys
-out, runs, rate_s, lat_s, case = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+out, runs, rate_s, lat_s, case, source = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 def parse_rate(t):
     m = re.fullmatch(r"([\d.]+)\s*([kmg]i?b|b)?", t.strip().lower())
     mult = {None: 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 2**10, "mib": 2**20, "gib": 2**30}[m.group(2)]
@@ -137,7 +155,7 @@ cold = [load(f"cold-{i}") for i in range(1, runs + 1)]
 warm = [load(f"warm-{i}") for i in range(1, runs + 1)]
 med = lambda rs, k: statistics.median(r[k] for r in rs)
 s = {
-    "case": case, "runs": runs, "rate_bytes_per_s": rate, "latency_s": lat,
+    "case": case, "source": source, "runs": runs, "rate_bytes_per_s": rate, "latency_s": lat,
     "batch0": {"samples": ep["samples"], "episodes": ep["episodes"], "episode_mb": ep["bytes"] / 1e6,
                "shards": ep["shards"], "hops": ep["hops"]},
     "bound_s": bound,
@@ -155,7 +173,7 @@ s["run"]["bound_samples_per_s"] = min(s["run"]["bandwidth_samples_per_s"], s["ru
 s["cold_run_over_bound"] = s["cold"]["run_samples_per_s"] / s["run"]["bound_samples_per_s"]
 json.dump(s, open(f"{out}/summary.json", "w"), indent=1)
 c, w = s["cold"], s["warm"]
-print(f"\n{case}: {rate_s}/s, {lat_s} per request, median of {runs}")
+print(f"\n{case} from {source}://: {rate_s}/s, {lat_s} per request, median of {runs}")
 print(f"batch 0: {ep['samples']} samples, {ep['episodes']} episodes, {ep['bytes']/1e6:.1f} MB in {ep['shards']} shards, {ep['hops']} hops")
 print(f"bound: {ep['bytes']/1e6:.1f} MB / {rate/1e6:g} MB/s + {ep['hops']} × {lat*1e3:g} ms = {bound:.1f} s")
 print("| | first batch s | open s | fetched MB | samples/s measured | samples/s whole run |")
