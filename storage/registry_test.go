@@ -21,7 +21,7 @@ func TestOpenPicksByScheme(t *testing.T) {
 		t.Errorf("Open(%q) = %T at %q, want the local backend there", dir, b, b.Location())
 	}
 	for _, tc := range []struct{ location, want string }{
-		{"s3://bucket/x", `unsupported scheme "s3" (valid: gs://bucket/path or a local directory)`},
+		{"s3://bucket/x", `unsupported scheme "s3" (valid: gs://… or a local directory)`},
 		{"gs://", "no bucket after gs://"},
 		{dir + "/nope", "no such directory"},
 	} {
