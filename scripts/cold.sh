@@ -85,7 +85,7 @@ kill -TERM "$mpid"; wait "$mpid" || true
 "$OUT/episodebytes" -data "$SRC" "$OUT"/batches/*.json > "$OUT/episodes-run.json"
 
 if [ "$SOURCE" = hf ]; then
-  "$OUT/fakehub" -dir "$SRC" -repo oxe/synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakehub.log" 2>&1 &
+  "$OUT/fakehub" -v -dir "$SRC" -repo oxe/synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakehub.log" 2>&1 &
   remote=$!
   SRCENV="HF_ENDPOINT=http://127.0.0.1:$PORT"
   sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: hf://datasets/oxe/synth/\1#" "$SRC/mix.yaml" > "$OUT/mix-remote.yaml"

@@ -33,6 +33,7 @@ func main() {
 	latency := flag.Duration("latency", 0, "delay before every answer, e.g. 30ms")
 	rateText := flag.String("rate", "0", "cap on bytes per second of all answers together, e.g. 10MB; 0: no cap")
 	lfs := flag.Int64("lfs", 1<<20, "size in bytes from which a file is an LFS file")
+	verbose := flag.Bool("v", false, "on exit, print every request answered")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("-dir is required")
@@ -69,6 +70,9 @@ func main() {
 	for _, r := range hub.Requests() {
 		n++
 		bytes += r.Bytes
+		if *verbose {
+			fmt.Printf("%s %s %s %s %q %d %d\n", r.Time.Format("15:04:05.000"), r.Host, r.Method, r.Path, r.Range, r.Status, r.Bytes)
+		}
 	}
 	fmt.Printf("answered %d requests, %d body bytes\n", n, bytes)
 }
