@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +380,45 @@ func TestRedirectRemembered(t *testing.T) {
 	read(5000)
 	if hubs, stores := count(start); hubs != 1 || stores != 2 {
 		t.Errorf("a read after the storage URL expired: %d requests to the hub, %d to the storage host; want 1 and 2 (the refused one, the new one)", hubs, stores)
+	}
+}
+
+// TestTransientFaultsRetried: under storage/retry, the Hub's 503 and 500,
+// and a body cut mid-stream, are retried (the cut one resumed at the byte
+// it reached) until the file reads whole.
+func TestTransientFaultsRetried(t *testing.T) {
+	hub := fakehub.New(t, fakehub.Options{LFSThreshold: -1})
+	data := testkit.RandomBytes(t, 200_000)
+	hub.Commit(testRepo, "main", map[string][]byte{"f": data})
+	proxy := testkit.NewFaultProxy(t, hub.URL(), func(i int) testkit.Fault {
+		switch i {
+		case 1:
+			return testkit.Respond(503)
+		case 2:
+			return testkit.DropAfter(5000)
+		case 3:
+			return testkit.Respond(500)
+		}
+		return testkit.Pass()
+	})
+	stats := new(retry.Stats)
+	policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxElapsed: 10 * time.Second, StallTimeout: 10 * time.Second}
+	b, err := New(Config{Endpoint: proxy.URL(), Repo: testRepo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readAll(t, retry.New(b, policy, stats, nil), "f"); !bytes.Equal(got, data) {
+		t.Fatalf("read %d bytes, want the file's %d", len(got), len(data))
+	}
+	if r := stats.Retries.Load(); r != 3 {
+		t.Errorf("%d retries, want 3 (503, the cut body, 500)", r)
+	}
+	var ranges []string
+	for _, r := range proxy.Requests() {
+		ranges = append(ranges, r.Method+" "+r.Range)
+	}
+	t.Logf("requests: %q", ranges)
+	if !slices.Contains(ranges, "GET bytes=5000-") {
+		t.Errorf("requests %v: the cut read was not resumed at byte 5000", ranges)
 	}
 }
