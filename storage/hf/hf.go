@@ -68,6 +68,9 @@ type Config struct {
 	// Token, when not empty, is sent to the endpoint (never to another
 	// host) as a bearer token.
 	Token string
+	// Anonymous says the token was left out on purpose (`anonymous: true`),
+	// for messages.
+	Anonymous bool
 	// Client makes the requests; nil for one shared by every Backend. Its
 	// redirects are followed by the Backend itself (see Open).
 	Client *http.Client
@@ -76,12 +79,13 @@ type Config struct {
 // Backend is a dataset folder of a Hub dataset repository at one commit.
 type Backend struct {
 	// constants
-	endpoint *url.URL
-	repo     string
-	revision string // as the location gives it, "" for the default
-	prefix   string
-	token    string
-	client   *http.Client
+	endpoint  *url.URL
+	repo      string
+	revision  string // as the location gives it, "" for the default
+	prefix    string
+	token     string
+	anonymous bool
+	client    *http.Client
 
 	// mutable state
 	mu        sync.Mutex
@@ -114,7 +118,7 @@ func Open(ctx context.Context, location string, opts storage.Options) (storage.B
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Endpoint: os.Getenv("HF_ENDPOINT"), Repo: repo, Revision: rev, Prefix: prefix}
+	cfg := Config{Endpoint: os.Getenv("HF_ENDPOINT"), Repo: repo, Revision: rev, Prefix: prefix, Anonymous: opts.Anonymous}
 	if !opts.Anonymous {
 		if cfg.Token, err = Token(); err != nil {
 			return nil, fmt.Errorf("source %q: %w", location, err)
@@ -180,12 +184,13 @@ func New(cfg Config) (*Backend, error) {
 		client = &c
 	}
 	return &Backend{
-		endpoint: u,
-		repo:     cfg.Repo,
-		revision: cfg.Revision,
-		prefix:   strings.Trim(cfg.Prefix, "/"),
-		token:    strings.TrimSpace(cfg.Token),
-		client:   client,
+		endpoint:  u,
+		repo:      cfg.Repo,
+		revision:  cfg.Revision,
+		prefix:    strings.Trim(cfg.Prefix, "/"),
+		token:     strings.TrimSpace(cfg.Token),
+		anonymous: cfg.Anonymous,
+		client:    client,
 	}, nil
 }
 

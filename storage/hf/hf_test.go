@@ -313,8 +313,8 @@ func TestOpenFromEnvironment(t *testing.T) {
 	}
 	// Anonymous: no token, whatever the environment.
 	b, _ = storage.Open(context.Background(), "hf://datasets/"+testRepo+"/sub", storage.Options{Anonymous: true})
-	if _, err := b.Stat(context.Background(), "x.json"); !errors.Is(err, ErrAccess) {
-		t.Errorf("anonymous read of a repo that needs a token: %v, want ErrAccess", err)
+	if _, err := b.Stat(context.Background(), "x.json"); !errors.Is(err, ErrAccess) || !strings.Contains(err.Error(), "read anonymously (anonymous: true") {
+		t.Errorf("anonymous read of a repo that needs a token: %v, want ErrAccess saying the source is anonymous", err)
 	}
 }
 

@@ -102,8 +102,11 @@ func (b *Backend) statusError(resp *http.Response, name string) error {
 		return fmt.Errorf("%w: %s: %s", fs.ErrNotExist, what, said)
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		sent := "no token was sent"
-		if b.token != "" {
+		switch {
+		case b.token != "":
 			sent = "the token sent was refused"
+		case b.anonymous:
+			sent = "no token was sent: the source is read anonymously (anonymous: true, or --anonymous), whatever HF_TOKEN says"
 		}
 		return &RefusalError{Kind: ErrAccess, Where: what, Said: said,
 			What: fmt.Sprintf("access to %s refused (%s)", b.repo, sent),
