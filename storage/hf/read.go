@@ -175,6 +175,10 @@ func (b *Backend) get(ctx context.Context, method, commit, name, rng string) (*a
 		if hub && a.oid == "" {
 			a.identify(resp)
 		}
+		if a.size < 0 && method == http.MethodHead && resp.StatusCode == http.StatusOK && resp.ContentLength >= 0 {
+			// A redirect that named no size: the storage host's answer does.
+			a.size = resp.ContentLength
+		}
 		if !isRedirect(resp.StatusCode) {
 			if resp.StatusCode >= 400 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
 				defer resp.Body.Close()
