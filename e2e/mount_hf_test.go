@@ -15,9 +15,10 @@ import (
 const hfCanary = "hf_CANARY7e57c0ffee0123456789abcdef"
 
 // hfMix is a mix of RLDS (in a folder of its repository, with a val view)
-// and LeRobot (its PNG camera in parquet) datasets, and a local one; with
-// hub "" every source is the local copy.
-func hfMix(t *testing.T, hub bool) string {
+// and LeRobot (its PNG camera in parquet) datasets from the Hub, an RLDS
+// dataset from GCS and a local one; with remote false every source is the
+// local copy.
+func hfMix(t *testing.T, remote bool) string {
 	t.Helper()
 	abs := func(p string) string {
 		a, err := filepath.Abs(p)
@@ -27,8 +28,10 @@ func hfMix(t *testing.T, hub bool) string {
 		return a
 	}
 	bridge, lerobot := abs("testdata/datasets/tiny_bridge/1.0.0"), abs("testdata/lerobot/lerobot_av1")
-	if hub {
+	table := abs("testdata/datasets/tiny_table/1.0.0")
+	if remote {
 		bridge, lerobot = "hf://datasets/oxe/tiny_bridge/1.0.0", "hf://datasets/lerobot/lerobot_av1@v3.0"
+		table = "gs://robotics/tiny_table/1.0.0\n    anonymous: true"
 	}
 	return writeMixText(t, `batch_size: 4
 image_size: [24, 32]
@@ -47,8 +50,13 @@ datasets:
     action_keys: [action]
     language_key: task
   - name: table
-    source: `+abs("testdata/datasets/tiny_table/1.0.0")+`
+    source: `+table+`
     image_key: steps/observation/rgb
+  - name: kuka
+    source: `+abs("testdata/datasets/tiny_kuka/1.0.0")+`
+    image_key: steps/observation/image
+    offset: 2
+    action_keys: [steps/action]
 `)
 }
 
@@ -70,8 +78,9 @@ func startHub(t *testing.T) (*fakehub.Hub, []string) {
 	return hub, []string{"HF_ENDPOINT=" + hub.URL(), "HF_TOKEN=" + hfCanary, "HF_HOME=" + t.TempDir()}
 }
 
-// TestMountFromHub: a mix with hf:// datasets mounts and serves the train
-// and val batches of the same mix read all local, byte for byte; `oxefs
+// TestMountFromHub: a mix of hf://, gs:// and local datasets mounts and
+// serves the train and val batches of the same mix read all local, byte
+// for byte; `oxefs
 // inspect` describes an hf:// dataset; `oxefs warm` fills a cache from
 // which, with the Hub gone, `mount --offline` serves them too. The token
 // appears nowhere oxefs writes: its logs (at debug level), stats.json,
@@ -80,6 +89,8 @@ func startHub(t *testing.T) (*fakehub.Hub, []string) {
 func TestMountFromHub(t *testing.T) {
 	testkit.RequireFUSE(t)
 	hub, env := startHub(t)
+	gcs := fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
+	env = append(env, "STORAGE_EMULATOR_HOST="+strings.TrimPrefix(gcs.URL(), "http://"))
 	var written []string // everything oxefs wrote, for the canary
 
 	local := t.TempDir()
@@ -126,7 +137,7 @@ func TestMountFromHub(t *testing.T) {
 	d = startMount(t, online, env, "--config", cfg, "--cache-dir", t.TempDir(), "--log-level", "debug")
 	same("hf:// mount", online)
 	d.stop(t)
-	t.Logf("%d train and %d val batches from hf:// equal the all-local ones; the hub answered %d requests", n, nv, len(hub.Requests()))
+	t.Logf("%d train and %d val batches from hf:// and gs:// equal the all-local ones; the hub answered %d requests", n, nv, len(hub.Requests()))
 	written = append(written, d.stderr())
 
 	cacheDir := t.TempDir()
@@ -136,6 +147,7 @@ func TestMountFromHub(t *testing.T) {
 	}
 	written = append(written, out, stderr)
 	hub.Close()
+	gcs.Stop()
 	offline := t.TempDir()
 	d = startMount(t, offline, env, "--config", cfg, "--cache-dir", cacheDir, "--offline",
 		"--fetch-timeout", "1s", "--fetch-stall", "1s", "--log-level", "debug")
@@ -145,6 +157,8 @@ func TestMountFromHub(t *testing.T) {
 
 	refused, env2 := startHub(t)
 	refused.RequireToken("hf_another")
+	gcs = fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
+	env2 = append(env2, "STORAGE_EMULATOR_HOST="+strings.TrimPrefix(gcs.URL(), "http://"))
 	_, stderr, code = runOxefs(t, env2, "mount", "--config", cfg, "--cache-dir", t.TempDir(), "--log-level", "debug", t.TempDir())
 	if code == 0 || !strings.Contains(stderr, "set HF_TOKEN or run `huggingface-cli login`") {
 		t.Fatalf("mount with a refused token: exit %d, want a refusal that says to set HF_TOKEN:\n%s", code, stderr)
