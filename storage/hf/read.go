@@ -215,6 +215,10 @@ func (b *Backend) get(ctx context.Context, method, commit, name, rng string) (*a
 // refused one is asked for again anyway.
 const redirectTTL = 10 * time.Minute
 
+// maxRedirectsKept bounds the redirects a Backend remembers (a few
+// hundred bytes each).
+const maxRedirectsKept = 4096
+
 // redirect is an LFS file's storage URL, and the identity the Hub gave
 // with it.
 type redirect struct {
@@ -228,7 +232,9 @@ type redirect struct {
 func (b *Backend) remember(name string, loc *url.URL, a *answer) {
 	b.redirMu.Lock()
 	defer b.redirMu.Unlock()
-	if b.redirects == nil {
+	if b.redirects == nil || len(b.redirects) >= maxRedirectsKept {
+		// Bounded: a dataset of very many files starts over, and its next
+		// reads ask the Hub again.
 		b.redirects = map[string]redirect{}
 	}
 	b.redirects[name] = redirect{url: loc, oid: a.oid, size: a.size, at: time.Now()}
