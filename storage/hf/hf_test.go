@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -421,4 +422,33 @@ func TestTransientFaultsRetried(t *testing.T) {
 	if !slices.Contains(ranges, "GET bytes=5000-") {
 		t.Errorf("requests %v: the cut read was not resumed at byte 5000", ranges)
 	}
+}
+
+// FuzzHubHeaders: whatever a server puts in the headers oxefs reads
+// (ETag, X-Linked-Etag, X-Linked-Size, Retry-After), identifying a file
+// and reading its Retry-After never panic, the version names the commit or
+// a digest, and no wait is negative.
+func FuzzHubHeaders(f *testing.F) {
+	f.Add(`"b6fc4c620b67d95f953a5c1c1230aaab5db5a1b0"`, "", "", "", 200)
+	f.Add(`W/"x"`, `"0123abcd"`, "300000", "7", 302)
+	f.Add("", "", "-1", "Wed, 21 Oct 2015 07:28:00 GMT", 302)
+	f.Add(`""`, `"`, "99999999999999999999", "-5", 200)
+	f.Fuzz(func(t *testing.T, etag, linked, size, after string, status int) {
+		h := http.Header{}
+		h.Set("ETag", etag)
+		h.Set("X-Linked-Etag", linked)
+		h.Set("X-Linked-Size", size)
+		a := &answer{size: -1}
+		a.identify(&http.Response{StatusCode: status, Header: h, ContentLength: -1})
+		v := a.version("0123456789abcdef0123456789abcdef01234567")
+		if !strings.HasPrefix(v, "commit ") && !strings.HasPrefix(v, "sha256 ") && !strings.HasPrefix(v, "git-blob ") {
+			t.Errorf("version %q", v)
+		}
+		if a.size < -1 {
+			t.Errorf("size %d", a.size)
+		}
+		if d := retryAfter(after); d < 0 {
+			t.Errorf("Retry-After %q: wait %v", after, d)
+		}
+	})
 }
