@@ -63,24 +63,27 @@ datasets:
 // startHub serves tiny_bridge (in folder 1.0.0 of oxe/tiny_bridge) and
 // lerobot_av1 (tag v3.0 of lerobot/lerobot_av1) from a fake Hub that
 // requires hfCanary, and returns it with the environment that points
-// oxefs at it.
-func startHub(t *testing.T) (*fakehub.Hub, []string) {
+// oxefs at it and the commit of each repository.
+func startHub(t *testing.T) (*fakehub.Hub, []string, map[string]string) {
 	t.Helper()
 	hub := fakehub.New(t, fakehub.Options{})
 	bridge := map[string][]byte{}
 	for name, b := range testkit.ReadDirFiles(t, "testdata/datasets/tiny_bridge/1.0.0") {
 		bridge["1.0.0/"+name] = b
 	}
-	hub.Commit("oxe/tiny_bridge", "main", bridge)
-	c := hub.Commit("lerobot/lerobot_av1", "main", testkit.ReadDirFiles(t, "testdata/lerobot/lerobot_av1"))
-	hub.SetRef("lerobot/lerobot_av1", "v3.0", c)
+	commits := map[string]string{
+		"bridge": hub.Commit("oxe/tiny_bridge", "main", bridge),
+		"side":   hub.Commit("lerobot/lerobot_av1", "main", testkit.ReadDirFiles(t, "testdata/lerobot/lerobot_av1")),
+	}
+	hub.SetRef("lerobot/lerobot_av1", "v3.0", commits["side"])
 	hub.RequireToken(hfCanary)
-	return hub, []string{"HF_ENDPOINT=" + hub.URL(), "HF_TOKEN=" + hfCanary, "HF_HOME=" + t.TempDir()}
+	return hub, []string{"HF_ENDPOINT=" + hub.URL(), "HF_TOKEN=" + hfCanary, "HF_HOME=" + t.TempDir()}, commits
 }
 
 // TestMountFromHub: a mix of hf://, gs:// and local datasets mounts and
 // serves the train and val batches of the same mix read all local, byte
-// for byte; `oxefs
+// for byte, and info.json names the commit each hf:// dataset is read at;
+// `oxefs
 // inspect` describes an hf:// dataset; `oxefs warm` fills a cache from
 // which, with the Hub gone, `mount --offline` serves them too. The token
 // appears nowhere oxefs writes: its logs (at debug level), stats.json,
@@ -88,7 +91,7 @@ func startHub(t *testing.T) (*fakehub.Hub, []string) {
 // says to set HF_TOKEN.
 func TestMountFromHub(t *testing.T) {
 	testkit.RequireFUSE(t)
-	hub, env := startHub(t)
+	hub, env, commits := startHub(t)
 	gcs := fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
 	env = append(env, "STORAGE_EMULATOR_HOST="+strings.TrimPrefix(gcs.URL(), "http://"))
 	var written []string // everything oxefs wrote, for the canary
@@ -136,6 +139,17 @@ func TestMountFromHub(t *testing.T) {
 	online := t.TempDir()
 	d = startMount(t, online, env, "--config", cfg, "--cache-dir", t.TempDir(), "--log-level", "debug")
 	same("hf:// mount", online)
+	var pinned struct {
+		Datasets map[string]struct {
+			Commit string `json:"commit"`
+		} `json:"datasets"`
+	}
+	readJSON(t, filepath.Join(online, "info.json"), &pinned)
+	for _, name := range []string{"bridge", "side", "table", "kuka"} {
+		if got := pinned.Datasets[name].Commit; got != commits[name] {
+			t.Errorf("info.json: dataset %s was read at commit %q, want %q", name, got, commits[name])
+		}
+	}
 	d.stop(t)
 	t.Logf("%d train and %d val batches from hf:// and gs:// equal the all-local ones; the hub answered %d requests", n, nv, len(hub.Requests()))
 	written = append(written, d.stderr())
@@ -155,7 +169,7 @@ func TestMountFromHub(t *testing.T) {
 	d.stop(t)
 	written = append(written, d.stderr())
 
-	refused, env2 := startHub(t)
+	refused, env2, _ := startHub(t)
 	refused.RequireToken("hf_another")
 	gcs = fakeGCS(t, "robotics", map[string]string{"tiny_table/1.0.0": "testdata/datasets/tiny_table/1.0.0"})
 	env2 = append(env2, "STORAGE_EMULATOR_HOST="+strings.TrimPrefix(gcs.URL(), "http://"))

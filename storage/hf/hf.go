@@ -87,9 +87,9 @@ type Backend struct {
 	anonymous bool
 	client    *http.Client
 
+	pin *pin // the revision's commit, shared by the backends Open made for it
+
 	// mutable state
-	mu        sync.Mutex
-	commit    string // guarded by mu: the revision's commit, once resolved
 	redirMu   sync.Mutex
 	redirects map[string]redirect // guarded by redirMu: LFS files' storage URLs, by name
 }
@@ -112,7 +112,9 @@ var sharedClient = &http.Client{
 
 // Open reads a location (see Syntax). The endpoint is HF_ENDPOINT's, the
 // token HF_TOKEN's or the token file's (see Token) unless opts is
-// anonymous. It makes no request.
+// anonymous. It makes no request. The backends Open makes for one
+// revision of one repository share its commit (see sharedPin); New makes
+// a backend that resolves its own.
 func Open(ctx context.Context, location string, opts storage.Options) (storage.Backend, error) {
 	repo, rev, prefix, err := ParseLocation(location)
 	if err != nil {
@@ -124,7 +126,38 @@ func Open(ctx context.Context, location string, opts storage.Options) (storage.B
 			return nil, fmt.Errorf("source %q: %w", location, err)
 		}
 	}
-	return New(cfg)
+	b, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b.pin = sharedPin(b.endpoint.String() + " " + b.repo + "@" + b.revisionName())
+	return b, nil
+}
+
+// pin is the commit a revision resolved to, once it is.
+type pin struct {
+	mu     sync.Mutex // held while resolving
+	commit string     // guarded by mu
+}
+
+var (
+	pinsMu sync.Mutex
+	pins   = map[string]*pin{} // guarded by pinsMu: by endpoint, repository and revision
+)
+
+// sharedPin returns the process's pin of a revision: every source that
+// Open makes for one endpoint, repository and revision (two datasets of a
+// mix reading one repository, say) reads the commit the first of them
+// resolved, for the life of the process.
+func sharedPin(key string) *pin {
+	pinsMu.Lock()
+	defer pinsMu.Unlock()
+	p := pins[key]
+	if p == nil {
+		p = new(pin)
+		pins[key] = p
+	}
+	return p
 }
 
 // ParseLocation splits a location (see Syntax) into its repository
@@ -184,6 +217,7 @@ func New(cfg Config) (*Backend, error) {
 		client = &c
 	}
 	return &Backend{
+		pin:       new(pin),
 		endpoint:  u,
 		repo:      cfg.Repo,
 		revision:  cfg.Revision,
@@ -219,10 +253,10 @@ func (b *Backend) revisionName() string {
 // Commit returns the commit every read names: the revision's, resolved by
 // the first call (GET /api/datasets/REPO/revision/REVISION) and kept.
 func (b *Backend) Commit(ctx context.Context) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.commit != "" {
-		return b.commit, nil
+	b.pin.mu.Lock()
+	defer b.pin.mu.Unlock()
+	if b.pin.commit != "" {
+		return b.pin.commit, nil
 	}
 	owner, name, _ := strings.Cut(b.repo, "/")
 	u := b.url("api", "datasets", owner, name, "revision", b.revisionName())
@@ -243,8 +277,17 @@ func (b *Backend) Commit(ctx context.Context) (string, error) {
 	if !commitID.MatchString(info.SHA) {
 		return "", fmt.Errorf("%s: the hub answered commit %q for revision %q, not a commit id", b.Location(), info.SHA, b.revisionName())
 	}
-	b.commit = info.SHA
-	return b.commit, nil
+	b.pin.commit = info.SHA
+	return b.pin.commit, nil
+}
+
+// Pinned returns the commit every read names, or "" while the revision is
+// not resolved yet (before the first read, and always offline). It makes no
+// request.
+func (b *Backend) Pinned() string {
+	b.pin.mu.Lock()
+	defer b.pin.mu.Unlock()
+	return b.pin.commit
 }
 
 // commitID is a git commit id as the Hub writes it.

@@ -452,3 +452,32 @@ func FuzzHubHeaders(f *testing.F) {
 		}
 	})
 }
+
+// TestOpenSharesCommit: the sources storage.Open makes for one revision of
+// one repository (two datasets of a mix, say) read the commit the first of
+// them resolved, even when the branch moved before the second first read;
+// another revision resolves on its own.
+func TestOpenSharesCommit(t *testing.T) {
+	hub := fakehub.New(t, fakehub.Options{})
+	const repo = "oxe/shared" // a repository of its own: pins last the process
+	hub.Commit(repo, "main", map[string][]byte{"a/x": []byte("1"), "b/x": []byte("1")})
+	t.Setenv("HF_ENDPOINT", hub.URL())
+	t.Setenv("HF_TOKEN", "")
+	open := func(loc string) storage.Backend {
+		b, err := storage.Open(context.Background(), loc, storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first, second := open("hf://datasets/"+repo+"/a"), open("hf://datasets/"+repo+"/b")
+	readAll(t, first, "x")
+	c := hub.Commit(repo, "main", map[string][]byte{"a/x": []byte("2"), "b/x": []byte("2")})
+	hub.SetRef(repo, "later", c)
+	if got := readAll(t, second, "x"); string(got) != "1" {
+		t.Errorf("the second source of main reads %q after main moved; want the first source's commit's %q", got, "1")
+	}
+	if got := readAll(t, open("hf://datasets/"+repo+"@later/b"), "x"); string(got) != "2" {
+		t.Errorf("another revision reads %q, want %q", got, "2")
+	}
+}
