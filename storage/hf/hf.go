@@ -99,15 +99,16 @@ var (
 	_ storage.Versioner = (*Backend)(nil)
 )
 
-// sharedClient makes every Backend's requests that does not bring its own
-// client: one connection pool for all the datasets of a mix. It never
-// follows a redirect by itself (see do).
+// sharedClient makes the requests of every Backend that brings no client
+// of its own: one connection pool for all the datasets of a mix. It never
+// follows a redirect by itself (see Backend.get).
 var sharedClient = &http.Client{
 	Transport: func() http.RoundTripper {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 64
 		return t
 	}(),
+	CheckRedirect: noRedirect,
 }
 
 // Open reads a location (see Syntax). The endpoint is HF_ENDPOINT's, the

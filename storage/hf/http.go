@@ -72,8 +72,6 @@ func sameOrigin(u, base *url.URL) bool {
 // noRedirect makes a client hand every redirect to the Backend.
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-func init() { sharedClient.CheckRedirect = noRedirect }
-
 // statusError is the error of an answer of the Hub that is neither bytes
 // nor a redirect, for the named object ("" for the revision itself),
 // naming the remedy: a missing file matches fs.ErrNotExist; 429, 408 and
