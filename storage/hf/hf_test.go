@@ -174,7 +174,8 @@ func TestClearErrors(t *testing.T) {
 		is    error
 		want  []string
 	}{
-		{"missing repo", Config{Repo: "oxe/nope"}, "", ErrRepoNotFound, []string{"oxe/nope", "check OWNER/NAME", "HF_TOKEN"}},
+		{"missing repo", Config{Repo: "oxe/nope"}, "", ErrRepoNotFound, []string{"oxe/nope", "check OWNER/NAME", "HF_TOKEN", "401"}},
+		{"missing repo, with a token", Config{Repo: "oxe/nope", Token: "hf_x"}, "", ErrRepoNotFound, []string{"oxe/nope", "404"}},
 		{"missing revision", Config{Revision: "v9"}, "", ErrRevisionNotFound, []string{`"v9"`, "branch, tag or commit", Syntax}},
 		{"no token", Config{}, "secret", ErrAccess, []string{"no token was sent", "set HF_TOKEN or run `huggingface-cli login`", "gated"}},
 		{"wrong token", Config{Token: "hf_wrong"}, "secret", ErrAccess, []string{"the token sent was refused", "HF_TOKEN"}},

@@ -373,12 +373,18 @@ func (h *Hub) serveHub(w http.ResponseWriter, r *http.Request) {
 }
 
 // lookup finds the commit rev names in repoID, or answers the error.
-func (h *Hub) lookup(w http.ResponseWriter, repoID, rev string) *commit {
+func (h *Hub) lookup(w http.ResponseWriter, r0 *http.Request, repoID, rev string) *commit {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.repos[repoID]
 	if r == nil {
-		hubError(w, http.StatusNotFound, "RepoNotFound", "Repository not found")
+		// As the Hub answers: without a token, 401, so that a private
+		// repository and a missing one look alike.
+		status := http.StatusNotFound
+		if r0.Header.Get("Authorization") == "" {
+			status = http.StatusUnauthorized
+		}
+		hubError(w, status, "RepoNotFound", "Repository not found")
 		return nil
 	}
 	id, ok := r.refs[rev]
@@ -395,7 +401,7 @@ func (h *Hub) lookup(w http.ResponseWriter, repoID, rev string) *commit {
 }
 
 func (h *Hub) serveInfo(w http.ResponseWriter, r *http.Request, repoID, rev string) {
-	c := h.lookup(w, repoID, rev)
+	c := h.lookup(w, r, repoID, rev)
 	if c == nil {
 		return
 	}
@@ -435,7 +441,7 @@ type lfsEntry struct {
 // recursive, else one), a page at a time: the next page's URL is in a
 // Link header (rel="next"), its position in the cursor parameter.
 func (h *Hub) serveTree(w http.ResponseWriter, r *http.Request, repoID, rev, dir string) {
-	c := h.lookup(w, repoID, rev)
+	c := h.lookup(w, r, repoID, rev)
 	if c == nil {
 		return
 	}
@@ -501,7 +507,7 @@ func treeOID(dir string) string {
 // serveResolve answers a file: its bytes (with Range) and ETag for a
 // regular file, a redirect to the storage host for an LFS file.
 func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, repoID, rev, name string) {
-	c := h.lookup(w, repoID, rev)
+	c := h.lookup(w, r, repoID, rev)
 	if c == nil {
 		return
 	}
