@@ -7,9 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"github.com/oxefs/oxefs/frames/av"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -358,26 +358,7 @@ func goldenDigests(t *testing.T, cases []goldenCase, sources func(yaml string) s
 		if err != nil {
 			t.Fatalf("case %s: %v", tc.name, err)
 		}
-		views := []struct {
-			name string
-			v    *goldenView
-		}{{"train", p.train}, {"val", p.val}}
-		for _, view := range views {
-			if view.v == nil {
-				continue
-			}
-			for _, n := range goldenBatches(view.v, view.name == "val") {
-				npy, meta, err := view.v.get(n)
-				if err != nil {
-					t.Fatalf("case %s, %s batch %d: %v", tc.name, view.name, n, err)
-				}
-				d := goldenDigest{NPY: digest(npy)}
-				if meta != nil {
-					d.Meta = digest(meta)
-				}
-				got[fmt.Sprintf("%s/%s/%d", tc.name, view.name, n)] = d
-			}
-		}
+		maps.Copy(got, caseDigests(t, tc, p))
 		if tc.subs && p.substitutions() == 0 {
 			t.Errorf("case %s: no episode substituted; the case no longer covers substitution", tc.name)
 		}

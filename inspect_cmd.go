@@ -14,9 +14,9 @@ import (
 )
 
 type inspectCmd struct {
-	Source    string   `arg:"" help:"Dataset directory, local, gs:// or s3://: an RLDS (TFDS) dir such as /data/oxe/bridge/0.1.0, or a LeRobot v3 dataset root (the folder holding meta/info.json)."`
+	Source    string   `arg:"" help:"Dataset directory, local, gs://, s3:// or hf://datasets/OWNER/NAME[@REVISION][/PATH]: an RLDS (TFDS) dir such as /data/oxe/bridge/0.1.0, or a LeRobot v3 dataset root (the folder holding meta/info.json)."`
 	JSON      bool     `help:"Print the description as one JSON object." name:"json"`
-	Anonymous bool     `help:"Read a public bucket without credentials (e.g. gs://gresearch/robotics, or a public s3:// bucket)."`
+	Anonymous bool     `help:"Read a public bucket without credentials (e.g. gs://gresearch/robotics, or a public s3:// bucket), or a Hub dataset without the HF_TOKEN token."`
 	Index     bool     `help:"Build the episode-length index first (reads every episode; remote shards go through the disk cache)."`
 	CacheDir  string   `help:"Disk cache and index directory." default:"${cache_dir}" name:"cache-dir" type:"path"`
 	Disk      sizeFlag `help:"Disk cache bound, e.g. 50GiB." default:"50GiB"`

@@ -167,10 +167,19 @@ func Load(file string) (*Config, error) {
 // versionDir matches a TFDS version directory: 0.1.0, 1.0.0.
 var versionDir = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 
+// hfRevision matches the revision of an hf:// location (@v3.0 in
+// hf://datasets/lerobot/pusht@v3.0/sub).
+var hfRevision = regexp.MustCompile(`@[^/]*`)
+
 // nameFromSource derives a dataset name from its source:
-// gs://gresearch/robotics/bridge/0.1.0 → bridge.
+// gs://gresearch/robotics/bridge/0.1.0 → bridge,
+// hf://datasets/lerobot/pusht@v3.0 → pusht.
 func nameFromSource(src string) string {
 	p := strings.TrimRight(strings.TrimPrefix(src, "gs://"), "/")
+	if rest, ok := strings.CutPrefix(p, "hf://"); ok {
+		// A revision is not part of the name.
+		p = hfRevision.ReplaceAllString(rest, "")
+	}
 	base := path.Base(p)
 	if versionDir.MatchString(base) {
 		base = path.Base(path.Dir(p))

@@ -45,6 +45,20 @@ datasets:
 	}
 }
 
+func TestNameFromSource(t *testing.T) {
+	for src, want := range map[string]string{
+		"gs://gresearch/robotics/bridge/0.1.0":                "bridge",
+		"/data/oxe/kuka/0.1.0/":                               "kuka",
+		"hf://datasets/lerobot/pusht":                         "pusht",
+		"hf://datasets/lerobot/pusht@v3.0":                    "pusht",
+		"hf://datasets/oxe/mirror@refs%2Fpr%2F1/bridge/1.0.0": "bridge",
+	} {
+		if got := nameFromSource(src); got != want {
+			t.Errorf("nameFromSource(%q) = %q, want %q", src, got, want)
+		}
+	}
+}
+
 func TestParseFull(t *testing.T) {
 	c, err := Parse([]byte(`
 seed: 18446744073709551615

@@ -217,7 +217,7 @@ func (c *Config) validate(add func(line int, dataset, field, format string, args
 		}
 		sampled++
 		if d.Source == "" {
-			field("source", "required: a local TFDS dataset directory or gs://bucket/prefix/name/version")
+			field("source", "required: a local dataset directory, gs://bucket/prefix/name/version or hf://datasets/OWNER/NAME[@REVISION][/PATH]")
 		}
 		if !f.checkMode(field) && first != nil && first.Offset != d.Offset && (f.Mode == FramesAll || f.Mode == FramesStride) {
 			field("offset", "pair_frames: %s needs the same offset in every dataset (F = %s frames per sample): %s has %s, this one %s",

@@ -96,7 +96,7 @@ func TestInspectErrors(t *testing.T) {
 	}{
 		{"missing dir", []string{"inspect", "testdata/datasets/nope/1.0.0"}, `"testdata/datasets/nope/1.0.0": no such directory`},
 		{"not a dataset", []string{"inspect", "testdata"}, "dataset_info.json"},
-		{"bad scheme", []string{"inspect", "az://bucket/x"}, `unsupported scheme "az" (valid: gs://bucket/path or `},
+		{"bad scheme", []string{"inspect", "az://bucket/x"}, "valid: gs://… or hf://… or s3://… or a local directory"},
 		{"bad size", []string{"inspect", "--disk", "lots", "testdata/datasets/tiny_kuka/1.0.0"}, "invalid size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

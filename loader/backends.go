@@ -6,6 +6,7 @@ package loader
 import (
 	_ "github.com/oxefs/oxefs/format/formats"
 	_ "github.com/oxefs/oxefs/storage/gcs"
+	_ "github.com/oxefs/oxefs/storage/hf"
 	_ "github.com/oxefs/oxefs/storage/local"
 	_ "github.com/oxefs/oxefs/storage/s3"
 )

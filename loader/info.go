@@ -10,6 +10,7 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/norm"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/storage"
 )
 
 // info is info.json: the static description of a rank's views, or of the
@@ -56,6 +57,25 @@ type datasetInfo struct {
 	ActionDim int         `json:"action_dim"`
 	StateDim  int         `json:"state_dim"`
 	Stats     *norm.Stats `json:"stats,omitempty"`
+	// Commit is the commit a source at a revision (an hf:// branch or tag)
+	// was resolved to, which every read of this daemon names.
+	Commit string `json:"commit,omitempty"`
+}
+
+// pinnedCommit returns the commit that b, or a backend it wraps, pinned
+// its reads to (storage/hf), or "" when none did.
+func pinnedCommit(b storage.Backend) string {
+	for b != nil {
+		if p, ok := b.(interface{ Pinned() string }); ok {
+			return p.Pinned()
+		}
+		u, ok := b.(interface{ Unwrap() storage.Backend })
+		if !ok {
+			return ""
+		}
+		b = u.Unwrap()
+	}
+	return ""
 }
 
 // memoryInfo is info.json's memory section: what --mem holds, and the
@@ -247,7 +267,7 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 func (p *Pipeline) datasetInfo() map[string]datasetInfo {
 	out := make(map[string]datasetInfo, len(p.Mix.Datasets))
 	for _, d := range p.Mix.Datasets {
-		out[d.Config.Name] = datasetInfo{ActionDim: d.ActionDim, StateDim: d.StateDim, Stats: d.Norm}
+		out[d.Config.Name] = datasetInfo{ActionDim: d.ActionDim, StateDim: d.StateDim, Stats: d.Norm, Commit: pinnedCommit(d.Data.Backend())}
 	}
 	return out
 }

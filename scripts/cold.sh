@@ -6,6 +6,8 @@
 #
 #   ./scripts/cold.sh                          # CASE=four RUNS=3
 #   CASE=mix29 RUNS=1 ./scripts/cold.sh
+#   SOURCE=hf ./scripts/cold.sh                # the same from a fake Hugging Face Hub
+#   SOURCE=s3 ./scripts/cold.sh                # the same from a fake S3 bucket
 #
 # CASE=four:  the first 4 synth datasets, 2 train shards each (synth --datasets 4 --shards 2).
 # CASE=mix29: all 29 synth datasets, 8 train shards of about 40 MB each
@@ -15,15 +17,19 @@
 # The data is written once under DATA/CASE and reused. scripts/fakegcs serves
 # it (objects kept in DATA/CASE.store) with LATENCY per request and a RATE cap
 # on all responses together; the client also gets --max-fetch-rate RATE.
+# SOURCE=hf serves it instead from scripts/fakehub (in memory), as the
+# repository oxe/synth, through the same limits: the sources are then
+# hf://datasets/oxe/synth/NAME/VERSION, every shard an LFS file behind a
+# redirect to the fake storage host (OUT defaults to cold-out/CASE-hf).
 # Each cold run starts from a fresh --cache-dir; the warm runs then reuse the
 # cache the last cold run left. Batch 0's episodes come from a mount of the
 # local copy (same plan: only the sources differ), so /dev/fuse is needed.
 #
-# STORE=s3 serves the same data as an S3 bucket instead (fakegcs -s3:
+# SOURCE=s3 serves the same data as an S3 bucket instead (fakegcs -s3:
 # gofakes3, in memory, same latency and rate) and reads it as s3:// through
 # AWS_ENDPOINT_URL_S3; OUT then defaults to cold-out/CASE-s3.
 #
-# Environment: CASE, STORE (gcs), RUNS (3), RATE (10MB), LATENCY (30ms), DATA (/tmp/oxefs-cold),
+# Environment: CASE, SOURCE (gs; s3, hf), RUNS (3), RATE (10MB), LATENCY (30ms), DATA (/tmp/oxefs-cold),
 # OUT (cold-out/CASE), PORT (4443), BENCH (bench flags; per-case default below),
 # OXEFS (an oxefs binary to measure instead of this tree's, e.g. an older
 # build for a before/after figure).
@@ -39,13 +45,13 @@ RUNS=${RUNS:-3}
 RATE=${RATE:-10MB}
 LATENCY=${LATENCY:-30ms}
 DATA=${DATA:-/tmp/oxefs-cold}
-STORE=${STORE:-gcs}
-case "$STORE" in
-gcs) OUT=${OUT:-cold-out/$CASE} ;;
-s3) OUT=${OUT:-cold-out/$CASE-s3} ;;
-*) echo "STORE must be gcs or s3" >&2; exit 2 ;;
+SOURCE=${SOURCE:-gs}
+case "$SOURCE" in
+gs) OUT=${OUT:-cold-out/$CASE}; PORT=${PORT:-4443} ;;
+s3) OUT=${OUT:-cold-out/$CASE-s3}; PORT=${PORT:-4443} ;;
+hf) OUT=${OUT:-cold-out/$CASE-hf}; PORT=${PORT:-4480} ;;
+*) echo "SOURCE must be gs, s3 or hf" >&2; exit 2 ;;
 esac
-PORT=${PORT:-4443}
 case "$CASE" in
 four)
   SYNTH=(--datasets 4 --shards 2)
@@ -60,6 +66,7 @@ mkdir -p "$OUT" "$DATA"
 OUT=$(cd "$OUT" && pwd)
 go build -o "$OUT/oxefs" .
 go build -o "$OUT/fakegcs" ./scripts/fakegcs
+go build -o "$OUT/fakehub" ./scripts/fakehub
 go build -o "$OUT/episodebytes" ./scripts/episodebytes
 X=${OXEFS:-$OUT/oxefs}
 
@@ -83,23 +90,33 @@ kill -TERM "$mpid"; wait "$mpid" || true
 "$OUT/episodebytes" -data "$SRC" "$OUT/batch0.json" > "$OUT/episodes.json"
 "$OUT/episodebytes" -data "$SRC" "$OUT"/batches/*.json > "$OUT/episodes-run.json"
 
-if [ "$STORE" = s3 ]; then
+case "$SOURCE" in
+hf)
+  "$OUT/fakehub" -v -dir "$SRC" -repo oxe/synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakehub.log" 2>&1 &
+  remote=$!
+  SRCENV=(HF_ENDPOINT=http://127.0.0.1:$PORT)
+  sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: hf://datasets/oxe/synth/\1#" "$SRC/mix.yaml" > "$OUT/mix-remote.yaml"
+  ;;
+s3)
   "$OUT/fakegcs" -s3 -dir "$SRC" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
-else
+  remote=$!
+  SRCENV=(AWS_ENDPOINT_URL_S3=http://127.0.0.1:$PORT AWS_REGION=us-east-1)
+  sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: s3://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-remote.yaml"
+  ;;
+*)
   "$OUT/fakegcs" -dir "$SRC" -store "$SRC.store" -bucket synth -port "$PORT" -latency "$LATENCY" -rate "$RATE" > "$OUT/fakegcs.log" 2>&1 &
-fi
-gcs=$!
-trap 'kill "$gcs" 2>/dev/null || true' EXIT
-for _ in $(seq 6000); do grep -q serving "$OUT/fakegcs.log" && break; kill -0 "$gcs"; sleep 0.2; done
-scheme=gs
-[ "$STORE" = s3 ] && scheme=s3
-sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: $scheme://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-gcs.yaml"
+  remote=$!
+  SRCENV=(STORAGE_EMULATOR_HOST=127.0.0.1:$PORT)
+  sed -E "s#source: \"?$SRC/([^\"]*)\"?#source: gs://synth/\1\n    anonymous: true#" "$SRC/mix.yaml" > "$OUT/mix-remote.yaml"
+  ;;
+esac
+trap 'kill "$remote" 2>/dev/null || true' EXIT
+for _ in $(seq 6000); do grep -q serving "$OUT"/fake*.log && break; kill -0 "$remote"; sleep 0.2; done
 
 run() { # name, cache dir
   local t0 t1
   t0=$(date +%s.%N)
-  STORAGE_EMULATOR_HOST=127.0.0.1:$PORT AWS_ENDPOINT_URL_S3=http://127.0.0.1:$PORT AWS_REGION=us-east-1 \
-    "$X" bench --config "$OUT/mix-gcs.yaml" --cache-dir "$2" \
+  env "${SRCENV[@]}" "$X" bench --config "$OUT/mix-remote.yaml" --cache-dir "$2" \
     --max-fetch-rate "$RATE" $BENCH --out "$OUT/$1" --json > "$OUT/$1.json" 2>"$OUT/$1.log"
   t1=$(date +%s.%N)
   echo "$t0 $t1" > "$OUT/$1.wall"
@@ -110,12 +127,12 @@ for i in $(seq "$RUNS"); do
   echo "cold run $i: $(cat "$OUT/cold-$i.wall" | awk '{printf "%.1f s", $2-$1}')"
 done
 for i in $(seq "$RUNS"); do run "warm-$i" "$OUT/cache"; done
-kill "$gcs"; wait "$gcs" 2>/dev/null || true
+kill "$remote"; wait "$remote" 2>/dev/null || true
 trap - EXIT
 
-python3 - "$OUT" "$RUNS" "$RATE" "$LATENCY" "$CASE" <<'PY'
+python3 - "$OUT" "$RUNS" "$RATE" "$LATENCY" "$CASE" "$SOURCE" <<'PY'
 import collections, json, re, statistics, sys
-out, runs, rate_s, lat_s, case = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+out, runs, rate_s, lat_s, case, source = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 def parse_rate(t):
     m = re.fullmatch(r"([\d.]+)\s*([kmg]i?b|b)?", t.strip().lower())
     mult = {None: 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 2**10, "mib": 2**20, "gib": 2**30}[m.group(2)]
@@ -153,7 +170,7 @@ cold = [load(f"cold-{i}") for i in range(1, runs + 1)]
 warm = [load(f"warm-{i}") for i in range(1, runs + 1)]
 med = lambda rs, k: statistics.median(r[k] for r in rs)
 s = {
-    "case": case, "runs": runs, "rate_bytes_per_s": rate, "latency_s": lat,
+    "case": case, "source": source, "runs": runs, "rate_bytes_per_s": rate, "latency_s": lat,
     "batch0": {"samples": ep["samples"], "episodes": ep["episodes"], "episode_mb": ep["bytes"] / 1e6,
                "shards": ep["shards"], "hops": ep["hops"]},
     "bound_s": bound,
@@ -171,7 +188,7 @@ s["run"]["bound_samples_per_s"] = min(s["run"]["bandwidth_samples_per_s"], s["ru
 s["cold_run_over_bound"] = s["cold"]["run_samples_per_s"] / s["run"]["bound_samples_per_s"]
 json.dump(s, open(f"{out}/summary.json", "w"), indent=1)
 c, w = s["cold"], s["warm"]
-print(f"\n{case} ({out}): {rate_s}/s, {lat_s} per request, median of {runs}")
+print(f"\n{case} from {source}://: {rate_s}/s, {lat_s} per request, median of {runs}")
 print(f"batch 0: {ep['samples']} samples, {ep['episodes']} episodes, {ep['bytes']/1e6:.1f} MB in {ep['shards']} shards, {ep['hops']} hops")
 print(f"bound: {ep['bytes']/1e6:.1f} MB / {rate/1e6:g} MB/s + {ep['hops']} × {lat*1e3:g} ms = {bound:.1f} s")
 print("| | first batch s | open s | fetched MB | samples/s measured | samples/s whole run |")

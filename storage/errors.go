@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"syscall"
+	"time"
 )
 
 // ErrUnavailable matches a source that kept failing after every retry
@@ -39,7 +40,13 @@ var ErrChecksum = errors.New("checksum mismatch")
 // TransientError marks an error worth retrying: a backend wraps the
 // faults it knows to pass (an HTTP 503, a reset connection, a timeout)
 // with Transient. Its text is the wrapped error's.
-type TransientError struct{ Err error }
+type TransientError struct {
+	Err error
+	// RetryAfter, when positive, is how long the source asked to be left
+	// alone before the next attempt (an HTTP Retry-After): a retry waits
+	// at least that long.
+	RetryAfter time.Duration
+}
 
 func (e *TransientError) Error() string { return e.Err.Error() }
 
@@ -51,6 +58,24 @@ func Transient(err error) error {
 		return nil
 	}
 	return &TransientError{Err: err}
+}
+
+// TransientAfter marks err as worth retrying no sooner than after d (the
+// source's Retry-After); nil stays nil.
+func TransientAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &TransientError{Err: err, RetryAfter: d}
+}
+
+// RetryAfter returns the wait a transient err asks for before the next
+// attempt (see TransientAfter), 0 when it asks none.
+func RetryAfter(err error) time.Duration {
+	if te, ok := errors.AsType[*TransientError](err); ok {
+		return max(te.RetryAfter, 0)
+	}
+	return 0
 }
 
 // IsTransient reports whether err is marked worth retrying (see Transient).

@@ -59,8 +59,8 @@ func Open(ctx context.Context, location string, opts Options) (Backend, error) {
 	return open(ctx, location, opts)
 }
 
-// validSchemes lists the locations Open accepts: "gs://bucket/path or a
-// local directory".
+// validSchemes lists the locations Open accepts: "gs://… or hf://… or a
+// local directory" (each backend's own errors give its full form).
 func validSchemes() string {
 	registryMu.Lock()
 	var valid []string
@@ -70,7 +70,7 @@ func validSchemes() string {
 			local = true
 			continue
 		}
-		valid = append(valid, s+"://bucket/path")
+		valid = append(valid, s+"://…")
 	}
 	registryMu.Unlock()
 	slices.Sort(valid)

@@ -26,7 +26,7 @@ func TestOpenPicksByScheme(t *testing.T) {
 		t.Errorf("Open(s3://bucket/a/b/) = %T, %v; want the S3 backend at s3://bucket/a/b", b, err)
 	}
 	for _, tc := range []struct{ location, want string }{
-		{"az://bucket/x", `unsupported scheme "az" (valid: gs://bucket/path or s3://bucket/path or a local directory)`},
+		{"az://bucket/x", `unsupported scheme "az" (valid: gs://… or s3://… or a local directory)`},
 		{"gs://", "no bucket after gs://"},
 		{"s3://", "no bucket after s3://"},
 		{dir + "/nope", "no such directory"},

@@ -69,6 +69,7 @@ var sideways = map[string][]string{
 	"plan":              {"keyed", "config"},
 	"pairs":             {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
 	"norm":              {"config"},                            // the offset range the statistics cover
+	"scripts/...":       {"internal/testkit/fakehub"},          // scripts/fakehub serves the tests' fake Hub
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or

@@ -78,6 +78,9 @@ func New(b storage.Backend, lim *Limiter) *Backend { return &Backend{inner: b, l
 // Location is the wrapped backend's.
 func (b *Backend) Location() string { return b.inner.Location() }
 
+// Unwrap returns the wrapped backend.
+func (b *Backend) Unwrap() storage.Backend { return b.inner }
+
 // Stat is the wrapped backend's: it moves no object bytes.
 func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
 	return b.inner.Stat(ctx, name)

@@ -72,7 +72,9 @@ var copyBufs = sync.Pool{New: func() any {
 //
 // On a transient error (see storage.IsTransient), or when an attempt stalls
 // for Policy.StallTimeout, Fetch waits and resumes at the offset already
-// written. Once the next wait would overrun Policy.MaxElapsed without
+// written; a source that asked to be left alone for longer (a 429's
+// Retry-After: storage.TransientAfter) is waited for that long. Once the
+// next wait would overrun Policy.MaxElapsed without
 // progress, it returns a *storage.UnavailableError (matching
 // storage.ErrUnavailable) that wraps the last error. A permanent error (a
 // missing object, matching fs.ErrNotExist; a 403 or 400) returns after the
@@ -145,7 +147,7 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 			since = time.Now()
 			backoff = p.InitialBackoff
 		}
-		wait := jitter(backoff)
+		wait := max(jitter(backoff), storage.RetryAfter(err))
 		if time.Since(since)+wait > p.MaxElapsed {
 			st.Failures.Add(1)
 			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
@@ -270,7 +272,7 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		case !storage.IsTransient(err):
 			return storage.ObjectInfo{}, b.nameError(name, err)
 		}
-		wait := jitter(backoff)
+		wait := max(jitter(backoff), storage.RetryAfter(err))
 		if time.Since(start)+wait > p.MaxElapsed {
 			return storage.ObjectInfo{}, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
 		}
