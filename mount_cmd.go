@@ -53,7 +53,8 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 			p.ReadLatency.Observe(wait)
 			p.ServedBytes.Add(int64(bytes))
 		},
-		Log: log,
+		MaxNodes: fs.MaxNodesFor(int64(c.Mem)),
+		Log:      log,
 	}
 	if p.MultiRank() {
 		for _, r := range p.Ranks {
@@ -75,7 +76,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	} else if err != nil {
 		return err
 	}
-	serving := loader.Serving{Mode: srv.Serving(), PassthroughOpens: srv.PassthroughOpens}
+	serving := loader.Serving{Mode: srv.Serving(), PassthroughOpens: srv.PassthroughOpens, Nodes: srv.Nodes}
 	if err := srv.Refused(); err != nil {
 		serving.Refused = err.Error()
 		log.Warn("FUSE passthrough refused: serving .npy files through the page cache", "reason", err)
