@@ -61,7 +61,8 @@
 // left by a crashed daemon (ENOTCONN) is lazily unmounted first, and that
 // is logged. Server.Detach unmounts lazily: no new open arrives, files
 // already open or mapped are served until they are closed, then Wait
-// returns; Server.Abort cuts them off.
+// returns; Server.Abort ends the connection (files served by passthrough
+// still read from their memfd; see Server.Abort).
 //
 // # Open files pin their batch
 //

@@ -200,8 +200,8 @@ func (s *Server) Nodes() (held, max int, invalidated int64) {
 
 // Unmount unmounts. When files are still open the plain unmount is busy:
 // the mount is then detached (lazy unmount) and its connection aborted, so
-// a reader holding a file open never keeps the daemon from exiting; that
-// reader's next access fails with ENOTCONN.
+// a reader holding a file open never keeps the daemon from exiting (what
+// it reads then: see Abort).
 func (s *Server) Unmount() error {
 	err := s.srv.Unmount()
 	if err == nil {
@@ -232,10 +232,13 @@ func (s *Server) StopOpens() { s.stopOpens() }
 func (s *Server) OpenFiles() int64 { return s.open.Load() }
 
 // Abort ends a detached mount's connection through fusectl, so the serve
-// loops end and Wait returns; readers of files still open then get
-// ENOTCONN, or SIGBUS on a mapping. It reports false when fusectl is not
-// mounted (/sys/fs/fuse/connections): the connection then ends when this
-// process exits.
+// loops end and Wait returns. A file still open then reads as after the
+// daemon's death: served by passthrough, it goes on reading from its
+// memfd (only its close reports ENOTCONN); otherwise what the page cache
+// holds still reads and the rest is ENOTCONN, or SIGBUS on a mapping
+// (TestDeadDaemonOpenFiles). It reports false when fusectl is not mounted
+// (/sys/fs/fuse/connections): the connection then ends when this process
+// exits.
 func (s *Server) Abort() bool {
 	if s.dev == 0 {
 		return false
