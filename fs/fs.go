@@ -345,10 +345,19 @@ func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if !ok || n >= d.b.Limit() || (ext == "json" && !d.b.HasMeta()) {
 		return nil, syscall.ENOENT
 	}
-	f := &batchFile{dir: d, n: n, meta: ext == "json"}
-	out.Attr.Size = uint64(f.size())
 	out.Attr.Mode = syscall.S_IFREG | 0o444
 	fileTimes(&out.Attr)
+	// A name the kernel still holds (listed again with READDIRPLUS) keeps
+	// its node: a new one would lose to it in go-fuse and count for
+	// nothing against the node bound.
+	if ch := d.GetChild(name); ch != nil {
+		if f, ok := ch.Operations().(*batchFile); ok {
+			out.Attr.Size = uint64(f.size())
+			return ch, 0
+		}
+	}
+	f := &batchFile{dir: d, n: n, meta: ext == "json"}
+	out.Attr.Size = uint64(f.size())
 	ch := d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.view, n, f.meta)})
 	d.nodes.add(f)
 	return ch, 0

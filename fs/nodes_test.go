@@ -129,3 +129,41 @@ func TestListingHoldsBoundedNodes(t *testing.T) {
 		t.Fatalf("listing and lookups built %d batches", train.gets.Load())
 	}
 }
+
+// TestRelistingKeepsNodes: listing a directory within the node bound
+// again (READDIRPLUS looks every entry up again) reuses the nodes the
+// kernel holds: the count stays one per entry and nothing is invalidated.
+func TestRelistingKeepsNodes(t *testing.T) {
+	testkit.RequireFUSE(t)
+	const batches, maxNodes = 100, 256
+	train := &fakeBatches{n: batches, frames: 16, meta: true}
+	dir := t.TempDir()
+	srv, err := Mount(dir, Options{
+		Train:    train,
+		Info:     func() []byte { return []byte(`{}`) },
+		Stats:    func() []byte { return []byte(`{}`) },
+		MaxNodes: maxNodes,
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, MountOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Error(err)
+		}
+	})
+	for pass := range 3 {
+		if names, _ := getdents(t, filepath.Join(dir, "batches")); len(names) != 2*batches {
+			t.Fatalf("listing %d: %d entries", pass, len(names))
+		}
+		for i := range batches {
+			if _, err := os.Lstat(filepath.Join(dir, "batches", fmt.Sprintf("%06d.npy", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if held, _, invalidated := srv.Nodes(); held != 2*batches || invalidated != 0 {
+			t.Fatalf("after listing %d: %d nodes held, %d invalidated; want %d and 0", pass, held, invalidated, 2*batches)
+		}
+	}
+}
