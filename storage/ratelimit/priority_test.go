@@ -3,6 +3,7 @@ package ratelimit_test
 import (
 	"context"
 	"io"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,11 +41,11 @@ func TestUrgentReadsFirst(t *testing.T) {
 		}
 		defer rc.Close()
 		buf := make([]byte, 1<<20)
+		var once sync.Once
 		for {
 			n, err := rc.Read(buf)
-			if background.Add(int64(n)) >= 2*chunk && started != nil {
-				close(started)
-				started = nil
+			if background.Add(int64(n)) >= 2*chunk {
+				once.Do(func() { close(started) })
 			}
 			if err != nil {
 				done <- err
@@ -83,11 +84,7 @@ func TestUrgentReadsFirst(t *testing.T) {
 	}
 	// Once the urgent stream is closed the background one has the link.
 	after := background.Load()
-	for background.Load() < after+2*chunk {
-		select {
-		case err := <-done:
-			t.Fatalf("the background stream ended: %v", err)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	testkit.WaitFor(t, 30*time.Second, 10*time.Millisecond, "the background stream to read again", func() bool {
+		return background.Load() >= after+2*chunk
+	})
 }
