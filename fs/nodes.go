@@ -32,11 +32,12 @@ import (
 //
 // The invalidations are sent from a goroutine of their own: the kernel
 // takes the directory's lock to apply one, which a LOOKUP or READDIRPLUS
-// in progress holds.
+// in progress holds. So lookups never wait for them, and the count may run
+// past the bound for as long as they take to catch up.
 
 // NodeBytes is what the daemon holds per batch file node, go-fuse's and
 // fs's together, rounded up from the measured ~600 bytes (see
-// TestListingMemoryBound in e2e).
+// TestMountListingMemoryBound in e2e).
 const NodeBytes = 1 << 10
 
 // DefaultMaxNodes bounds batch file nodes when Options.MaxNodes is 0.
