@@ -53,7 +53,8 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 			p.ReadLatency.Observe(wait)
 			p.ServedBytes.Add(int64(bytes))
 		},
-		Log: log,
+		MaxNodes: fs.MaxNodesFor(int64(c.Mem)),
+		Log:      log,
 	}
 	if p.MultiRank() {
 		for _, r := range p.Ranks {
@@ -75,7 +76,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	} else if err != nil {
 		return err
 	}
-	serving := loader.Serving{Mode: srv.Serving(), PassthroughOpens: srv.PassthroughOpens}
+	serving := loader.Serving{Mode: srv.Serving(), PassthroughOpens: srv.PassthroughOpens, Nodes: srv.Nodes}
 	if err := srv.Refused(); err != nil {
 		serving.Refused = err.Error()
 		log.Warn("FUSE passthrough refused: serving .npy files through the page cache", "reason", err)
@@ -108,8 +109,10 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 // drain shuts the mount down after a signal without cutting off readers:
 // it detaches the mount, so no new open reaches it, and serves the files
 // already open (a numpy memmap among them) until the last is closed, --grace
-// passes or a second signal arrives. Only then is the connection aborted:
-// a mapped file's reader would get SIGBUS.
+// passes or a second signal arrives. Only then is the connection aborted
+// (a passthrough file still reads from its memfd; any other read of an
+// open file is ENOTCONN where the page cache does not hold it, see
+// fs.Server.Abort).
 func (c *mountCmd) drain(log *slog.Logger, p *loader.Pipeline, srv *fs.Server, gone <-chan struct{}) error {
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)

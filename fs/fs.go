@@ -47,6 +47,12 @@
 // .json, info.json and stats.json always use direct I/O (a .json stats as
 // 0 bytes, and stats.json changes).
 //
+// The kernel keeps an inode, and so this process a node, for every entry
+// it has looked up until it forgets it, which it does only under its own
+// memory pressure: batch file nodes are bounded (Options.MaxNodes). Past
+// the bound, listings carry names without attributes, and lookups have
+// the kernel forget the oldest entries (see nodeBound).
+//
 // # Mountpoints and shutdown
 //
 // Mount refuses a directory that is a live oxefs mount already (stacking
@@ -56,7 +62,8 @@
 // left by a crashed daemon (ENOTCONN) is lazily unmounted first, and that
 // is logged. Server.Detach unmounts lazily: no new open arrives, files
 // already open or mapped are served until they are closed, then Wait
-// returns; Server.Abort cuts them off.
+// returns; Server.Abort ends the connection (files served by passthrough
+// still read from their memfd; see Server.Abort).
 //
 // # Open files pin their batch
 //
@@ -154,6 +161,9 @@ type Options struct {
 	// passthrough is observed once, at open, with 0 bytes: its reads never
 	// reach this process.
 	Recorder func(n int64, val bool, bytes int, wait time.Duration)
+	// MaxNodes bounds the batch file nodes held for the kernel's inodes
+	// (NodeBytes each; see nodeBound); 0 means DefaultMaxNodes.
+	MaxNodes int
 	Log      *slog.Logger
 }
 
@@ -233,6 +243,7 @@ type root struct {
 	// opens is cancelled when the mount stops taking opens (Server.StopOpens):
 	// opens still waiting for their batch then fail.
 	opens context.Context
+	nodes *nodeBound
 }
 
 var _ = (gofs.NodeOnAdder)((*root)(nil))
@@ -249,11 +260,11 @@ func (r *root) OnAdd(ctx context.Context) {
 		add(dir, "info.json", &dynamicFile{content: info}, syscall.S_IFREG)
 		add(dir, "stats.json", &dynamicFile{content: stats}, syscall.S_IFREG)
 		if train != nil {
-			add(dir, "batches", &batchDir{b: train, opts: &r.opts, view: 2 * slot, directIO: r.directIO, serve: r.serve, opens: r.opens}, syscall.S_IFDIR)
+			add(dir, "batches", &batchDir{b: train, opts: &r.opts, view: 2 * slot, directIO: r.directIO, serve: r.serve, opens: r.opens, nodes: r.nodes}, syscall.S_IFDIR)
 		}
 		if val != nil {
 			v := add(dir, "val", &gofs.Inode{}, syscall.S_IFDIR)
-			add(v, "batches", &batchDir{b: val, opts: &r.opts, val: true, view: 2*slot + 1, directIO: r.directIO, serve: r.serve, opens: r.opens}, syscall.S_IFDIR)
+			add(v, "batches", &batchDir{b: val, opts: &r.opts, val: true, view: 2*slot + 1, directIO: r.directIO, serve: r.serve, opens: r.opens, nodes: r.nodes}, syscall.S_IFDIR)
 		}
 	}
 	if len(r.opts.Ranks) == 0 {
@@ -322,23 +333,32 @@ type batchDir struct {
 	directIO bool
 	serve    *serving
 	opens    context.Context // see root.opens
+	nodes    *nodeBound      // the mount's, shared by its batch directories
 }
 
-var (
-	_ = (gofs.NodeLookuper)((*batchDir)(nil))
-	_ = (gofs.NodeReaddirer)((*batchDir)(nil))
-)
+var _ = (gofs.NodeLookuper)((*batchDir)(nil))
 
 func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	n, ext, ok := parseBatchName(name)
 	if !ok || n >= d.b.Limit() || (ext == "json" && !d.b.HasMeta()) {
 		return nil, syscall.ENOENT
 	}
-	f := &batchFile{dir: d, n: n, meta: ext == "json"}
-	out.Attr.Size = uint64(f.size())
 	out.Attr.Mode = syscall.S_IFREG | 0o444
 	fileTimes(&out.Attr)
-	return d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.view, n, f.meta)}), 0
+	// A name the kernel still holds (listed again with READDIRPLUS) keeps
+	// its node: a new one would lose to it in go-fuse and count for
+	// nothing against the node bound.
+	if ch := d.GetChild(name); ch != nil {
+		if f, ok := ch.Operations().(*batchFile); ok {
+			out.Attr.Size = uint64(f.size())
+			return ch, 0
+		}
+	}
+	f := &batchFile{dir: d, n: n, meta: ext == "json"}
+	out.Attr.Size = uint64(f.size())
+	ch := d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.view, n, f.meta)})
+	d.nodes.add(f)
+	return ch, 0
 }
 
 // batchIno is a batch file's inode number, the same at every lookup: a
@@ -361,47 +381,34 @@ func batchIno(view uint64, n int64, meta bool) uint64 {
 	return ino
 }
 
-func (d *batchDir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	per := int64(1)
-	if d.b.HasMeta() {
-		per = 2
-	}
-	return &batchStream{len: d.b.Len() * per, per: per, view: d.view}, 0
-}
-
-// batchStream lists 000000.npy, 000000.json, ... without materialising the
-// list: a mount may hold millions of batches.
-type batchStream struct {
-	i, len, per int64
-	view        uint64
-}
-
-func (s *batchStream) HasNext() bool { return s.i < s.len }
-
-func (s *batchStream) Next() (fuse.DirEntry, syscall.Errno) {
-	n, kind := s.i/s.per, s.i%s.per
-	s.i++
-	ext := ".npy"
-	if kind == 1 {
-		ext = ".json"
-	}
-	return fuse.DirEntry{Name: batchName(n) + ext, Mode: syscall.S_IFREG, Ino: batchIno(s.view, n, kind == 1)}, 0
-}
-
-func (s *batchStream) Close() {}
-
 // batchFile is one .npy or .json file.
 type batchFile struct {
 	gofs.Inode
 	dir  *batchDir
 	n    int64
 	meta bool
+
+	// the node bound's list (see nodeBound)
+	prev, next *batchFile // guarded by dir.nodes.mu
+	listed     bool       // guarded by dir.nodes.mu
 }
+
+// name is the file's name in its directory.
+func (f *batchFile) name() string {
+	if f.meta {
+		return batchName(f.n) + ".json"
+	}
+	return batchName(f.n) + ".npy"
+}
+
+// OnForget uncounts the node once the kernel has forgotten it.
+func (f *batchFile) OnForget() { f.dir.nodes.forgot(f) }
 
 var (
 	_ = (gofs.NodeGetattrer)((*batchFile)(nil))
 	_ = (gofs.NodeOpener)((*batchFile)(nil))
 	_ = (gofs.NodeReader)((*batchFile)(nil))
+	_ = (gofs.NodeOnForgetter)((*batchFile)(nil))
 	_ = (gofs.FileReader)((*openBatch)(nil))
 	_ = (gofs.FileReleaser)((*openBatch)(nil))
 	_ = (gofs.FilePassthroughFder)((*openBatch)(nil))
@@ -412,7 +419,8 @@ var (
 // once its batch is built (it is read with direct I/O, which ignores the
 // size). Since stat costs nothing, listings use READDIRPLUS: one request
 // carries many entries with their attributes, so `ls -l` of a large
-// directory makes no LOOKUP per entry.
+// directory makes no LOOKUP per entry (up to the node bound, see
+// nodeBound).
 func (f *batchFile) size() int64 {
 	if f.meta {
 		return 0

@@ -76,6 +76,7 @@ type Server struct {
 	serve            *serving
 	mode             string
 	refused          error // why passthrough was not used, when it was asked for
+	nodes            *nodeBound
 }
 
 // Mount serves opts at dir until Unmount. dir must be an empty directory
@@ -118,7 +119,8 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 	}
 	opens, stopOpens := context.WithCancel(context.Background())
 	serve := &serving{}
-	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO, serve: serve, opens: opens}, fopts)}
+	nodes := newNodeBound(opts.MaxNodes)
+	raw := &countingFS{RawFileSystem: gofs.NewNodeFS(&root{opts: opts, directIO: mo.DirectIO, serve: serve, opens: opens, nodes: nodes}, fopts)}
 	srv, err := fuse.NewServer(raw, dir, &fopts.MountOptions)
 	if err != nil {
 		stopOpens()
@@ -129,7 +131,13 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 		stopOpens()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	s := &Server{srv: srv, dir: dir, open: &raw.open, passthroughOpens: &raw.passthrough, stopOpens: stopOpens, serve: serve, mode: ServePageCache}
+	served := make(chan struct{})
+	go func() {
+		srv.Wait()
+		close(served)
+	}()
+	go nodes.run(served)
+	s := &Server{srv: srv, dir: dir, open: &raw.open, passthroughOpens: &raw.passthrough, stopOpens: stopOpens, serve: serve, mode: ServePageCache, nodes: nodes}
 	switch {
 	case mo.DirectIO:
 		s.mode = ServeDirectIO
@@ -183,10 +191,17 @@ func (s *Server) Refused() error { return s.refused }
 // without passthrough, and this count stops growing.)
 func (s *Server) PassthroughOpens() int64 { return s.passthroughOpens.Load() }
 
+// Nodes reports the batch file nodes held for the kernel now, their bound
+// (Options.MaxNodes) and how many entries were invalidated so far to keep
+// within it.
+func (s *Server) Nodes() (held, max int, invalidated int64) {
+	return s.nodes.held(), s.nodes.max, s.nodes.invalidated.Load()
+}
+
 // Unmount unmounts. When files are still open the plain unmount is busy:
 // the mount is then detached (lazy unmount) and its connection aborted, so
-// a reader holding a file open never keeps the daemon from exiting; that
-// reader's next access fails with ENOTCONN.
+// a reader holding a file open never keeps the daemon from exiting (what
+// it reads then: see Abort).
 func (s *Server) Unmount() error {
 	err := s.srv.Unmount()
 	if err == nil {
@@ -217,10 +232,13 @@ func (s *Server) StopOpens() { s.stopOpens() }
 func (s *Server) OpenFiles() int64 { return s.open.Load() }
 
 // Abort ends a detached mount's connection through fusectl, so the serve
-// loops end and Wait returns; readers of files still open then get
-// ENOTCONN, or SIGBUS on a mapping. It reports false when fusectl is not
-// mounted (/sys/fs/fuse/connections): the connection then ends when this
-// process exits.
+// loops end and Wait returns. A file still open then reads as after the
+// daemon's death: served by passthrough, it goes on reading from its
+// memfd (only its close reports ENOTCONN); otherwise what the page cache
+// holds still reads and the rest is ENOTCONN, or SIGBUS on a mapping
+// (TestDeadDaemonOpenFiles). It reports false when fusectl is not mounted
+// (/sys/fs/fuse/connections): the connection then ends when this process
+// exits.
 func (s *Server) Abort() bool {
 	if s.dev == 0 {
 		return false

@@ -178,6 +178,10 @@ type Serving struct {
 	// PassthroughOpens, when set, counts the opens the kernel serves by
 	// passthrough, for stats.json.
 	PassthroughOpens func() int64 `json:"-"`
+	// Nodes, when set, reports the FUSE nodes the mount holds for the
+	// kernel's inodes of batch files, its bound on them and the entries
+	// invalidated to keep within it, for stats.json.
+	Nodes func() (held, max int, invalidated int64) `json:"-"`
 }
 
 // SetServing records how the mount serves .npy files in every info.json.

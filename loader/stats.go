@@ -114,8 +114,16 @@ type schedulerField struct{ s *schedulerStats }
 func (f *schedulerField) MarshalJSON() ([]byte, error) { return json.Marshal(f.s) }
 
 type servingStats struct {
-	Mode             string `json:"mode"`
-	PassthroughOpens *int64 `json:"passthrough_opens,omitempty"`
+	Mode             string     `json:"mode"`
+	Nodes            *nodeStats `json:"nodes,omitempty"`
+	PassthroughOpens *int64     `json:"passthrough_opens,omitempty"`
+}
+
+// nodeStats: the batch file nodes held for the kernel (see fs.MaxNodesFor).
+type nodeStats struct {
+	Held        int   `json:"held"`
+	Invalidated int64 `json:"invalidated"`
+	Max         int   `json:"max"`
 }
 
 type videoIndexStats struct {
@@ -224,6 +232,10 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		if s.PassthroughOpens != nil {
 			n := s.PassthroughOpens()
 			out.Serving.PassthroughOpens = &n
+		}
+		if s.Nodes != nil {
+			held, max, inval := s.Nodes()
+			out.Serving.Nodes = &nodeStats{Held: held, Invalidated: inval, Max: max}
 		}
 	}
 	p.infoMu.Unlock()

@@ -28,7 +28,10 @@ package storage
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"strconv"
 )
 
 // Backend is where one dataset's objects live: a local directory or a
@@ -169,10 +172,49 @@ func ReadFile(ctx context.Context, b Backend, name string) ([]byte, error) {
 	return buf.b, nil
 }
 
-// memFile is an in-memory destination that can start over.
-type memFile struct{ b []byte }
+// ErrTooLarge is ReadFileMax's refusal of an object larger than its
+// bound.
+var ErrTooLarge = errors.New("object too large")
+
+// ReadFileMax is ReadFile of an object that must hold at most max bytes:
+// a larger one is refused with an error wrapping ErrTooLarge that names
+// the object and both sizes. The refusal comes before any byte is read
+// where the source tells the size first, and at most max bytes are ever
+// held.
+func ReadFileMax(ctx context.Context, b Backend, name string, max int64) ([]byte, error) {
+	buf := memFile{max: max}
+	tooLarge := func(size string) error {
+		return fmt.Errorf("%s is %s bytes, over the bound of %d MiB for it: %w", Object(b, name), size, max>>20, ErrTooLarge)
+	}
+	reserve := func(size int64) error {
+		if size > max {
+			return tooLarge(strconv.FormatInt(size, 10))
+		}
+		return nil
+	}
+	if _, err := Copy(ctx, b, name, &buf, reserve); err != nil {
+		if errors.Is(err, errOverMax) {
+			return nil, tooLarge("over " + strconv.FormatInt(max, 10))
+		}
+		return nil, err
+	}
+	return buf.b, nil
+}
+
+// errOverMax is a bounded memFile's refusal of a write past its bound.
+var errOverMax = errors.New("past the bound")
+
+// memFile is an in-memory destination that can start over; with max > 0
+// it holds at most max bytes.
+type memFile struct {
+	b   []byte
+	max int64
+}
 
 func (m *memFile) Write(p []byte) (int, error) {
+	if m.max > 0 && int64(len(m.b)+len(p)) > m.max {
+		return 0, errOverMax
+	}
 	m.b = append(m.b, p...)
 	return len(p), nil
 }

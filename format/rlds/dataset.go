@@ -65,6 +65,13 @@ type shardSpans struct {
 	err    error // the shard could not be opened at all
 }
 
+// MaxMetadataBytes bounds dataset_info.json and features.json: they are
+// read whole and parsed in memory, and kept for SaveOffline, so a file
+// past the bound (TFDS writes a few KB to a few hundred; a 300 MB one
+// took 875 MB of RSS) is refused, naming the file and both sizes, instead
+// of growing the daemon past --mem.
+const MaxMetadataBytes = 16 << 20
+
 // Open reads a dataset's dataset_info.json and features.json through the
 // store's stack. name overrides the dataset's own name in ids and messages
 // when not empty. A remote source needs a store with a disk cache.
@@ -82,7 +89,7 @@ func Open(ctx context.Context, s *store.Store, name string, src storage.Backend)
 		if err != nil {
 			return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 		}
-	} else if infoJSON, err = storage.ReadFile(ctx, remote, "dataset_info.json"); err != nil {
+	} else if infoJSON, err = storage.ReadFileMax(ctx, remote, "dataset_info.json", MaxMetadataBytes); err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", src.Location(), withSourceHint(src, err))
 	}
 	info, err := tfds.ParseDatasetInfo(infoJSON)
@@ -93,7 +100,7 @@ func Open(ctx context.Context, s *store.Store, name string, src storage.Backend)
 		return nil, fmt.Errorf("dataset %s: file format %q is not supported (valid: tfrecord)", src.Location(), info.FileFormat)
 	}
 	if featJSON == nil {
-		if featJSON, err = storage.ReadFile(ctx, remote, "features.json"); err != nil {
+		if featJSON, err = storage.ReadFileMax(ctx, remote, "features.json", MaxMetadataBytes); err != nil {
 			return nil, fmt.Errorf("dataset %s: %w", src.Location(), err)
 		}
 	}

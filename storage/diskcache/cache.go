@@ -53,6 +53,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/internal/bytesize"
+	"github.com/oxefs/oxefs/storage"
 )
 
 // Cache keeps whole files (shards) under one directory, bounded by a
@@ -256,7 +257,9 @@ func (c *Cache) openOnce(ctx, fillCtx context.Context, key string, fn FillFunc, 
 		f.prio.p.Store(prio)
 		c.fills[key] = f
 		go func() {
-			f.err = c.fill(fillCtx, key, f, fn)
+			// The source's reads carry the fill's priority, which rises
+			// as more urgent readers wait on it (for a rate limit).
+			f.err = c.fill(storage.WithPriorityFunc(fillCtx, f.prio.p.Load), key, f, fn)
 			c.mu.Lock()
 			delete(c.fills, key)
 			c.mu.Unlock()

@@ -2,9 +2,10 @@ package diskcache
 
 import (
 	"context"
-	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/oxefs/oxefs/storage"
 )
 
 // Fills share the bandwidth by priority. Every reader that waits on the
@@ -21,25 +22,20 @@ import (
 // waits for gets the bandwidth before those built ahead of it, and
 // whole-shard prefetches get what the batches leave.
 
-// Background is the priority of prefetch fills: below every reader's.
-const Background int64 = math.MaxInt64
-
-type priorityKey struct{}
+// Background is the priority of prefetch fills: below every reader's
+// (storage.Background).
+const Background = storage.Background
 
 // WithPriority returns ctx carrying the priority of the reads made under
 // it: lower is more urgent. Background is for prefetches; readers use
-// small numbers (the mount uses the batch index).
+// small numbers (the mount uses the batch index). It is
+// storage.WithPriority: a rate limit sees the same priorities.
 func WithPriority(ctx context.Context, p int64) context.Context {
-	return context.WithValue(ctx, priorityKey{}, p)
+	return storage.WithPriority(ctx, p)
 }
 
 // PriorityOf returns the priority WithPriority set on ctx, or 0.
-func PriorityOf(ctx context.Context) int64 {
-	if p, ok := ctx.Value(priorityKey{}).(int64); ok {
-		return p
-	}
-	return 0
-}
+func PriorityOf(ctx context.Context) int64 { return storage.PriorityOf(ctx) }
 
 // gate knows the priorities of the readers waiting on the source.
 type gate struct {
