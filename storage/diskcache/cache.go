@@ -89,6 +89,8 @@ type Cache struct {
 	failures *failMemo
 	// slicing is how Backend fills download large objects.
 	slicing slicing
+	// refetch bounds the fetches of bytes that failed a check (verify.go).
+	refetch refetchPolicy
 
 	Stats Stats
 }
@@ -105,6 +107,12 @@ type Stats struct {
 	// RangesFromFill those copied from a whole-object download under way
 	// instead.
 	RangesFetched, RangeBytes, RangesFromFill atomic.Int64
+	// Verified counts the whole objects checked against their source's
+	// checksum before they were kept; Damaged the downloads and ranged
+	// fetches whose bytes failed a check (a checksum, a format's Check)
+	// and were fetched again; Rejected the reads that gave up after
+	// refetchPolicy.tries such fetches, keeping nothing (see verify.go).
+	Verified, Damaged, Rejected atomic.Int64
 }
 
 type fill struct {
@@ -155,6 +163,7 @@ func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*
 		gate:     newGate(),
 		failures: newFailMemo(failMemo),
 		slicing:  defaultSlicing,
+		refetch:  defaultRefetch,
 	}
 	c.removeStaleTemps()
 	var err error

@@ -167,8 +167,9 @@ func TestReadAtPinnedToVersion(t *testing.T) {
 	}
 }
 
-// TestReadAtCheckAndFallback: bytes the check refuses are not kept and not
-// fetched again; a range the cache cannot keep (more than its budget) is
+// TestReadAtCheckAndFallback: bytes the check refuses are not kept; they
+// are fetched once more, and the same bytes again are the source's, so the
+// check's error is returned; a range the cache cannot keep (more than its budget) is
 // read from the source.
 func TestReadAtCheckAndFallback(t *testing.T) {
 	b, src := readerCache(t, 1<<10)
@@ -182,8 +183,8 @@ func TestReadAtCheckAndFallback(t *testing.T) {
 	if !errors.Is(err, bad) {
 		t.Fatalf("a read whose check fails: %v, want its error", err)
 	}
-	if got := src.reads.Load(); got != 1 || b.ContainsRange("f", o.Version, 0, 100) {
-		t.Fatalf("a refused range: %d requests, cached %v; want 1, not cached", got, b.ContainsRange("f", o.Version, 0, 100))
+	if got := src.reads.Load(); got != 2 || b.ContainsRange("f", o.Version, 0, 100) {
+		t.Fatalf("a refused range: %d requests, cached %v; want 2 (the same bytes twice), not cached", got, b.ContainsRange("f", o.Version, 0, 100))
 	}
 	p := make([]byte, 2<<10)
 	if _, err := b.ReadAt(ctx, o, p, 100, ReadOptions{Keep: KeepRange}); err != nil || !bytes.Equal(p, data[100:100+len(p)]) {

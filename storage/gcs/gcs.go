@@ -212,15 +212,17 @@ func (r *reader) Close() error {
 }
 
 // Stat identifies the object by its generation (which every upload
-// changes) and its CRC32C.
+// changes) and its CRC32C, which it also publishes as the object's
+// checksum (every GCS object has one, composite objects included).
 func (g *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
 	attrs, err := g.object(name).Attrs(ctx)
 	if err != nil {
 		return storage.ObjectInfo{}, classify(err)
 	}
 	return storage.ObjectInfo{
-		Size:    attrs.Size,
-		Version: fmt.Sprintf("generation %d crc32c %08x", attrs.Generation, attrs.CRC32C),
+		Size:     attrs.Size,
+		Version:  fmt.Sprintf("generation %d crc32c %08x", attrs.Generation, attrs.CRC32C),
+		Checksum: storage.CRC32CChecksum(attrs.CRC32C),
 	}, nil
 }
 
