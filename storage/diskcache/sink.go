@@ -147,6 +147,16 @@ func (s *sink) record(off int64, p []byte) {
 	s.sums = slices.Replace(s.sums, i, j, sum)
 }
 
+// covers reports whether the bytes written are exactly [0, size).
+func (s *sink) covers(size int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if size == 0 {
+		return len(s.spans) == 0
+	}
+	return len(s.spans) == 1 && s.spans[0] == span{0, size}
+}
+
 // crc32c returns the CRC32C of the bytes written, when they are exactly
 // [0, size) and their sums were kept.
 func (s *sink) crc32c(size int64) (uint32, bool) {

@@ -126,8 +126,8 @@ func (b *Backend) verify(name string, info storage.ObjectInfo, s *sink) error {
 		return nil
 	}
 	object := storage.Object(b.inner, name)
-	if got := s.written(); got != info.Size {
-		return fmt.Errorf("%s: %d bytes written of %d: %w", object, got, info.Size, io.ErrUnexpectedEOF)
+	if !s.covers(info.Size) {
+		return fmt.Errorf("%s: the download does not hold all of its %d bytes: %w", object, info.Size, io.ErrUnexpectedEOF)
 	}
 	if c.Algorithm == storage.CRC32C {
 		if sum, ok := s.crc32c(info.Size); ok {
