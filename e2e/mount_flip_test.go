@@ -7,6 +7,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/oxefs/oxefs/frames/av"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -136,4 +137,52 @@ func TestWarmFlippedThenOffline(t *testing.T) {
 	train, val := mountHashes(t, clean, cfg, cacheDir, "--offline")
 	sameHashes(t, "warm + --offline, train", train, wantTrain)
 	sameHashes(t, "warm + --offline, val", val, wantVal)
+}
+
+// TestWarmFlippedLeRobotThenOffline: `oxefs warm` of a remote LeRobot
+// dataset through a proxy that flips a byte in the first response to
+// every file read fetches the damaged files again (each is checked against
+// its CRC32C), and `mount --offline` then serves every batch as an online
+// mount without faults does.
+func TestWarmFlippedLeRobotThenOffline(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	cfg := writeMixText(t, `batch_size: 2
+image_size: [32, 40]
+datasets:
+  - name: lr
+    source: gs://robotics/lerobot_av1
+    anonymous: true
+    split: train
+    image_key: observation.images.top
+    val_split: val
+    offset: [1, 3]
+    language_key: task
+    action_keys: [action]
+    state_key: observation.state
+`)
+	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": "testdata/lerobot/lerobot_av1"})
+	clean := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(srv.URL(), "http://")}
+	wantTrain, wantVal := mountHashes(t, clean, cfg, t.TempDir())
+
+	cacheDir := t.TempDir()
+	env, proxy := flipEnv(t, srv, firstReads)
+	out, stderr, code := runOxefs(t, env, "warm", "--config", cfg, "--cache-dir", cacheDir,
+		"--fetch-timeout", "5s", "--fetch-stall", "2s")
+	if code != 0 {
+		t.Fatalf("warm, first reads damaged: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if proxy.Flipped() == 0 {
+		t.Fatal("the proxy flipped nothing: the test tests nothing")
+	}
+	t.Logf("warm, %d responses flipped:\n%s", proxy.Flipped(), out)
+	if !strings.Contains(out, "mount --offline can serve this mix") {
+		t.Fatalf("warm's output lacks the offline verdict:\n%s", out)
+	}
+	srv.Stop()
+	train, val := mountHashes(t, clean, cfg, cacheDir, "--offline")
+	sameHashes(t, "LeRobot, warm + --offline, train", train, wantTrain)
+	sameHashes(t, "LeRobot, warm + --offline, val", val, wantVal)
 }
