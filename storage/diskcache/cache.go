@@ -32,6 +32,11 @@
 // copied instead of fetched. The bytes a fill has written are readable in
 // this process before it completes (ReadFilling), so a reader need not wait
 // for a whole shard; the cache directory only ever shows complete objects.
+//
+// Nothing is kept unchecked that can be checked (verify.go): a whole
+// object against the checksum its source publishes
+// (storage.ObjectInfo.Checksum), a range by its read's Check; bytes that
+// fail are fetched again, never kept.
 package diskcache
 
 import (
