@@ -357,10 +357,10 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 		switch {
 		case !f.refused:
 			return f.err
+		case ctx.Err() != nil:
+			return ctx.Err() // no verdict on bytes cut short
 		case try > 1 && f.sum == last.sum && f.seen == last.seen:
 			// The same bytes twice: they are the source's.
-			return f.err
-		case ctx.Err() != nil:
 			return f.err
 		}
 		b.cache.Stats.Damaged.Add(1)
