@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -197,5 +198,51 @@ func TestFlippedEveryTimeIsEIONotCorrupt(t *testing.T) {
 	ds, _, _ = flipStore(t, cacheDir, func(testkit.SeenRequest, int) bool { return false })
 	if errs := readEvery(t, ds); len(errs) > 0 {
 		t.Fatalf("after a restart, no faults: %d reads failed, first: %v", len(errs), errs[0])
+	}
+}
+
+// TestDamagedCachedRecordIsDropped: a record kept in the disk cache on its
+// own whose bytes fail their CRCs when read back (damaged on disk, or kept
+// by a build that did not check) is dropped and fetched again: the episode
+// reads right, and the cache then holds the right bytes.
+func TestDamagedCachedRecordIsDropped(t *testing.T) {
+	cacheDir := t.TempDir()
+	ds, _, proxy := flipStore(t, cacheDir, func(testkit.SeenRequest, int) bool { return false })
+	md := loadManifest(t).Datasets["tiny_bridge"]
+	rec := md.Splits["train"].Shards[1].Records[2]
+	ref := Ref{Split: "train", Shard: 1, Record: rec.Index}
+	if _, err := ds.Episode(t.Context(), ref); err != nil {
+		t.Fatal(err)
+	}
+	ranges, _ := filepath.Glob(filepath.Join(cacheDir, "files", "*", md.Splits["train"].Shards[1].File+".ranges", "*", "*-*"))
+	var kept []string
+	for _, p := range ranges {
+		if !strings.HasSuffix(p, ".lock") {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) != 1 {
+		t.Fatalf("cached ranges of the shard: %q, want the record's", kept)
+	}
+	good, err := os.ReadFile(kept[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 0xff
+	if err := os.WriteFile(kept[0], bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := len(proxy.Requests())
+	ep, err := ds.Episode(t.Context(), ref)
+	if err != nil {
+		t.Fatalf("a damaged cached record: %v; want it fetched again", err)
+	}
+	checkEpisode(t, md.Name, ep, rec)
+	if len(proxy.Requests()) == before {
+		t.Error("the damaged record was not fetched again")
+	}
+	if now, err := os.ReadFile(kept[0]); err != nil || !bytes.Equal(now, good) {
+		t.Errorf("the cached record after the refetch: %v, or other bytes", err)
 	}
 }
