@@ -20,12 +20,15 @@ import (
 //     slices' CRC32Cs as they are written (CRC32C composes: crc32cCombine),
 //     so nothing is read twice; any other algorithm, or a sink whose
 //     writes overlapped, reads the temp file back once. A mismatch is
-//     damage in transit: the temp file is emptied, the cached ranges of
-//     that version that the download reused are dropped (they may be the
-//     damaged bytes), and the object is fetched again after a backoff, up
-//     to refetchPolicy.tries downloads; then the read fails with a
-//     transient error matching storage.ErrChecksum (EIO for that read),
-//     and nothing is kept.
+//     damage in transit. A download in slices is mended first: each slice
+//     fetched again, and where the copies differ, a third time, the two
+//     that agree winning (mendSlices); the cached ranges of that version
+//     are dropped either way (the download may have reused the damaged
+//     bytes from them). Otherwise, or when the mended copy still fails,
+//     the temp file is emptied and the object is fetched again after a
+//     backoff, up to refetchPolicy.tries downloads; then the read fails
+//     with a transient error matching storage.ErrChecksum (EIO for that
+//     read), and nothing is kept.
 //   - A range has no checksum of its own at the source. A read with a
 //     Check (a TFRecord record's CRCs, say) whose fresh bytes fail it is
 //     fetched again after a backoff: when the next fetch passes, its bytes
@@ -150,7 +153,8 @@ func (b *Backend) fillVerified(ctx context.Context, name string, s *sink, reserv
 	p := b.cache.refetch
 	for try := 1; ; try++ {
 		info, err := b.copy(ctx, name, s, reserve)
-		if err == nil {
+		whole := err == nil // every byte written: a download that can be mended
+		if whole {
 			err = b.verify(name, info, s)
 			if err == nil && info.Checksum.Published() {
 				b.cache.Stats.Verified.Add(1)
@@ -160,18 +164,35 @@ func (b *Backend) fillVerified(ctx context.Context, name string, s *sink, reserv
 			return err
 		}
 		b.cache.Stats.Damaged.Add(1)
+		if info.Version != "" {
+			// The cached ranges the download reused may be the damaged
+			// bytes.
+			if ferr := b.ForgetRanges(name, info.Version); ferr != nil {
+				b.cache.log.Warn("disk cache: could not drop the cached ranges of a damaged download", "key", b.Key(name), "err", ferr)
+			}
+		}
+		if whole && (info.Size >= b.cache.slicing.min || s.prefetch) {
+			// Downloaded in slices: mend the damaged ones rather than
+			// fetch it all again, which at a high damage rate may never
+			// come whole.
+			merr := b.mendSlices(ctx, name, info, s)
+			if merr == nil {
+				if merr = b.verify(name, info, s); merr == nil {
+					b.cache.Stats.Verified.Add(1)
+					return nil
+				}
+			}
+			if !errors.Is(merr, storage.ErrChecksum) {
+				return merr
+			}
+			err = merr
+		}
 		if try >= p.tries {
 			b.cache.Stats.Rejected.Add(1)
 			return storage.Transient(fmt.Errorf("%w (on each of %d downloads; nothing was kept)", err, try))
 		}
 		b.cache.log.Warn("disk cache: a download failed its checksum; fetching it again", "key", b.Key(name),
 			"download", try, "err", err)
-		if info.Version != "" {
-			// The cached ranges it reused may be the damaged bytes.
-			if ferr := b.ForgetRanges(name, info.Version); ferr != nil {
-				b.cache.log.Warn("disk cache: could not drop the cached ranges of a damaged download", "key", b.Key(name), "err", ferr)
-			}
-		}
 		if err := s.restart(); err != nil {
 			return fmt.Errorf("disk cache %s: %w", b.Key(name), err)
 		}
@@ -179,4 +200,72 @@ func (b *Backend) fillVerified(ctx context.Context, name string, s *sink, reserv
 			return err
 		}
 	}
+}
+
+// mendSlices repairs a download of the named object whose bytes failed
+// the checksum, slice by slice (slicing.size): each slice is fetched
+// again and compared (CRC32C) with what the download wrote; where they
+// differ, it is fetched a third time and the two copies that agree win
+// (random damage does not repeat itself). A slice whose three copies all
+// differ is left as it is, and the checksum, checked after, fails again.
+// Slices are mended one at a time, so it holds three slices' bytes at
+// most (24 MiB with the default 8 MiB slices).
+func (b *Backend) mendSlices(ctx context.Context, name string, info storage.ObjectInfo, s *sink) error {
+	size := b.cache.slicing.size
+	var onDisk, first, second []byte
+	for off := int64(0); off < info.Size; off += size {
+		n := min(size, info.Size-off)
+		if err := s.pause(); err != nil {
+			return err
+		}
+		onDisk = grow(onDisk, n)
+		if _, err := s.f.ReadAt(onDisk, off); err != nil {
+			return fmt.Errorf("disk cache %s: reading back the download to mend it: %w", b.Key(name), err)
+		}
+		first = grow(first, n)
+		if err := b.fetchSlice(ctx, name, info.Version, first, off); err != nil {
+			return err
+		}
+		sum := func(p []byte) uint32 { return crc32.Checksum(p, storage.CastagnoliTable) }
+		d, f := sum(onDisk), sum(first)
+		if d == f {
+			continue
+		}
+		second = grow(second, n)
+		if err := b.fetchSlice(ctx, name, info.Version, second, off); err != nil {
+			return err
+		}
+		switch sec := sum(second); {
+		case sec == f:
+			if _, err := s.WriteAt(first, off); err != nil {
+				return err
+			}
+			b.cache.log.Debug("disk cache: mended a damaged slice", "key", b.Key(name), "offset", off, "bytes", n)
+		case sec != d:
+			b.cache.log.Debug("disk cache: three different copies of a slice", "key", b.Key(name), "offset", off)
+		}
+	}
+	return nil
+}
+
+// grow returns p resized to n bytes, reusing its array when it can.
+func grow(p []byte, n int64) []byte {
+	if int64(cap(p)) >= n {
+		return p[:n]
+	}
+	return make([]byte, n)
+}
+
+// fetchSlice reads len(p) bytes of version of the named object at off from
+// the source.
+func (b *Backend) fetchSlice(ctx context.Context, name, version string, p []byte, off int64) error {
+	rc, err := storage.OpenVersion(ctx, b.inner, name, version, off, int64(len(p)))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	if _, err := io.ReadFull(rc, p); err != nil {
+		return fmt.Errorf("%s: %d bytes at %d: %w", storage.Object(b.inner, name), len(p), off, err)
+	}
+	return nil
 }

@@ -298,3 +298,42 @@ func TestReadAtSameBadBytesAreTheSources(t *testing.T) {
 		t.Errorf("the refused range's file: %v", err)
 	}
 }
+
+// TestFillVerifiedMendsSlices: a download in slices that fails its CRC32C
+// is mended slice by slice (each fetched again, and a third time where the
+// copies differ), so it is kept even when the damage moves to another
+// slice on every download, which fetching it all again, three times, never
+// gets past: slice i is damaged on its (i+1)th fetch.
+func TestFillVerifiedMendsSlices(t *testing.T) {
+	big := testkit.RandomBytes(t, bigObject)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"big": big})
+	proxy := testkit.NewRequestFaultProxy(t, srv.URL(), func(r testkit.SeenRequest, nth int) testkit.Fault {
+		if !r.ReadsObject("big") {
+			return testkit.Pass()
+		}
+		var from int64
+		if _, err := fmt.Sscanf(r.Range, "bytes=%d-", &from); err != nil {
+			return testkit.Pass()
+		}
+		if int64(nth) == from/testSlicing.size {
+			return testkit.FlipAt(100 + int64(nth))
+		}
+		return testkit.Pass()
+	})
+	c, b := slicedCache(t, t.TempDir(), srv, proxy, true, context.Background())
+	c.refetch = fastRefetch
+	f, err := b.OpenFile(t.Context(), "big")
+	if err != nil {
+		t.Fatalf("a download whose damage moves from slice to slice: %v; want it mended", err)
+	}
+	defer f.Close()
+	if !bytes.Equal(readAll(t, f), big) {
+		t.Fatal("the mended copy differs from the object")
+	}
+	if d, v := c.Stats.Damaged.Load(), c.Stats.Verified.Load(); d != 1 || v != 1 {
+		t.Errorf("Damaged %d, Verified %d; want 1, 1 (one damaged download, mended)", d, v)
+	}
+	if proxy.Flipped() < 2 {
+		t.Errorf("%d responses flipped, want at least 2", proxy.Flipped())
+	}
+}
