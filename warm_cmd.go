@@ -80,6 +80,7 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err := c.fetchShards(ctx, p, trainRefs, valRefs); err != nil {
 		return err
 	}
+	reportDamage(p)
 	err = loader.CheckOffline(ctx, p.Mix.Config, p.Env)
 	if oe, ok := errors.AsType[*loader.OfflineError](err); ok {
 		fmt.Printf("mount --offline cannot serve this mix from this cache; it lacks:\n  %s\n", strings.Join(oe.Missing, "\n  "))
@@ -90,6 +91,21 @@ func (c *warmCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	fmt.Println("mount --offline can serve this mix from this cache")
 	return c.stats(ctx, p)
+}
+
+// reportDamage says how many fetches came damaged (failed their checksum
+// or their format's check) and were fetched again, and how many objects
+// came damaged every time and were not kept: those are not in the cache,
+// so the offline check that follows names them.
+func reportDamage(p *loader.Pipeline) {
+	disk := p.Storage.Disk
+	if disk == nil {
+		return
+	}
+	if n := disk.Stats.Damaged.Load(); n > 0 {
+		fmt.Printf("%d fetches came damaged (failed their checksum) and were fetched again; "+
+			"%d reads got damaged bytes on every try and kept nothing (see the log)\n", n, disk.Stats.Rejected.Load())
+	}
 }
 
 // stats computes and prints the statistics with --stats.

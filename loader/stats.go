@@ -57,6 +57,13 @@ type diskCacheStats struct {
 	Hits         int64   `json:"hits"`
 	Misses       int64   `json:"misses"`
 	RangesReused int64   `json:"ranges_reused"`
+	// Verified counts the whole objects checked against their source's
+	// checksum before they were kept; Damaged the fetches whose bytes
+	// failed a check and were fetched again; Rejected the reads that got
+	// damaged bytes on every fetch and kept nothing (EIO).
+	Verified int64 `json:"verified"`
+	Damaged  int64 `json:"damaged"`
+	Rejected int64 `json:"rejected"`
 }
 
 type fetchStats struct {
@@ -198,6 +205,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 			Evictions: disk.Evictions.Load(), BytesWritten: disk.BytesWritten.Load(),
 			BudgetBytes:  p.Storage.Disk.Budget(),
 			RangesReused: disk.RangesReused.Load(),
+			Verified:     disk.Verified.Load(), Damaged: disk.Damaged.Load(), Rejected: disk.Rejected.Load(),
 		},
 		Fetch: fetchStats{
 			Bytes: st.Bytes.Load(), Attempts: st.Attempts.Load(),

@@ -60,6 +60,9 @@ type ObjectInfo struct {
 	// Version changes whenever the bytes may have: a local file's size and
 	// modification time (ns), a GCS object's generation and CRC32C.
 	Version string
+	// Checksum is what the source publishes of the bytes at Version
+	// (see Checksum); zero when it publishes none, as a local directory.
+	Checksum Checksum
 }
 
 // File is an object open as a local file: read at any offset, in place.

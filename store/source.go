@@ -202,6 +202,16 @@ func (s *Source) ForgetVersion(name, version string) error {
 	return s.cache.ForgetRanges(name, version)
 }
 
+// ForgetRange drops the disk cache's copy of the n bytes at off of o,
+// kept by a ranged read (KeepRange), when its bytes failed a check as they
+// were read back: the next read fetches them again.
+func (s *Source) ForgetRange(o Object, off, n int64) error {
+	if s.cache == nil {
+		return nil
+	}
+	return s.cache.ForgetRange(o.Name, o.Version, off, n)
+}
+
 // ReadAt reads len(p) bytes at off of o (see above); fewer is an error.
 func (s *Source) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
 	if s.cache != nil {

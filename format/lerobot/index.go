@@ -77,6 +77,16 @@ const parseAhead = 64 << 10
 // An error for bad bytes is corruptBytes; one for a read that failed is
 // returned as it is.
 func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, error) {
+	var x *videoIndex
+	err := d.refetched(ctx, path, d.videoFile, func() (err error) {
+		x, err = parseIndexOnce(ctx, d, path)
+		return err
+	})
+	return x, err
+}
+
+// parseIndexOnce is one parse of parseIndex's.
+func parseIndexOnce(ctx context.Context, d *Dataset, path string) (*videoIndex, error) {
 	obj, err := d.videoFile(ctx, path)
 	if err != nil {
 		return nil, err

@@ -222,8 +222,23 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	raw, err := tfrecord.ReadRecord(f, span, nil)
+	if rf, ok := f.(*recordFile); ok && err != nil {
+		// Checked as it arrived, it fails as it is read back (damaged on
+		// disk, or kept by a build that did not check): drop it and
+		// fetch it again, once.
+		f.Close()
+		d.store.Log().Warn("a cached record fails its check; fetching it again", "dataset", d.Name, "shard", name,
+			"record", ref.Record, "err", err)
+		if ferr := rf.forget(d.src); ferr != nil {
+			return nil, fmt.Errorf("dataset %s shard %s record %d: dropping the damaged cached record: %w", d.Name, name, ref.Record, ferr)
+		}
+		if f, span, base, err = d.openRecord(ctx, ref, name); err != nil {
+			return nil, err
+		}
+		raw, err = tfrecord.ReadRecord(f, span, nil)
+	}
+	defer f.Close()
 	if err != nil {
 		return nil, corrupt(atShardOffset(err, base))
 	}

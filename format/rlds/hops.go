@@ -1,6 +1,7 @@
 package rlds
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/internal/atomicfile"
@@ -132,8 +134,11 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 		if d.loadRecordIndex(name, info, hi) {
 			return nil
 		}
-		r := &versionReader{ctx: ctx, src: d.src, obj: o, hops: &d.store.Stats.Hops}
+		r := &versionReader{ctx: ctx, src: d.src, obj: o, hops: &d.store.Stats.Hops, seen: map[int64][]byte{}}
 		spans, broken := tfrecord.Index(r, info.Size)
+		if errors.Is(broken, tfrecord.ErrCorrupt) {
+			spans, broken = d.confirmBroken(ctx, name, r, info.Size, spans, broken)
+		}
 		if broken != nil && !errors.Is(broken, tfrecord.ErrCorrupt) {
 			err = fmt.Errorf("dataset %s shard %s: index by header hops: %w", d.Name, name, broken)
 			if errors.Is(broken, storage.ErrVersionGone) {
@@ -213,21 +218,85 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	}
 }
 
+// A header whose CRC fails may have been damaged in transit rather than at
+// the source: its bytes are fetched again (after a backoff) before the
+// shard's framing is called broken. When the source gives the same bytes
+// again, the verdict stands (and is saved, as real corruption is); when it
+// gives others, the index goes on from there with them; when every read
+// gives other failing bytes, indexing fails with a transient error (EIO
+// for the reads that wait on it) and nothing is saved.
+
+// hopTries bounds the reads of a header that failed its check, and
+// hopBackoff is the wait before the second, doubled for each one after.
+const (
+	hopTries   = 3
+	hopBackoff = 200 * time.Millisecond
+)
+
+// confirmBroken re-reads the header at which tfrecord.Index found the
+// framing broken (see above) and returns the index of the bytes the
+// source gives, with its verdict.
+func (d *Dataset) confirmBroken(ctx context.Context, name string, r *versionReader, size int64,
+	spans []tfrecord.Span, broken error) ([]tfrecord.Span, error) {
+	reads := 1 // of the header at ce.Offset
+	for {
+		ce, ok := errors.AsType[*tfrecord.CorruptError](broken)
+		if !ok {
+			return spans, broken // not framing: an error of the source
+		}
+		if reads >= hopTries {
+			return spans, storage.Transient(fmt.Errorf("header at offset %d failed its check on %d reads, with other bytes each time (last: %v): %w",
+				ce.Offset, reads, broken, storage.ErrChecksum))
+		}
+		first := r.seen[ce.Offset]
+		d.store.Log().Debug("a shard header failed its check; reading it again", "dataset", d.Name, "shard", name,
+			"offset", ce.Offset, "err", broken)
+		t := time.NewTimer(hopBackoff << (reads - 1))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return spans, ctx.Err()
+		case <-t.C:
+		}
+		r.fresh = ce.Offset
+		spans, broken = tfrecord.Index(r, size)
+		again, ok := errors.AsType[*tfrecord.CorruptError](broken)
+		switch {
+		case ok && again.Offset == ce.Offset && bytes.Equal(r.seen[ce.Offset], first):
+			return spans, broken // the same bytes: the source's
+		case ok && again.Offset == ce.Offset:
+			reads++
+		default:
+			reads = 1 // past it: a later header, or the end
+		}
+	}
+}
+
 // versionReader reads one version of an object at any offset, one ranged
 // read through the store per read, kept nowhere: what header hops read
-// through.
+// through. It keeps the bytes of each read by offset; once fresh is set,
+// reads before fresh are served from them (they passed their check) and
+// reads from fresh on are fetched again.
 type versionReader struct {
-	ctx  context.Context
-	src  *store.Source
-	obj  store.Object
-	hops *atomic.Int64 // counts the reads
+	ctx   context.Context
+	src   *store.Source
+	obj   store.Object
+	hops  *atomic.Int64 // counts the reads
+	seen  map[int64][]byte
+	fresh int64 // 0: every read is fetched
 }
 
 func (r *versionReader) ReadAt(p []byte, off int64) (int, error) {
+	if b, ok := r.seen[off]; ok && off < r.fresh && len(b) == len(p) {
+		return copy(p, b), nil
+	}
 	r.hops.Add(1)
 	n, err := r.src.ReadAt(r.ctx, r.obj, p, off, store.ReadOptions{Keep: store.KeepNone})
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return n, io.EOF // the object is shorter than its size said
+	}
+	if err == nil {
+		r.seen[off] = bytes.Clone(p[:n])
 	}
 	return n, err
 }

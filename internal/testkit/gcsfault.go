@@ -19,13 +19,14 @@ const (
 	FaultRespond                  // answer with an error status
 	FaultDrop                     // forward, then cut the connection after some body bytes
 	FaultHang                     // forward, then send nothing more after some body bytes
+	FaultFlip                     // forward, with one body byte flipped
 )
 
 // Fault is what a FaultProxy does with one request, and how.
 type Fault struct {
 	kind  FaultKind
 	code  int   // FaultRespond: the status
-	after int64 // FaultDrop, FaultHang: body bytes sent first
+	after int64 // FaultDrop, FaultHang: body bytes sent first; FaultFlip: the byte flipped
 }
 
 // Pass forwards the request and its response.
@@ -43,12 +44,25 @@ func HangAfter(n int64) Fault { return Fault{kind: FaultHang, after: n} }
 // HangAtOnce sends nothing at all.
 func HangAtOnce() Fault { return Fault{kind: FaultHang, after: -1} }
 
+// FlipAt forwards the response with the bits of its body byte n inverted
+// (when the body has that byte), as a faulty proxy or middlebox might:
+// the status, headers and length are untouched, so only a checksum can
+// tell.
+func FlipAt(n int64) Fault { return Fault{kind: FaultFlip, after: n} }
+
 // Always is an offset plan that does f to every request.
 func Always(f Fault) func(off int64, nth int) Fault { return func(int64, int) Fault { return f } }
 
 // SeenRequest is a request as the proxy received it.
 type SeenRequest struct {
 	Method, Path, Range string
+}
+
+// ReadsObject reports whether r reads the bytes of the object whose name
+// ends in /name (the client's XML API read, GET /BUCKET/OBJECT), as
+// opposed to asking its metadata (the JSON API, under /storage/v1/).
+func (r SeenRequest) ReadsObject(name string) bool {
+	return r.Method == "GET" && !strings.HasPrefix(r.Path, "/storage/v1/") && strings.HasSuffix(r.Path, "/"+name)
 }
 
 // FaultProxy is an HTTP reverse proxy in front of the fake GCS server that
@@ -60,18 +74,19 @@ type FaultProxy struct {
 	client   *http.Client
 
 	// constants
-	plan func(i int, off int64, nth int) Fault
+	plan func(i int, r SeenRequest, off int64, nth int) Fault
 	done chan struct{} // closed when the test ends; releases hanging handlers
 	Hung chan struct{} // gets a value (if there is room) when a handler starts hanging
 
-	mu   sync.Mutex
-	seen []SeenRequest // guarded by mu
+	mu      sync.Mutex
+	seen    []SeenRequest // guarded by mu
+	flipped int           // guarded by mu: responses sent with a byte flipped
 }
 
 // NewFaultProxy starts a proxy whose plan decides the i-th request (from 0).
 func NewFaultProxy(t testing.TB, upstream string, plan func(i int) Fault) *FaultProxy {
 	t.Helper()
-	return startFaultProxy(t, upstream, func(i int, _ int64, _ int) Fault { return plan(i) })
+	return startFaultProxy(t, upstream, func(i int, _ SeenRequest, _ int64, _ int) Fault { return plan(i) })
 }
 
 // NewOffsetFaultProxy starts a proxy whose plan decides a request by the
@@ -80,10 +95,18 @@ func NewFaultProxy(t testing.TB, upstream string, plan func(i int) Fault) *Fault
 // it before the response (see the gcs backend's Open), which index plans do not.
 func NewOffsetFaultProxy(t testing.TB, upstream string, plan func(off int64, nth int) Fault) *FaultProxy {
 	t.Helper()
-	return startFaultProxy(t, upstream, func(_ int, off int64, nth int) Fault { return plan(off, nth) })
+	return startFaultProxy(t, upstream, func(_ int, _ SeenRequest, off int64, nth int) Fault { return plan(off, nth) })
 }
 
-func startFaultProxy(t testing.TB, upstream string, plan func(i int, off int64, nth int) Fault) *FaultProxy {
+// NewRequestFaultProxy starts a proxy whose plan decides a request by what
+// it asks for (method, path, Range) and by how many requests asked for the
+// same before (nth): flip a byte in the first read of one object, say.
+func NewRequestFaultProxy(t testing.TB, upstream string, plan func(r SeenRequest, nth int) Fault) *FaultProxy {
+	t.Helper()
+	return startFaultProxy(t, upstream, func(_ int, r SeenRequest, _ int64, nth int) Fault { return plan(r, nth) })
+}
+
+func startFaultProxy(t testing.TB, upstream string, plan func(i int, r SeenRequest, off int64, nth int) Fault) *FaultProxy {
 	p := &FaultProxy{
 		upstream: upstream,
 		client:   &http.Client{Transport: &http.Transport{}},
@@ -127,7 +150,7 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p.seen = append(p.seen, seen)
-	f := p.plan(len(p.seen)-1, off, nth)
+	f := p.plan(len(p.seen)-1, seen, off, nth)
 	p.mu.Unlock()
 
 	switch {
@@ -159,6 +182,13 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.Copy(w, res.Body)
 		return
 	}
+	if f.kind == FaultFlip {
+		p.mu.Lock()
+		p.flipped++
+		p.mu.Unlock()
+		io.Copy(w, &flipReader{r: res.Body, at: f.after})
+		return
+	}
 	io.CopyN(w, res.Body, f.after)
 	rc := http.NewResponseController(w)
 	rc.Flush()
@@ -173,6 +203,30 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler) // closes the connection too
 	}
 	conn.Close()
+}
+
+// Flipped returns how many responses were sent with a byte flipped
+// (FlipAt) so far.
+func (p *FaultProxy) Flipped() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.flipped
+}
+
+// flipReader reads r with the bits of byte at inverted.
+type flipReader struct {
+	r   io.Reader
+	at  int64
+	pos int64
+}
+
+func (f *flipReader) Read(b []byte) (int, error) {
+	n, err := f.r.Read(b)
+	if f.at >= f.pos && f.at < f.pos+int64(n) {
+		b[f.at-f.pos] ^= 0xff
+	}
+	f.pos += int64(n)
+	return n, err
 }
 
 // rangeStart returns the first byte a "bytes=N-[M]" Range asks for: 0

@@ -15,6 +15,12 @@
 //
 //	fakegcs -dir /data/synth -latency 30ms -rate 10MB
 //
+// To try what a flaky proxy or middlebox does, -flip N inverts one byte of
+// every Nth response that carries an object's bytes (not the metadata
+// answers), at a position that changes from one to the next:
+//
+//	fakegcs -dir /data/synth -flip 5
+//
 // The objects are held in memory unless -store names a directory: then
 // fake-gcs-server keeps them there, for data sets larger than memory, and
 // a later run with the same -store reuses the objects whose source file has
@@ -29,6 +35,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -42,6 +49,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -60,6 +68,7 @@ func main() {
 	rateText := flag.String("rate", "0", "cap on bytes per second of all responses together, e.g. 10MB (MB = 10^6 bytes); 0: no cap")
 	store := flag.String("store", "", "keep the objects in this directory instead of memory (reused by later runs)")
 	asS3 := flag.Bool("s3", false, "serve an S3 bucket (gofakes3, in memory) instead of a GCS one")
+	flipEvery := flag.Int("flip", 0, "invert one byte of every Nth response carrying object bytes; 0: none")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("-dir is required")
@@ -86,18 +95,18 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	hs := &http.Server{Handler: slow(h, *latency, ratelimit.NewLimiter(rate))}
+	hs := &http.Server{Handler: slow(flip(h, *flipEvery), *latency, ratelimit.NewLimiter(rate))}
 	go func() {
 		if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Fatal(err)
 		}
 	}()
 	if *asS3 {
-		fmt.Printf("serving %d objects of %s as s3://%s at http://%s (AWS_ENDPOINT_URL_S3=http://%s), latency %s, rate %s/s\n",
-			n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText)
+		fmt.Printf("serving %d objects of %s as s3://%s at http://%s (AWS_ENDPOINT_URL_S3=http://%s), latency %s, rate %s/s, flip every %d\n",
+			n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText, *flipEvery)
 	} else {
-		fmt.Printf("serving %d objects of %s as gs://%s at http://%s (STORAGE_EMULATOR_HOST=%s), latency %s, rate %s/s\n",
-			n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText)
+		fmt.Printf("serving %d objects of %s as gs://%s at http://%s (STORAGE_EMULATOR_HOST=%s), latency %s, rate %s/s, flip every %d\n",
+			n, *dir, *bucket, l.Addr(), l.Addr(), *latency, *rateText, *flipEvery)
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -218,6 +227,48 @@ func slow(h http.Handler, latency time.Duration, lim *ratelimit.Limiter) http.Ha
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// flip inverts one byte of every nth response that carries object bytes
+// (GET /BUCKET/OBJECT, the client's XML API read; not the JSON API's
+// metadata under /storage/v1/); n ≤ 0 flips nothing. The byte flipped is
+// the kth of the body for the kth such response counted (mod 251), so
+// that a range read again comes right or damaged elsewhere.
+func flip(h http.Handler, n int) http.Handler {
+	if n <= 0 {
+		return h
+	}
+	var count atomic.Int64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/storage/v1/") {
+			if k := count.Add(1); k%int64(n) == 0 {
+				w = &flipWriter{ResponseWriter: w, at: k % 251}
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// flipWriter writes a body with the bits of its byte at inverted.
+type flipWriter struct {
+	http.ResponseWriter
+	at, pos int64
+}
+
+func (w *flipWriter) Write(p []byte) (int, error) {
+	if w.at >= w.pos && w.at < w.pos+int64(len(p)) {
+		p = bytes.Clone(p)
+		p[w.at-w.pos] ^= 0xff
+	}
+	w.pos += int64(len(p))
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush passes a flush through, for handlers that stream.
+func (w *flipWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // paceChunk is the most bytes written at once by a pacedWriter, so that a

@@ -88,6 +88,53 @@ func TestLatencyAndRate(t *testing.T) {
 	}
 }
 
+// TestFlip: -flip 2 damages every second object read, by one byte, and
+// leaves the metadata answers alone.
+func TestFlip(t *testing.T) {
+	data := testkit.RandomBytes(t, 1<<20)
+	dir := writeTree(t, map[string][]byte{"ds/shard": data})
+	ts := httptest.NewUnstartedServer(nil)
+	srv, _, err := open(dir, "b", "", "http://"+ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	ts.Config.Handler = flip(srv.HTTPHandler(), 2)
+	ts.Start()
+	defer ts.Close()
+	obj := testkit.NewGCSClient(t, ts.URL).Bucket("b").Object("ds/shard")
+	ctx := context.Background()
+	damaged := 0
+	for range 4 {
+		if _, err := obj.Attrs(ctx); err != nil {
+			t.Fatalf("metadata: %v", err)
+		}
+		// A ranged read: the client checks no CRC32C of it.
+		r, err := obj.NewRangeReader(ctx, 1, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		diff := 0
+		for i := range got {
+			if got[i] != data[1+i] {
+				diff++
+			}
+		}
+		if len(got) != len(data)-1 || diff > 1 {
+			t.Fatalf("read %d bytes, %d differ; want %d, at most one", len(got), diff, len(data)-1)
+		}
+		damaged += diff
+	}
+	if damaged != 2 {
+		t.Errorf("%d of 4 reads damaged, want 2", damaged)
+	}
+}
+
 // TestStoreReuse serves from -store twice: an unchanged file is reused as
 // stored, and a changed one is copied again.
 func TestStoreReuse(t *testing.T) {

@@ -3,6 +3,7 @@ package diskcache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/oxefs/oxefs/storage"
@@ -61,9 +62,11 @@ func (b *Backend) open(ctx context.Context, name string, background bool) (stora
 		if err := b.cache.failures.check(key); err != nil {
 			return err
 		}
-		// Make room first when the size is known; otherwise the cache
-		// makes room once the download is complete.
-		err := b.copy(ctx, name, w, reserve)
+		s, ok := w.(*sink)
+		if !ok {
+			return fmt.Errorf("disk cache %s: a fill writes into its sink", key) // never: Cache.fill's
+		}
+		err := b.fillVerified(ctx, name, s, reserve)
 		if errors.Is(err, storage.ErrUnavailable) {
 			b.cache.failures.note(key, err)
 		}

@@ -32,6 +32,11 @@
 // copied instead of fetched. The bytes a fill has written are readable in
 // this process before it completes (ReadFilling), so a reader need not wait
 // for a whole shard; the cache directory only ever shows complete objects.
+//
+// Nothing is kept unchecked that can be checked (verify.go): a whole
+// object against the checksum its source publishes
+// (storage.ObjectInfo.Checksum), a range by its read's Check; bytes that
+// fail are fetched again, never kept.
 package diskcache
 
 import (
@@ -90,6 +95,8 @@ type Cache struct {
 	failures *failMemo
 	// slicing is how Backend fills download large objects.
 	slicing slicing
+	// refetch bounds the fetches of bytes that failed a check (verify.go).
+	refetch refetchPolicy
 
 	Stats Stats
 }
@@ -106,6 +113,12 @@ type Stats struct {
 	// RangesFromFill those copied from a whole-object download under way
 	// instead.
 	RangesFetched, RangeBytes, RangesFromFill atomic.Int64
+	// Verified counts the whole objects checked against their source's
+	// checksum before they were kept; Damaged the downloads and ranged
+	// fetches whose bytes failed a check (a checksum, a format's Check)
+	// and were fetched again; Rejected the reads that gave up after
+	// refetchPolicy.tries such fetches, keeping nothing (see verify.go).
+	Verified, Damaged, Rejected atomic.Int64
 }
 
 type fill struct {
@@ -156,6 +169,7 @@ func Open(dir string, budget int64, log *slog.Logger, failMemo time.Duration) (*
 		gate:     newGate(),
 		failures: newFailMemo(failMemo),
 		slicing:  defaultSlicing,
+		refetch:  defaultRefetch,
 	}
 	c.removeStaleTemps()
 	var err error

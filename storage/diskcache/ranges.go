@@ -54,6 +54,12 @@ func (b *Backend) ContainsRange(name, version string, off, n int64) bool {
 	return b.cache.Contains(b.rangeKey(name, version, off, n))
 }
 
+// ForgetRange drops one cached range (see openRange): its bytes failed a
+// check when read back. A reader that has it open keeps its descriptor.
+func (b *Backend) ForgetRange(name, version string, off, n int64) error {
+	return b.cache.Remove(b.rangeKey(name, version, off, n))
+}
+
 // ForgetRanges drops the cached ranges of version of the named object:
 // their bytes are stale. Readers that have one open keep reading it
 // through their descriptor.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 
@@ -344,9 +345,67 @@ func (b *Backend) fetchInto(ctx context.Context, o Object, p []byte, off int64, 
 // fetch streams n bytes at off of o, of its version, from the source into
 // w (a fill's writer, for pre-emption), through check when there is one;
 // a short object is an error, so that the cache never publishes part of a
-// range. Source and check errors come back as *fetchError; w's as they
-// are. count counts it as a range fetched (see Stats).
+// range. Bytes that fail check are fetched again (see verify.go): the
+// check's error is returned only when the source gives the same bytes
+// twice in a row. Source and check errors come back as *fetchError; w's
+// as they are. count counts it as a range fetched (see Stats).
 func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64, check func() io.WriteCloser, count bool) error {
+	p := b.cache.refetch
+	var last fetched
+	for try := 1; ; try++ {
+		f := b.fetchOnce(ctx, o, w, off, n, check, count)
+		switch {
+		case !f.refused:
+			return f.err
+		case ctx.Err() != nil:
+			return ctx.Err() // no verdict on bytes cut short
+		case try > 1 && f.sum == last.sum && f.seen == last.seen:
+			// The same bytes twice: they are the source's.
+			return f.err
+		}
+		b.cache.Stats.Damaged.Add(1)
+		if try >= p.tries {
+			b.cache.Stats.Rejected.Add(1)
+			return &fetchError{storage.Transient(fmt.Errorf("%s: %d bytes at %d: each of %d fetches gave other bytes, each failing the check (last: %v): %w",
+				storage.Object(b.inner, o.Name), n, off, try, f.err, storage.ErrChecksum))}
+		}
+		b.cache.log.Debug("disk cache: fetched bytes failed their check; fetching them again", "key", b.Key(o.Name),
+			"offset", off, "bytes", n, "fetch", try, "err", f.err)
+		last = f
+		if err := restartWriter(w); err != nil {
+			return err
+		}
+		if err := p.wait(ctx, try); err != nil {
+			return err
+		}
+	}
+}
+
+// fetched is the outcome of one fetch of a range.
+type fetched struct {
+	err error
+	// refused: the check refused the bytes; seen and sum are the length
+	// and CRC32C of the bytes it saw.
+	refused bool
+	seen    int64
+	sum     uint32
+}
+
+// restartWriter drops what a fetch wrote into w, so that it can fetch
+// again.
+func restartWriter(w io.Writer) error {
+	switch w := w.(type) {
+	case *fixedWriter:
+		w.n = 0
+		return nil
+	case *sink:
+		return w.restart()
+	}
+	return fmt.Errorf("disk cache: cannot fetch again into a %T", w)
+}
+
+// fetchOnce is one fetch of fetch's.
+func (b *Backend) fetchOnce(ctx context.Context, o Object, w io.Writer, off, n int64, check func() io.WriteCloser, count bool) fetched {
 	rc := newPreemptible(ctx, w, off, n, func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
 		return storage.OpenVersion(ctx, b.inner, o.Name, o.Version, off, n)
 	})
@@ -359,7 +418,7 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 	)
 	if check != nil {
 		c = check()
-		cw = &trackedWriter{w: c}
+		cw = &trackedWriter{w: c, sum: true}
 		cd = cw
 	}
 	var (
@@ -382,7 +441,7 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 		if c != nil {
 			c.Close()
 		}
-		return err // the cache's, not the source's
+		return fetched{err: err} // the cache's, not the source's
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		err = nil // the object ended early: reported below
@@ -401,9 +460,13 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 	}
 	b.Remember(o.Name, err)
 	if err != nil {
-		return &fetchError{err}
+		f := fetched{err: &fetchError{err}, refused: checked}
+		if checked {
+			f.seen, f.sum = cw.n, cw.crc
+		}
+		return f
 	}
-	return nil
+	return fetched{}
 }
 
 // versionGone drops the ranges cached of o's version when err says that
@@ -434,13 +497,21 @@ type memFile struct{ *bytes.Reader }
 
 func (f *memFile) Close() error { return nil }
 
-// trackedWriter remembers the error of the writer it wraps.
+// trackedWriter remembers the error of the writer it wraps and, with
+// sum, the length and CRC32C of the bytes offered to it.
 type trackedWriter struct {
 	w   io.Writer
 	err error
+	sum bool
+	n   int64
+	crc uint32
 }
 
 func (t *trackedWriter) Write(p []byte) (int, error) {
+	if t.sum {
+		t.n += int64(len(p))
+		t.crc = crc32.Update(t.crc, storage.CastagnoliTable, p)
+	}
 	n, err := t.w.Write(p)
 	if err != nil {
 		t.err = err

@@ -3,11 +3,14 @@ package diskcache
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/oxefs/oxefs/storage"
 )
 
 // sink is a fill's destination, the temp file: written in order (Write)
@@ -29,11 +32,16 @@ type sink struct {
 	// yieldMu serializes before, which swaps the key's lock.
 	yieldMu sync.Mutex
 
-	mu     sync.RWMutex // held for reading during a ReadFilling read
-	next   int64        // guarded by mu: offset of the next Write
-	n      int64        // guarded by mu: bytes written
-	spans  []span       // guarded by mu: written ranges, sorted, disjoint, apart
-	closed bool         // guarded by mu: the temp file is no longer ours to read
+	mu    sync.RWMutex // held for reading during a ReadFilling read
+	next  int64        // guarded by mu: offset of the next Write
+	n     int64        // guarded by mu: bytes written
+	spans []span       // guarded by mu: written ranges, sorted, disjoint, apart
+	// sums holds the CRC32C of each of spans, computed as the bytes are
+	// written, unless sumsLost: writes overlapped, so the bytes of a span
+	// are not what its writes summed; guarded by mu.
+	sums     []uint32
+	sumsLost bool
+	closed   bool // guarded by mu: the temp file is no longer ours to read
 	// version is the storage.ObjectInfo.Version of the bytes being
 	// written, when the fill knows it and reads only that version (a
 	// download in slices); guarded by mu.
@@ -85,7 +93,7 @@ func (s *sink) WriteAt(p []byte, off int64) (int, error) {
 	if n > 0 {
 		s.mu.Lock()
 		s.n += int64(n)
-		s.record(off, off+int64(n))
+		s.record(off, p[:n])
 		s.mu.Unlock()
 		if s.wake != nil {
 			s.wake()
@@ -101,15 +109,76 @@ func (s *sink) written() int64 {
 	return s.n
 }
 
-// record adds [off, end) to the written spans. s.mu is held.
-func (s *sink) record(off, end int64) {
+// record adds p, written at off, to the written spans and their sums.
+// The CRC32C of a write that extends a span (the common case: a stream, a
+// slice) continues the span's; spans that meet are combined
+// (crc32cCombine). s.mu is held.
+func (s *sink) record(off int64, p []byte) {
+	end := off + int64(len(p))
 	i := sort.Search(len(s.spans), func(i int) bool { return s.spans[i].end >= off })
 	j := i
 	for j < len(s.spans) && s.spans[j].off <= end {
-		off, end = min(off, s.spans[j].off), max(end, s.spans[j].end)
 		j++
 	}
-	s.spans = slices.Replace(s.spans, i, j, span{off, end})
+	var sum uint32
+	lo, hi := off, end
+	overlap := false
+	for _, sp := range s.spans[i:j] {
+		overlap = overlap || sp.end != off && sp.off != end
+	}
+	switch {
+	case overlap:
+		s.sumsLost = true
+		lo, hi = min(off, s.spans[i].off), max(end, s.spans[j-1].end)
+	case j > i && s.spans[i].end == off:
+		lo = s.spans[i].off
+		sum = crc32.Update(s.sums[i], storage.CastagnoliTable, p)
+		if j-i == 2 {
+			hi = s.spans[i+1].end
+			sum = crc32cCombine(sum, s.sums[i+1], hi-end)
+		}
+	case j > i: // s.spans[i].off == end
+		hi = s.spans[i].end
+		sum = crc32cCombine(crc32.Checksum(p, storage.CastagnoliTable), s.sums[i], hi-end)
+	default:
+		sum = crc32.Checksum(p, storage.CastagnoliTable)
+	}
+	s.spans = slices.Replace(s.spans, i, j, span{lo, hi})
+	s.sums = slices.Replace(s.sums, i, j, sum)
+}
+
+// covers reports whether the bytes written are exactly [0, size).
+func (s *sink) covers(size int64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if size == 0 {
+		return len(s.spans) == 0
+	}
+	return len(s.spans) == 1 && s.spans[0] == span{0, size}
+}
+
+// crc32c returns the CRC32C of the bytes written, when they are exactly
+// [0, size) and their sums were kept.
+func (s *sink) crc32c(size int64) (uint32, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.sumsLost || len(s.spans) != 1 || s.spans[0] != (span{0, size}) {
+		if size == 0 && len(s.spans) == 0 {
+			return 0, true
+		}
+		return 0, false
+	}
+	return s.sums[0], true
+}
+
+// restart empties the temp file and forgets what was written, for a fill
+// that starts over (its bytes failed a check). Reads through s see none of
+// the old bytes after it returns.
+func (s *sink) restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next, s.n, s.spans, s.sums, s.sumsLost = 0, 0, nil, nil, false
+	return resetTemp(s.f)
 }
 
 // readAt reads len(p) bytes at off when they are all written, reporting

@@ -22,51 +22,45 @@ type slicing struct {
 
 var defaultSlicing = slicing{min: 32 << 20, size: 8 << 20, inFlight: 6}
 
-// errSlice stops a one-stream copy before its first byte: the object is
-// large enough to download in slices.
-var errSlice = errors.New("large object: download in slices")
-
-// copy fills w with the named object: in one stream, or in parallel slices
-// when the object's size, as the copy learns it before the first byte, is
-// at least the slicing threshold. A prefetch always downloads in slices,
-// whatever the size: a slice's request can be abandoned when the prefetch
-// pauses for readers and resumed later (see newPreemptible), which one
-// stream through a retrying backend cannot.
-func (b *Backend) copy(ctx context.Context, name string, w io.Writer, reserve func(int64) error) error {
-	s, ok := w.(*sink)
-	if ok && s.prefetch {
-		return b.copySlices(ctx, name, s, reserve)
+// copy fills s with the named object and returns its identity as the
+// source gave it before the first byte: in one stream pinned to that
+// version, or in parallel slices when the object's size is at least the
+// slicing threshold. A prefetch always downloads in slices, whatever the
+// size: a slice's request can be abandoned when the prefetch pauses for
+// readers and resumed later (see newPreemptible), which one stream
+// through a retrying backend cannot.
+func (b *Backend) copy(ctx context.Context, name string, s *sink, reserve func(int64) error) (storage.ObjectInfo, error) {
+	info, err := b.inner.Stat(ctx, name)
+	if err != nil {
+		return info, err
 	}
-	hint := reserve
-	if ok {
-		hint = func(size int64) error {
-			if size >= b.cache.slicing.min {
-				return errSlice
-			}
-			return reserve(size)
-		}
+	if err := reserve(info.Size); err != nil {
+		return info, err
 	}
-	_, err := storage.Copy(ctx, b.inner, name, w, hint)
-	if errors.Is(err, errSlice) {
-		return b.copySlices(ctx, name, s, reserve)
+	if s.prefetch || info.Size >= b.cache.slicing.min {
+		return info, b.copySlices(ctx, name, s, info)
 	}
-	return err
+	rc, err := storage.OpenVersion(ctx, b.inner, name, info.Version, 0, -1)
+	if err != nil {
+		return info, err
+	}
+	defer rc.Close()
+	n, err := io.Copy(s, rc)
+	if err == nil && n != info.Size {
+		err = fmt.Errorf("%s: %d bytes, its size was %d: it changed during its download",
+			storage.Object(b.inner, name), n, info.Size)
+	}
+	return info, err
 }
 
-// copySlices downloads the named object into s as ranged slices, several
-// at once, after copying in the ranges of it already cached (openRange). The object's identity (storage.ObjectInfo) is asked before and
-// after: an object that changed meanwhile is an error, as is one whose
-// bytes do not add up to its size. Every slice reads the version found
-// before (when the backend is a storage.Versioner), so the bytes readable
-// through ReadFilling while the download runs are all of that version.
-func (b *Backend) copySlices(ctx context.Context, name string, s *sink, reserve func(int64) error) error {
-	before, err := b.inner.Stat(ctx, name)
-	if err != nil {
-		return err
-	}
-	if err := reserve(before.Size); err != nil {
-		return err
-	}
+// copySlices downloads the named object, found as before, into s as
+// ranged slices, several at once, after copying in the ranges of it
+// already cached (openRange). The object's identity is asked again after:
+// an object that changed meanwhile is an error, as is one whose bytes do
+// not add up to its size. Every slice reads the version found before
+// (when the backend is a storage.Versioner), so the bytes readable through
+// ReadFilling while the download runs are all of that version.
+func (b *Backend) copySlices(ctx context.Context, name string, s *sink, before storage.ObjectInfo) error {
 	s.setVersion(before.Version)
 	gaps, err := b.copyRanges(name, before.Version, 0, before.Size, s)
 	if err != nil {

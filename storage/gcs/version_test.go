@@ -76,3 +76,35 @@ func TestOpenVersion(t *testing.T) {
 		t.Error("OpenVersion of a version that is not a generation: no error")
 	}
 }
+
+// TestStatPublishesCRC32C: Stat returns the object's CRC32C as its
+// checksum, which a copy of the object's bytes passes and a copy with one
+// byte flipped fails.
+func TestStatPublishesCRC32C(t *testing.T) {
+	data := testkit.RandomBytes(t, 5000)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"obj": data})
+	g := NewWithClient(testkit.NewGCSClient(t, srv.URL()), testkit.GCSBucket, testkit.GCSPrefix)
+	info, err := g.Stat(t.Context(), "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Checksum.Algorithm != storage.CRC32C {
+		t.Fatalf("checksum %+v, want a CRC32C", info.Checksum)
+	}
+	sum := func(b []byte) []byte {
+		h, err := info.Checksum.NewHash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+		return h.Sum(nil)
+	}
+	if err := info.Checksum.Check("obj", sum(data)); err != nil {
+		t.Fatalf("the object's own bytes: %v", err)
+	}
+	bad := bytes.Clone(data)
+	bad[100] ^= 1
+	if err := info.Checksum.Check("obj", sum(bad)); !errors.Is(err, storage.ErrChecksum) {
+		t.Fatalf("a flipped byte: %v, want storage.ErrChecksum", err)
+	}
+}

@@ -153,6 +153,14 @@ func TestVersionNamesDigest(t *testing.T) {
 		}
 		rc.Close()
 	}
+	// What the disk cache checks a whole copy against: an LFS file's
+	// SHA-256; nothing for a git blob, whose id hashes a header too.
+	if info, _ := b.Stat(ctx, "big"); info.Checksum != (storage.Checksum{Algorithm: storage.SHA256, Sum: sha256Hex(bytes.Repeat([]byte{7}, 2048))}) {
+		t.Errorf("Stat(big).Checksum = %+v, want the bytes' SHA-256", info.Checksum)
+	}
+	if info, _ := b.Stat(ctx, "small"); info.Checksum.Published() {
+		t.Errorf("Stat(small).Checksum = %+v, want none", info.Checksum)
+	}
 	old, _ := b.Stat(ctx, "big")
 	hub.Rewrite(testRepo, commit, "big", bytes.Repeat([]byte{8}, 2048))
 	if _, err := b.OpenVersion(ctx, "big", old.Version, 0, -1); !errors.Is(err, storage.ErrVersionGone) || errors.Is(err, fs.ErrNotExist) {

@@ -120,7 +120,27 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 	if a.size < 0 {
 		return storage.ObjectInfo{}, fmt.Errorf("%s: the hub gave no size (neither X-Linked-Size nor Content-Length)", storage.Object(b, name))
 	}
-	return storage.ObjectInfo{Size: a.size, Version: a.version(commit)}, nil
+	info := storage.ObjectInfo{Size: a.size, Version: a.version(commit)}
+	if a.lfs && isSHA256(a.oid) {
+		// An LFS file's oid is the SHA-256 of its bytes: what the disk
+		// cache checks a whole copy against. A git blob id hashes a header
+		// with the bytes, so other files publish nothing checkable.
+		info.Checksum = storage.Checksum{Algorithm: storage.SHA256, Sum: strings.ToLower(a.oid)}
+	}
+	return info, nil
+}
+
+// isSHA256 reports whether s is a SHA-256 digest in hex.
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // answer is what the Hub said of one object: the response that carries

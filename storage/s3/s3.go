@@ -287,7 +287,16 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		out.ServerSideEncryption != types.ServerSideEncryptionAwsKmsDsse && out.SSECustomerAlgorithm == nil {
 		v.MD5 = v.ETag
 	}
-	return storage.ObjectInfo{Size: aws.ToInt64(out.ContentLength), Version: v.String()}, nil
+	info := storage.ObjectInfo{Size: aws.ToInt64(out.ContentLength), Version: v.String()}
+	// What the disk cache checks a whole copy against: the CRC32C of the
+	// whole object, else a single-part upload's ETag, its MD5.
+	switch {
+	case v.CRC32C != "":
+		info.Checksum = storage.Checksum{Algorithm: storage.CRC32C, Sum: v.CRC32C}
+	case v.MD5 != "":
+		info.Checksum = storage.Checksum{Algorithm: storage.MD5, Sum: strings.ToLower(v.MD5)}
+	}
+	return info, nil
 }
 
 func unquote(etag string) string { return strings.Trim(etag, `"`) }

@@ -350,6 +350,30 @@ func TestWholeReadChecksum(t *testing.T) {
 	}
 }
 
+// TestStatPublishesChecksum: Stat gives what the disk cache checks a whole
+// copy against: a single-part upload's ETag as its MD5.
+func TestStatPublishesChecksum(t *testing.T) {
+	data := []byte("some bytes of an object")
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("obj"): data})
+	b := NewWithConfig(srv.Config(), testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
+	info, err := b.Stat(context.Background(), "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := md5.Sum(data)
+	if want := (storage.Checksum{Algorithm: storage.MD5, Sum: hex.EncodeToString(sum[:])}); info.Checksum != want {
+		t.Fatalf("Stat checksum %+v, want %+v", info.Checksum, want)
+	}
+	h, err := info.Checksum.NewHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Write(data)
+	if err := info.Checksum.Check("obj", h.Sum(nil)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDecoratorsCompose runs the conformance suite through the stack a
 // daemon builds over a remote source, disk cache over rate limit over
 // retries over S3, with a proxy that fails every third request with 503
