@@ -107,8 +107,7 @@ func (d *Decoder) Turbo() bool { return d.tj != nil }
 // daemon's memory budget.
 func (d *Decoder) Footprint() int {
 	n := cap(d.full) + cap(d.chroma)
-	n += 4 * (cap(d.rz.rows[0]) + cap(d.rz.rows[1]))
-	n += 12 * (cap(d.rz.xs) + cap(d.rz.ys))
+	n += d.rz.footprint()
 	return n + d.fz.footprint() + d.videoFootprint()
 }
 
