@@ -179,16 +179,9 @@ func (v *view) Bytes(step int) []byte {
 func (v *view) Float64s(dst []float64) ([]float64, error) {
 	switch v.f.Kind() {
 	case example.KindFloat:
-		for _, x := range v.f.AppendFloats(nil) {
-			dst = append(dst, float64(x))
-		}
-		return dst, nil
+		return v.f.AppendFloatsAsFloat64(dst), nil
 	case example.KindInt64:
-		vals := v.f.AppendInt64s(nil)
-		for _, x := range vals {
-			dst = append(dst, float64(x))
-		}
-		return dst, nil
+		return v.f.AppendInt64sAsFloat64(dst), nil
 	case example.KindBytes:
 		if v.spec.Encoding != "bytes" && v.spec.Encoding != "zlib" {
 			return dst, v.ep.corrupt("feature %q holds bytes, not numbers (dtype %s)", v.spec.Key, v.spec.DType)
