@@ -216,22 +216,28 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		return nil, err
 	}
 	defer f.Close()
-	raw, err := tfrecord.ReadRecord(f, span, nil)
+	raw, err := tfrecord.ReadRecord(f, span, records.get(int(span.Len)+tfrecord.FooterLen))
 	if err != nil {
+		records.put(raw)
 		return nil, corrupt(atShardOffset(err, base))
 	}
 	d.store.Stats.BytesRead.Add(int64(len(raw)))
 	ex, err := example.Parse(raw)
 	if err != nil {
+		records.put(raw)
 		return nil, corrupt(err)
 	}
 	steps, err := stepCount(ex, d.Features)
 	if err != nil {
+		records.put(raw)
 		return nil, corrupt(err)
 	}
 	d.store.Stats.EpisodesLoaded.Add(1)
-	held := len(raw) + 64*ex.Len() + 256
-	return newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held), nil
+	held := cap(raw) + 64*ex.Len() + 256
+	ep := newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held)
+	ep.rec = &record{buf: raw}
+	ep.rec.refs.Store(1) // the loader's hold, given to the caller
+	return ep, nil
 }
 
 // openRecord opens the file that holds record ref of the named shard and

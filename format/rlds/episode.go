@@ -43,9 +43,10 @@ type Episode struct {
 	neutral []episode.Feature // specs converted, in specs order
 	shard   string            // shard file name, for errors
 	size    int               // bytes held, the RAM cache cost
+	rec     *record           // the buffer ex points into, shared by renamed copies; nil: not pooled
 }
 
-var _ episode.Episode = (*Episode)(nil)
+var _ episode.Recycled = (*Episode)(nil)
 
 // newEpisode wraps a parsed record; specs and neutral list the dataset's
 // features in the same order.
