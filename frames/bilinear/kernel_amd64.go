@@ -124,16 +124,52 @@ static void oxefs_vcopy_sse2(uint8_t *out, const float *top, int n) {
 	for (; k < n; k++) out[k] = (uint8_t)(int32_t)top[k];
 }
 
+// planar splits a row of packed RGB into three planes.
+static void oxefs_planar_sse2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const uint8_t *rgb, int dw) {
+	for (int x = 0; x < dw; x++) {
+		p0[x] = rgb[3 * x];
+		p1[x] = rgb[3 * x + 1];
+		p2[x] = rgb[3 * x + 2];
+	}
+}
+
+// The AVX2 level (which has SSSE3) splits 16 pixels at a time with byte
+// shuffles: each plane's 16 bytes gathered from the three 16-byte loads.
+__attribute__((target("avx2")))
+static void oxefs_planar_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const uint8_t *rgb, int dw) {
+	const __m128i ra = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i rb = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
+	const __m128i rc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
+	const __m128i ga = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i gb = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1);
+	const __m128i gc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14);
+	const __m128i ba = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i bb = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
+	const __m128i bc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
+	int x = 0;
+	for (; x + 16 <= dw; x += 16) {
+		const uint8_t *in = rgb + 3 * x;
+		__m128i a = _mm_loadu_si128((const __m128i *)in);
+		__m128i b = _mm_loadu_si128((const __m128i *)(in + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(in + 32));
+		_mm_storeu_si128((__m128i *)(p0 + x), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ra), _mm_shuffle_epi8(b, rb)), _mm_shuffle_epi8(c, rc)));
+		_mm_storeu_si128((__m128i *)(p1 + x), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ga), _mm_shuffle_epi8(b, gb)), _mm_shuffle_epi8(c, gc)));
+		_mm_storeu_si128((__m128i *)(p2 + x), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ba), _mm_shuffle_epi8(b, bb)), _mm_shuffle_epi8(c, bc)));
+	}
+	oxefs_planar_sse2(p0 + x, p1 + x, p2 + x, rgb + 3 * x, dw - x);
+}
+
 typedef struct {
 	void (*u8f)(float *, const uint8_t *, int);
 	void (*hrow)(float *, const float *, const oxefs_tap *, int);
 	void (*vrow)(uint8_t *, const float *, const float *, float, int);
+	void (*planar)(uint8_t *, uint8_t *, uint8_t *, const uint8_t *, int);
 } oxefs_ops;
 
 static const oxefs_ops oxefs_levels[3] = {
-	{0, 0, 0},
-	{oxefs_u8f_sse2, oxefs_hrow_sse2, oxefs_vrow_sse2},
-	{oxefs_u8f_avx2, oxefs_hrow_avx2, oxefs_vrow_avx2},
+	{0, 0, 0, 0},
+	{oxefs_u8f_sse2, oxefs_hrow_sse2, oxefs_vrow_sse2, oxefs_planar_sse2},
+	{oxefs_u8f_avx2, oxefs_hrow_avx2, oxefs_vrow_avx2, oxefs_planar_avx2},
 };
 
 // oxefs_resize is frames' resizer.resize: each output row combines two
@@ -172,12 +208,8 @@ static void oxefs_resize(int level, const uint8_t *src, long sstride, int sw,
 			op->vrow(o, rr[0], rr[1], t.lerp, n);
 		}
 		if (plane) {
-			uint8_t *p0 = dst + y * dstride, *p1 = p0 + plane, *p2 = p1 + plane;
-			for (int x = 0; x < dw; x++) {
-				p0[x] = tmp[3 * x];
-				p1[x] = tmp[3 * x + 1];
-				p2[x] = tmp[3 * x + 2];
-			}
+			uint8_t *p0 = dst + y * dstride;
+			op->planar(p0, p0 + plane, p0 + 2 * plane, tmp, dw);
 		}
 	}
 }
