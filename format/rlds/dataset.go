@@ -235,7 +235,7 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	d.store.Stats.EpisodesLoaded.Add(1)
 	held := cap(raw) + 64*ex.Len() + 256
 	ep := newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held)
-	ep.rec = &record{buf: raw}
+	ep.rec = &record{buf: raw, pool: records}
 	ep.rec.refs.Store(1) // the loader's hold, given to the caller
 	return ep, nil
 }

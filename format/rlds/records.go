@@ -13,6 +13,7 @@ import (
 // the runtime zeroes and the kernel faults in page by page.
 type record struct {
 	buf  []byte
+	pool *recordPool  // where buf goes back
 	refs atomic.Int32 // holds; 0: given back to the pool for good
 }
 
@@ -42,7 +43,7 @@ func (e *Episode) Release() {
 	}
 	switch n := r.refs.Add(-1); {
 	case n == 0:
-		records.put(r.buf)
+		r.pool.put(r.buf)
 	case n < 0:
 		panic("rlds: episode " + e.id + " released more often than it was held")
 	}

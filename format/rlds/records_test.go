@@ -50,16 +50,19 @@ func TestRecordPool(t *testing.T) {
 // fails, and one Release too many panics.
 func TestEpisodeHolds(t *testing.T) {
 	buf := make([]byte, 0, 77<<10)
-	e := &Episode{id: "d/train/0/0", rec: &record{buf: buf}}
+	pool := newRecordPool(1 << 20)
+	e := &Episode{id: "d/train/0/0", rec: &record{buf: buf, pool: pool}}
 	e.rec.refs.Store(1)
 	r := e.Rename("other").(*Episode)
 	if !r.Retain() {
 		t.Fatal("Retain of a held episode failed")
 	}
 	e.Release()
-	before := len(records.free)
+	if len(pool.free) != 0 {
+		t.Fatal("the record went back to the pool while held")
+	}
 	r.Release() // the last hold, through the renamed copy
-	if len(records.free) != before+1 || cap(records.free[len(records.free)-1]) != cap(buf) {
+	if len(pool.free) != 1 || cap(pool.free[0]) != cap(buf) {
 		t.Fatal("the last Release did not return the record to the pool")
 	}
 	if e.Retain() {
