@@ -105,9 +105,14 @@ func (b *Builder) try(ctx context.Context, w *pairs.Worker, s plan.Sample, dst [
 	if err := ctx.Err(); err != nil {
 		return err // between substitutes: shutting down
 	}
-	ep, err := b.datasets[s.Dataset].Episodes.Episode(ctx, s.Episode)
+	ep, hold, err := b.episode(ctx, s)
 	if err != nil {
 		return err
+	}
+	if hold != nil {
+		// Nothing of the episode outlives the build: the sample's frames
+		// and metadata are copies.
+		defer hold.Release()
 	}
 	b.subs.saw(s.Dataset, ep.Steps())
 	if err := b.asm[s.Dataset].Build(ctx, w, s, ep, dst, m); err != nil {
@@ -115,6 +120,18 @@ func (b *Builder) try(ctx context.Context, w *pairs.Worker, s plan.Sample, dst [
 	}
 	b.stats.Samples[s.Dataset].Add(1)
 	return nil
+}
+
+// episode returns s's episode, lent when the dataset lends (see
+// episode.Lender): hold, when not nil, is released once the sample is
+// built.
+func (b *Builder) episode(ctx context.Context, s plan.Sample) (episode.Episode, episode.Recycled, error) {
+	ds := b.datasets[s.Dataset].Episodes
+	if l, ok := ds.(episode.Lender); ok {
+		return l.Lend(ctx, s.Episode)
+	}
+	ep, err := ds.Episode(ctx, s.Episode)
+	return ep, nil, err
 }
 
 // failed classifies a failed attempt at s. ok is false for errors that

@@ -148,6 +148,30 @@ type Episode interface {
 	Rename(dataset string) Episode
 }
 
+// Recycled is an Episode whose memory its format reuses for a later load
+// once no one holds it any more (an RLDS episode's record buffer). Its
+// loader holds it when it is returned; a holder that is done calls Release
+// once, after which neither it nor anything it took from the episode (a
+// Bytes slice) may be used. A holder that never releases simply keeps the
+// memory from being reused: the garbage collector frees it as it does for
+// any other episode.
+type Recycled interface {
+	Episode
+	// Retain takes one more hold, and reports false when the episode's
+	// memory has already been given back (the episode must not be used).
+	Retain() bool
+	// Release gives back one hold.
+	Release()
+}
+
+// Lender is a Dataset that lends episodes for a while, so that their
+// memory can be reused once given back: Lend returns the episode and, when
+// the caller must give it back, the hold to Release once it is done with
+// the episode; hold is nil when there is nothing to give back.
+type Lender interface {
+	Lend(ctx context.Context, key Key) (ep Episode, hold Recycled, err error)
+}
+
 // View reads one feature of one episode.
 type View interface {
 	Spec() Feature

@@ -32,8 +32,13 @@ type Stats struct {
 }
 
 // Cache holds parsed episodes up to a byte budget (each episode's Size).
+//
+// An episode whose memory its format reuses (episode.Recycled) is held by
+// the cache while it is stored, and by each caller of Lend until it gives
+// it back; Episode's callers hold it for good. Its memory is reused only
+// after the last hold is released.
 type Cache struct {
-	ram *ristretto.Cache[string, episode.Episode]
+	ram *ristretto.Cache[string, *stored]
 
 	// ctx is the daemon's lifetime: a load several readers wait for runs
 	// under it, so one reader giving up does not cancel it for the others.
@@ -55,10 +60,11 @@ func New(budget int64) (*Cache, error) {
 	}
 	// NumCounters ≈ 10× the items that fit, assuming episodes of ~256 KiB.
 	counters := max(budget/(256<<10)*10, 1e4)
-	ram, err := ristretto.NewCache(&ristretto.Config[string, episode.Episode]{
+	ram, err := ristretto.NewCache(&ristretto.Config[string, *stored]{
 		NumCounters: counters,
 		MaxCost:     budget,
 		BufferItems: 64,
+		OnExit:      (*stored).exit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("episode cache: %w", err)
@@ -90,6 +96,22 @@ func (c *Cache) begin() bool {
 	return true
 }
 
+// stored is an episode in the cache, with the cache's hold on it when it
+// is an episode.Recycled.
+type stored struct {
+	ep   episode.Episode
+	hold episode.Recycled // nil: nothing to give back
+	out  atomic.Bool      // the hold was given back (exit runs once per value)
+}
+
+// exit gives back the cache's hold when the episode leaves the cache
+// (evicted, rejected, replaced or cleared).
+func (s *stored) exit() {
+	if s != nil && s.hold != nil && s.out.CompareAndSwap(false, true) {
+		s.hold.Release()
+	}
+}
+
 // Dataset is a format's dataset whose episodes go through a Cache.
 type Dataset struct {
 	episode.Dataset
@@ -107,18 +129,32 @@ func (c *Cache) Wrap(ds episode.Dataset) *Dataset {
 // Episode returns one episode, from the cache when it is there. The load
 // runs under the cache's lifetime; ctx decides only how long this caller
 // waits. Loads are keyed by the dataset as well as the source, so that a
-// load's errors name the dataset that asked.
+// load's errors name the dataset that asked. The caller keeps the episode
+// for as long as it likes (its memory is never reused); see Lend.
 func (d *Dataset) Episode(ctx context.Context, key episode.Key) (episode.Episode, error) {
+	ep, _, err := d.Lend(ctx, key)
+	return ep, err
+}
+
+var _ episode.Lender = (*Dataset)(nil)
+
+// Lend is Episode for a caller that gives the episode back: when hold is
+// not nil, the caller calls hold.Release() once it is done with the
+// episode and with everything it took from it, and the episode's memory
+// may then be reused for another load.
+func (d *Dataset) Lend(ctx context.Context, key episode.Key) (ep episode.Episode, hold episode.Recycled, err error) {
 	c := d.cache
 	k := d.where + "\x00" + key.Split + "/" + strconv.Itoa(key.Shard) + "/" + strconv.Itoa(key.Record)
 	if !c.begin() {
-		return nil, context.Canceled
+		return nil, nil, context.Canceled
 	}
-	ep, ok := c.ram.Get(k)
+	s, ok := c.ram.Get(k)
 	c.running.Done()
-	if ok {
+	if ok && (s.hold == nil || s.hold.Retain()) {
+		// A stored episode whose memory was already given back (evicted
+		// between Get and Retain) is a miss.
 		c.Stats.Hits.Add(1)
-		return d.own(ep), nil
+		return d.own(s.ep), s.hold, nil
 	}
 	c.Stats.Misses.Add(1)
 	ch := c.loads.DoChan(d.name+"\x00"+k, func() (any, error) {
@@ -127,19 +163,33 @@ func (d *Dataset) Episode(ctx context.Context, key episode.Key) (episode.Episode
 		}
 		defer c.running.Done()
 		ep, err := d.Dataset.Episode(c.ctx, key)
-		if err == nil {
-			c.ram.Set(k, ep, int64(ep.Size()))
+		if err != nil {
+			return nil, err
 		}
-		return ep, err
+		s := &stored{ep: ep}
+		if r, ok := ep.(episode.Recycled); ok && r.Retain() { // the cache's hold; the load's goes to the caller
+			s.hold = r
+		}
+		if !c.ram.Set(k, s, int64(ep.Size())) {
+			s.exit() // dropped: the cache holds nothing
+		}
+		return s, nil
 	})
 	select {
 	case r := <-ch:
 		if r.Err != nil {
-			return nil, r.Err
+			return nil, nil, r.Err
 		}
-		return d.own(r.Val.(episode.Episode)), nil
+		s := r.Val.(*stored)
+		if r.Shared || s.hold == nil {
+			// Callers that shared one load cannot tell which of them
+			// holds the load's hold: none gives it back, and the memory
+			// goes to the garbage collector when the cache lets go.
+			return d.own(s.ep), nil, nil
+		}
+		return d.own(s.ep), s.hold, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err() // the load's hold is never given back
 	}
 }
 

@@ -2,9 +2,12 @@ package episodes_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/oxefs/oxefs/episode"
@@ -117,5 +120,85 @@ func TestClosed(t *testing.T) {
 func TestBudget(t *testing.T) {
 	if _, err := episodes.New(0); err == nil {
 		t.Fatal("a zero budget was accepted")
+	}
+}
+
+// imageDigest hashes every step's image of ep.
+func imageDigest(t *testing.T, ep episode.Episode) [32]byte {
+	v, err := ep.Feature("steps/observation/image")
+	if err != nil {
+		t.Error(err)
+		return [32]byte{}
+	}
+	h := sha256.New()
+	for i := range ep.Steps() {
+		h.Write(v.Bytes(i))
+	}
+	return [32]byte(h.Sum(nil))
+}
+
+// TestLentEpisodesRecycled: with a RAM cache too small to keep anything
+// for long, readers that lend episodes, read them and give them back while
+// others load over the recycled memory always read what the episode holds:
+// memory is reused only once no one holds it. Episode's callers keep theirs
+// for good.
+func TestLentEpisodesRecycled(t *testing.T) {
+	s := newStore(t)
+	src := openBridge(t, s, "cam_a")
+	var keys []episode.Key
+	want := map[episode.Key][32]byte{}
+	var pinned []episode.Episode // loaded without the cache, never given back
+	for shard := range 2 {
+		for rec := range 4 {
+			k := episode.Key{Split: "train", Shard: shard, Record: rec}
+			ep, err := src.Episode(context.Background(), k)
+			if err != nil {
+				continue
+			}
+			keys, want[k] = append(keys, k), imageDigest(t, ep)
+			pinned = append(pinned, ep)
+		}
+	}
+	if len(keys) < 4 {
+		t.Fatalf("only %d fixture episodes", len(keys))
+	}
+	c := newCache(t, int64(pinned[0].Size())*2)
+	d := c.Wrap(src)
+	var lent atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 150 {
+				k := keys[(i*7+g*3)%len(keys)]
+				ep, hold, err := d.Lend(context.Background(), k)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if hold != nil {
+					lent.Add(1)
+				}
+				if got := imageDigest(t, ep); got != want[k] {
+					t.Errorf("episode %v read other bytes than it holds: its memory was reused while lent", k)
+				}
+				if g == 0 && i%10 == 0 {
+					if _, err := d.Episode(context.Background(), k); err != nil { // kept for good
+						t.Error(err)
+					}
+				}
+				if hold != nil {
+					hold.Release()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, ep := range pinned {
+		if got := imageDigest(t, ep); got != want[keys[i]] {
+			t.Fatalf("episode %v, never given back, was overwritten", keys[i])
+		}
+	}
+	if lent.Load() == 0 {
+		t.Fatal("no episode was lent with a hold: nothing was recycled")
 	}
 }

@@ -147,15 +147,25 @@ func BenchmarkCeiling(b *testing.B) {
 	}
 }
 
-// BenchmarkResize is the bilinear loop alone, 640×360 → 256×256.
+// BenchmarkResize is TensorFlow's bilinear resize alone, camera sizes to
+// 256×256, each implementation side by side: the portable Go loop ("go")
+// and each level of the vectorised kernel this machine runs. Run it per
+// core: go test -run '^$' -bench Resize -cpu 1 ./frames/
 func BenchmarkResize(b *testing.B) {
-	for _, layout := range []Layout{BFHWC, BCFHW} {
-		b.Run(layout.String(), func(b *testing.B) {
-			src := testImage(360, 640)
-			out := newFrameDst(make([]byte, 256*256*3), layout, 0, 1, 256, 256)
-			var rz resizer
-			loop(b, func() { rz.resize(out, src, box{0, 0, 640, 360}, box{0, 0, 256, 256}) })
-		})
+	for _, sz := range benchSizes[1:] {
+		for _, layout := range []Layout{BFHWC, BCFHW} {
+			for _, k := range kernels() {
+				b.Run(fmt.Sprintf("%dx%d/%v/%s", sz.w, sz.h, layout, kernelName(k)), func(b *testing.B) {
+					src := testImage(sz.h, sz.w)
+					out := newFrameDst(make([]byte, 256*256*3), layout, 0, 1, 256, 256)
+					rz := resizer{kernel: k}
+					sb, db := box{0, 0, sz.w, sz.h}, box{0, 0, 256, 256}
+					rz.resize(out, src, sb, db)
+					b.ReportAllocs()
+					loop(b, func() { rz.resize(out, src, sb, db) })
+				})
+			}
+		}
 	}
 }
 

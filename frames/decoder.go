@@ -49,8 +49,8 @@ type DecoderOptions struct {
 // that is reused from frame to frame, so that the libjpeg-turbo path
 // allocates nothing in steady state: one full-size RGB frame (3·w·h bytes
 // of the largest frame that could not be decoded straight into the batch,
-// kept only up to RetainedFrameBytes) and two rows of float32s
-// (Footprint). Everything else one image needs — image/jpeg's and
+// kept only up to RetainedFrameBytes) and the resize's tables and rows of
+// float32s (Footprint). Everything else one image needs — image/jpeg's and
 // image/png's decoded image (about 1.5·w·h bytes for a 4:2:0 JPEG, 8·w·h for
 // a 16-bit RGBA PNG), libjpeg's coefficients for a progressive JPEG, a frame
 // larger than RetainedFrameBytes — is reserved from the shared DecodeMemory
@@ -107,8 +107,7 @@ func (d *Decoder) Turbo() bool { return d.tj != nil }
 // daemon's memory budget.
 func (d *Decoder) Footprint() int {
 	n := cap(d.full) + cap(d.chroma)
-	n += 4 * (cap(d.rz.rows[0]) + cap(d.rz.rows[1]))
-	n += 12 * (cap(d.rz.xs) + cap(d.rz.ys))
+	n += d.rz.footprint()
 	return n + d.fz.footprint() + d.videoFootprint()
 }
 

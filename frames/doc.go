@@ -52,8 +52,11 @@
 // src − floor(src); top and bottom rows are interpolated first, then the two
 // together; the result is truncated to uint8 as tf.cast does. Go may fuse
 // a*b+c into one rounding; every product here is converted to float32
-// explicitly so that it never does. Frames already at the target size are
-// copied. See ResizeMode for crop and pad.
+// explicitly so that it never does. Where cgo is available on amd64, the
+// same computation runs in C with SSE2 or AVX2 intrinsics (package
+// frames/bilinear, chosen by the CPU), equal to the Go loop bit for bit;
+// the build tag purego keeps the Go loop. Frames already at the target
+// size are copied. See ResizeMode for crop and pad.
 //
 // A slot whose Decode is Fast trades that parity for less work: a JPEG at
 // least twice the slot's size is decoded by libjpeg-turbo at 1/2, 1/4 or

@@ -1,6 +1,10 @@
 package frames
 
-import "math"
+import (
+	"math"
+
+	"github.com/oxefs/oxefs/frames/bilinear"
+)
 
 // rgbImage is a decoded frame: packed 8-bit RGB, Stride bytes per row.
 // Encoded is the size the encoded image declares, larger than W×H when it
@@ -127,11 +131,9 @@ func (d frameDst) copyFrom(src rgbImage, sb, db box) {
 
 // tap is TensorFlow's CachedInterpolation for one output coordinate: the
 // two source coordinates (for columns, premultiplied by 3: byte offsets)
-// and the weight of the upper one.
-type tap struct {
-	lo, hi uint32
-	lerp   float32
-}
+// and the weight of the upper one. The vectorised kernel reads the same
+// table.
+type tap = bilinear.Tap
 
 // taps computes TensorFlow's compute_interpolation_weights with its
 // HalfPixelScaler, in float32: scale = in/out, src = (i+0.5)·scale − 0.5,
@@ -147,7 +149,7 @@ func taps(dst []tap, in, out int, mul uint32) []tap {
 		lo := min(max(int(fl), 0), in-1)
 		hi := min(int(math.Ceil(float64(src))), in-1)
 		hi = max(hi, 0)
-		dst = append(dst, tap{lo: uint32(lo) * mul, hi: uint32(hi) * mul, lerp: src - fl})
+		dst = append(dst, tap{Lo: uint32(lo) * mul, Hi: uint32(hi) * mul, Lerp: src - fl})
 	}
 	return dst
 }
@@ -165,11 +167,39 @@ func taps(dst []tap, in, out int, mul uint32) []tap {
 // once (into rows, a two-row cache) and then combines two of them: the
 // same operations in the same order, bit for bit TensorFlow's values, with
 // less work when rows are shared.
+//
+// Where package bilinear's vectorised kernel is built (cgo on amd64, see
+// there) the resizer hands it the taps and the boxes, and the kernel runs
+// this same algorithm several values at a time; the Go loop below is the
+// portable path and the reference the kernel is tested against.
 type resizer struct {
+	// kernel picks the implementation: 0 is defaultKernel, goLoop the Go
+	// loop, else a bilinear.Level.
+	kernel bilinear.Level
+
 	sw, sh, dw, dh int // the geometry xs and ys were computed for
 	xs, ys         []tap
-	rows           [2][]float32
-	rowOf          [2]int // source row held by rows[i]; -1: none
+	rows           [2][]float32     // the Go loop's row cache
+	rowOf          [2]int           // source row held by rows[i]; -1: none
+	scratch        bilinear.Scratch // the kernel's
+}
+
+// goLoop, as resizer.kernel, forces the portable Go loop.
+const goLoop bilinear.Level = 255
+
+// defaultKernel is what a resizer uses unless told otherwise: the fastest
+// kernel this machine runs, else the Go loop (no cgo, not amd64, or built
+// with the purego tag).
+var defaultKernel = func() bilinear.Level {
+	if l := bilinear.Best(); l != 0 {
+		return l
+	}
+	return goLoop
+}()
+
+// footprint is the bytes the resizer's tables and buffers hold.
+func (r *resizer) footprint() int {
+	return 4*(cap(r.rows[0])+cap(r.rows[1])) + 12*(cap(r.xs)+cap(r.ys)) + r.scratch.Footprint()
 }
 
 func (r *resizer) prepare(sw, sh, dw, dh int) {
@@ -180,6 +210,10 @@ func (r *resizer) prepare(sw, sh, dw, dh int) {
 	r.sw, r.sh, r.dw, r.dh = sw, sh, dw, dh
 	r.xs = taps(r.xs, sw, dw, 3)
 	r.ys = taps(r.ys, sh, dh, 1)
+}
+
+// prepareRows sizes the Go loop's row cache.
+func (r *resizer) prepareRows(dw int) {
 	for i := range r.rows {
 		if cap(r.rows[i]) < dw*3 {
 			r.rows[i] = make([]float32, dw*3)
@@ -206,10 +240,10 @@ func (r *resizer) row(src rgbImage, sb box, i, keep int) []float32 {
 	out := r.rows[slot][: len(r.xs)*3 : len(r.xs)*3]
 	f := &u8f
 	for x, t := range r.xs {
-		lo, hi := int(t.lo), int(t.hi)
+		lo, hi := int(t.Lo), int(t.Hi)
 		_, _ = line[lo+2], line[hi+2] // one bounds check each for the three channels
 		o := out[x*3 : x*3+3 : x*3+3]
-		l := t.lerp
+		l := t.Lerp
 		a0, a1, a2 := f[line[lo]], f[line[lo+1]], f[line[lo+2]]
 		o[0] = a0 + float32((f[line[hi]]-a0)*l)
 		o[1] = a1 + float32((f[line[hi+1]]-a1)*l)
@@ -231,15 +265,24 @@ var u8f = func() (t [256]float32) {
 // resize writes src's box sb, resized, into the frame's box db.
 func (r *resizer) resize(d frameDst, src rgbImage, sb, db box) {
 	r.prepare(sb.W, sb.H, db.W, db.H)
+	k := r.kernel
+	if k == 0 {
+		k = defaultKernel
+	}
+	if k != goLoop {
+		r.resizeKernel(k, d, src, sb, db)
+		return
+	}
+	r.prepareRows(db.W)
 	n := db.W * 3
 	for y, t := range r.ys {
-		top := r.row(src, sb, int(t.lo), int(t.hi))
+		top := r.row(src, sb, int(t.Lo), int(t.Hi))
 		bot := top
-		if t.hi != t.lo && t.lerp != 0 {
-			bot = r.row(src, sb, int(t.hi), int(t.lo))
+		if t.Hi != t.Lo && t.Lerp != 0 {
+			bot = r.row(src, sb, int(t.Hi), int(t.Lo))
 		}
 		top, bot = top[:n:n], bot[:n:n]
-		l := t.lerp
+		l := t.Lerp
 		if d.layout == BFHWC {
 			o := d.base + ((db.Y+y)*d.W+db.X)*3
 			out := d.buf[o : o+n : o+n]
@@ -267,6 +310,27 @@ func (r *resizer) resize(d frameDst, src rgbImage, sb, db box) {
 			p2[x] = uint8(int32(tv[2] + float32((bv[2]-tv[2])*l)))
 		}
 	}
+}
+
+// resizeKernel is resize by package bilinear's kernel at level k.
+func (r *resizer) resizeKernel(k bilinear.Level, d frameDst, src rgbImage, sb, db box) {
+	f := bilinear.Frame{
+		Src:       src.Pix[sb.Y*src.Stride+sb.X*3:],
+		SrcStride: src.Stride,
+		SW:        sb.W,
+		SH:        sb.H,
+		XS:        r.xs,
+		YS:        r.ys,
+	}
+	if d.layout == BFHWC {
+		f.Dst = d.buf[d.base+(db.Y*d.W+db.X)*3:]
+		f.DstStride = d.W * 3
+	} else {
+		f.Dst = d.buf[d.base+db.Y*d.W+db.X:]
+		f.DstStride = d.W
+		f.PlaneStep = d.planeStep
+	}
+	bilinear.Resize(k, &r.scratch, &f)
 }
 
 // write puts a decoded frame into d under mode (see writeFrame).

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/oxefs/oxefs/frames/bilinear"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -61,34 +62,36 @@ var resizeCases = []struct {
 // output, in both layouts and over a destination full of old data (pad
 // borders must be cleared).
 func TestResizeTensorFlowValues(t *testing.T) {
-	var rz resizer
 	for _, tc := range resizeCases {
-		t.Run(tc.name, func(t *testing.T) {
-			if len(tc.want) != tc.outH*tc.outW*3 {
-				t.Fatalf("case has %d values, want %d", len(tc.want), tc.outH*tc.outW*3)
-			}
-			src := testImage(tc.inH, tc.inW)
-			for _, layout := range []Layout{BFHWC, BCFHW} {
-				// Frame 1 of a 3-frame slot, the rest filled with 0xEE.
-				buf := bytes.Repeat([]byte{0xEE}, 3*tc.outH*tc.outW*3)
-				d := newFrameDst(buf, layout, 1, 3, tc.outH, tc.outW)
-				rz.write(d, tc.mode, src)
-				got := frameHWC(buf, layout, 1, 3, tc.outH, tc.outW)
-				if !bytes.Equal(got, tc.want) {
-					t.Errorf("%v: got  %v\nwant %v", layout, got, tc.want)
+		for _, k := range kernels() {
+			t.Run(tc.name+"/"+kernelName(k), func(t *testing.T) {
+				if len(tc.want) != tc.outH*tc.outW*3 {
+					t.Fatalf("case has %d values, want %d", len(tc.want), tc.outH*tc.outW*3)
 				}
-				for f := range 3 {
-					if f == 1 {
-						continue
+				rz := resizer{kernel: k}
+				src := testImage(tc.inH, tc.inW)
+				for _, layout := range []Layout{BFHWC, BCFHW} {
+					// Frame 1 of a 3-frame slot, the rest filled with 0xEE.
+					buf := bytes.Repeat([]byte{0xEE}, 3*tc.outH*tc.outW*3)
+					d := newFrameDst(buf, layout, 1, 3, tc.outH, tc.outW)
+					rz.write(d, tc.mode, src)
+					got := frameHWC(buf, layout, 1, 3, tc.outH, tc.outW)
+					if !bytes.Equal(got, tc.want) {
+						t.Errorf("%v: got  %v\nwant %v", layout, got, tc.want)
 					}
-					for _, v := range frameHWC(buf, layout, f, 3, tc.outH, tc.outW) {
-						if v != 0xEE {
-							t.Fatalf("%v: frame %d was written", layout, f)
+					for f := range 3 {
+						if f == 1 {
+							continue
+						}
+						for _, v := range frameHWC(buf, layout, f, 3, tc.outH, tc.outW) {
+							if v != 0xEE {
+								t.Fatalf("%v: frame %d was written", layout, f)
+							}
 						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -145,8 +148,15 @@ func TestPlace(t *testing.T) {
 // frames and compares with TensorFlow's resized ones: with the decode taken
 // out of the picture, the resize must be bit-exact.
 func TestResizeMatchesTensorFlowExactly(t *testing.T) {
+	for _, k := range kernels() {
+		t.Run(kernelName(k), func(t *testing.T) { checkTensorFlowFrames(t, k) })
+	}
+}
+
+// checkTensorFlowFrames is TestResizeMatchesTensorFlowExactly with kernel k.
+func checkTensorFlowFrames(t *testing.T, k bilinear.Level) {
 	idx := testkit.LoadFrameIndex(t, expectedFrames)
-	var rz resizer
+	rz := resizer{kernel: k}
 	for _, fr := range idx.Frames {
 		shape, decoded := testkit.ReadNPY(t, filepath.Join(expectedFrames, fr.Files[0].File))
 		src := rgbImage{Pix: decoded, H: shape[0], W: shape[1], Stride: 3 * shape[1]}

@@ -222,7 +222,7 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := tfrecord.ReadRecord(f, span, nil)
+	raw, err := tfrecord.ReadRecord(f, span, records.get(int(span.Len)+tfrecord.FooterLen))
 	if rf, ok := f.(*recordFile); ok && err != nil {
 		// Checked as it arrived, it fails as it is read back (damaged on
 		// disk, or kept by a build that did not check): drop it and
@@ -231,29 +231,37 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 		d.store.Log().Warn("a cached record fails its check; fetching it again", "dataset", d.Name, "shard", name,
 			"record", ref.Record, "err", err)
 		if ferr := rf.forget(d.src); ferr != nil {
+			records.put(raw)
 			return nil, fmt.Errorf("dataset %s shard %s record %d: dropping the damaged cached record: %w", d.Name, name, ref.Record, ferr)
 		}
 		if f, span, base, err = d.openRecord(ctx, ref, name); err != nil {
+			records.put(raw)
 			return nil, err
 		}
-		raw, err = tfrecord.ReadRecord(f, span, nil)
+		raw, err = tfrecord.ReadRecord(f, span, raw)
 	}
 	defer f.Close()
 	if err != nil {
+		records.put(raw)
 		return nil, corrupt(atShardOffset(err, base))
 	}
 	d.store.Stats.BytesRead.Add(int64(len(raw)))
 	ex, err := example.Parse(raw)
 	if err != nil {
+		records.put(raw)
 		return nil, corrupt(err)
 	}
 	steps, err := stepCount(ex, d.Features)
 	if err != nil {
+		records.put(raw)
 		return nil, corrupt(err)
 	}
 	d.store.Stats.EpisodesLoaded.Add(1)
-	held := len(raw) + 64*ex.Len() + 256
-	return newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held), nil
+	held := cap(raw) + 64*ex.Len() + 256
+	ep := newEpisode(d.EpisodeID(ref), d.Name, ref, steps, ex, d.Features, d.neutral, name, held)
+	ep.rec = &record{buf: raw, pool: records}
+	ep.rec.refs.Store(1) // the loader's hold, given to the caller
+	return ep, nil
 }
 
 // openRecord opens the file that holds record ref of the named shard and

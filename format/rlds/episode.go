@@ -43,9 +43,10 @@ type Episode struct {
 	neutral []episode.Feature // specs converted, in specs order
 	shard   string            // shard file name, for errors
 	size    int               // bytes held, the RAM cache cost
+	rec     *record           // the buffer ex points into, shared by renamed copies; nil: not pooled
 }
 
-var _ episode.Episode = (*Episode)(nil)
+var _ episode.Recycled = (*Episode)(nil)
 
 // newEpisode wraps a parsed record; specs and neutral list the dataset's
 // features in the same order.
@@ -179,16 +180,9 @@ func (v *view) Bytes(step int) []byte {
 func (v *view) Float64s(dst []float64) ([]float64, error) {
 	switch v.f.Kind() {
 	case example.KindFloat:
-		for _, x := range v.f.AppendFloats(nil) {
-			dst = append(dst, float64(x))
-		}
-		return dst, nil
+		return v.f.AppendFloatsAsFloat64(dst), nil
 	case example.KindInt64:
-		vals := v.f.AppendInt64s(nil)
-		for _, x := range vals {
-			dst = append(dst, float64(x))
-		}
-		return dst, nil
+		return v.f.AppendInt64sAsFloat64(dst), nil
 	case example.KindBytes:
 		if v.spec.Encoding != "bytes" && v.spec.Encoding != "zlib" {
 			return dst, v.ep.corrupt("feature %q holds bytes, not numbers (dtype %s)", v.spec.Key, v.spec.DType)

@@ -127,7 +127,13 @@ func (f Feature) AppendBytes(dst [][]byte) [][]byte {
 
 // AppendFloats appends every value of a float feature to dst. It appends
 // nothing for other kinds.
-func (f Feature) AppendFloats(dst []float32) []float32 {
+func (f Feature) AppendFloats(dst []float32) []float32 { return appendFloats(f, dst) }
+
+// AppendFloatsAsFloat64 is AppendFloats converting each value to float64
+// (exactly) as it goes, with no []float32 in between.
+func (f Feature) AppendFloatsAsFloat64(dst []float64) []float64 { return appendFloats(f, dst) }
+
+func appendFloats[T float32 | float64](f Feature, dst []T) []T {
 	if f.kind != KindFloat {
 		return dst
 	}
@@ -153,7 +159,7 @@ func (f Feature) AppendFloats(dst []float32) []float32 {
 				if len(body) < 4 {
 					return dst
 				}
-				dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(body)))
+				dst = append(dst, T(math.Float32frombits(binary.LittleEndian.Uint32(body))))
 				body = body[4:]
 			default:
 				n := protowire.ConsumeFieldValue(num, typ, body)
@@ -168,20 +174,27 @@ func (f Feature) AppendFloats(dst []float32) []float32 {
 }
 
 // appendLE32 appends the little-endian float32s in v to dst.
-func appendLE32(dst []float32, v []byte) []float32 {
+func appendLE32[T float32 | float64](dst []T, v []byte) []T {
 	n := len(v) / 4
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
 	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(v[4*i:]))
+		out[i] = T(math.Float32frombits(binary.LittleEndian.Uint32(v[4*i:])))
 	}
 	return dst
 }
 
 // AppendInt64s appends every value of an int64 feature to dst. It appends
 // nothing for other kinds.
-func (f Feature) AppendInt64s(dst []int64) []int64 {
+func (f Feature) AppendInt64s(dst []int64) []int64 { return appendInt64s(f, dst) }
+
+// AppendInt64sAsFloat64 is AppendInt64s converting each value to float64
+// as it goes (float64(x), rounded where |x| > 2⁵³), with no []int64 in
+// between.
+func (f Feature) AppendInt64sAsFloat64(dst []float64) []float64 { return appendInt64s(f, dst) }
+
+func appendInt64s[T int64 | float64](f Feature, dst []T) []T {
 	if f.kind != KindInt64 {
 		return dst
 	}
@@ -203,7 +216,7 @@ func (f Feature) AppendInt64s(dst []int64) []int64 {
 				}
 				for len(v) > 0 {
 					if c := v[0]; c < 0x80 { // most steps' flags and indices
-						dst = append(dst, int64(c))
+						dst = append(dst, T(int64(c)))
 						v = v[1:]
 						continue
 					}
@@ -211,7 +224,7 @@ func (f Feature) AppendInt64s(dst []int64) []int64 {
 					if m < 0 {
 						return dst
 					}
-					dst = append(dst, int64(x))
+					dst = append(dst, T(int64(x)))
 					v = v[m:]
 				}
 				body = body[n:]
@@ -220,7 +233,7 @@ func (f Feature) AppendInt64s(dst []int64) []int64 {
 				if n < 0 {
 					return dst
 				}
-				dst = append(dst, int64(x))
+				dst = append(dst, T(int64(x)))
 				body = body[n:]
 			default:
 				n := protowire.ConsumeFieldValue(num, typ, body)

@@ -838,8 +838,11 @@ func FuzzParse(f *testing.F) {
 		for _, k := range e.Keys() {
 			ft, _ := e.Feature(k)
 			ft.AppendBytes(nil)
-			ft.AppendFloats(nil)
-			ft.AppendInt64s(nil)
+			fs, is := ft.AppendFloats(nil), ft.AppendInt64s(nil)
+			wf, wi := ft.AppendFloatsAsFloat64(nil), ft.AppendInt64sAsFloat64(nil)
+			if len(wf) != len(fs) || len(wi) != len(is) {
+				t.Fatalf("feature %q: %d floats, %d as float64; %d int64s, %d as float64", k, len(fs), len(wf), len(is), len(wi))
+			}
 		}
 	})
 }

@@ -114,9 +114,28 @@ func modelOf(e *Example) model {
 				}
 			}
 		case KindFloat:
-			g.Floats = floatBits(f.AppendFloats(nil))
+			fs := f.AppendFloats(nil)
+			g.Floats = floatBits(fs)
+			wide := f.AppendFloatsAsFloat64([]float64{-1})
+			if len(wide) != len(fs)+1 || wide[0] != -1 {
+				panic("AppendFloatsAsFloat64 did not append to dst")
+			}
+			for i, v := range fs {
+				if math.Float64bits(wide[i+1]) != math.Float64bits(float64(v)) {
+					panic("AppendFloats and AppendFloatsAsFloat64 disagree")
+				}
+			}
 		case KindInt64:
 			g.Ints = f.AppendInt64s(nil)
+			wide := f.AppendInt64sAsFloat64([]float64{-1})
+			if len(wide) != len(g.Ints)+1 || wide[0] != -1 {
+				panic("AppendInt64sAsFloat64 did not append to dst")
+			}
+			for i, v := range g.Ints {
+				if wide[i+1] != float64(v) {
+					panic("AppendInt64s and AppendInt64sAsFloat64 disagree")
+				}
+			}
 		}
 		if n := len(g.Bytes) + len(g.Floats) + len(g.Ints); n != f.Len() {
 			panic(fmt.Sprintf("feature %q: Len %d, %d values", k, f.Len(), n))
