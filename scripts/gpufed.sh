@@ -7,7 +7,7 @@
 #
 # DATA (default /tmp/oxefs-gpufed): synth data, written by the first binary
 # when missing (29 datasets, default size). B (128): batch size. STEPS
-# (300), WARMUP (30): per model. OUT (default $DATA/out): results, one
+# (300), WARMUP (30): per model. MODELS (resnet18,vit_b_16). OUT (default $DATA/out): results, one
 # JSON per binary and step. On a machine without a CUDA GPU, gpufed.py says
 # so and exits 0; the in-process figures are still measured.
 set -euo pipefail
@@ -18,6 +18,7 @@ STEPS=${STEPS:-300}
 WARMUP=${WARMUP:-30}
 OUT=${OUT:-$DATA/out}
 BINS=${BINS:-"this:./oxefs"}
+MODELS=${MODELS:-resnet18,vit_b_16}
 PY=${PYTHON:-python3}
 cores=$(nproc)
 mkdir -p "$OUT"
@@ -41,6 +42,6 @@ for entry in $BINS; do
   "$bin" bench --config "$mix" --cache-dir "$cache" --workers "$cores" --readers 4 \
     --warmup 10 --batches 60 --json --out "$DATA/bench-$name" >"$OUT/inprocess-$name.json"
   "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("in-process: %.0f samples/s, %.3f CPU ms/sample" % (s["samples_per_s"], s["pipeline_cpu_ms_per_sample"]))' "$OUT/inprocess-$name.json"
-  "$PY" scripts/gpufed.py "$mix" --binary "$bin" --workers "$cores" --steps "$STEPS" --warmup "$WARMUP" \
+  "$PY" scripts/gpufed.py "$mix" --binary "$bin" --workers "$cores" --steps "$STEPS" --warmup "$WARMUP" --models "$MODELS" \
     --mount-arg=--cache-dir="$cache" --json "$OUT/gpufed-$name.json"
 done

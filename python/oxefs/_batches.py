@@ -96,10 +96,52 @@ def _to_torch(batch, pin_memory=False):
                 # shares its memory and warns that it is not writable.
                 warnings.simplefilter("ignore", UserWarning)
                 t = torch.from_numpy(value)
-            out[key] = t.pin_memory() if pin_memory else t
+            out[key] = t.pin_memory() if pin_memory and not t.is_pinned() else t
         else:
             out[key] = value
     return out
+
+
+def _can_pin():
+    """Whether torch can pin host memory here (it needs an accelerator):
+    without one, pin_memory=True warns once and reads unpinned."""
+    import torch
+
+    if torch.cuda.is_available():
+        return True
+    warnings.warn("oxefs.Loader(pin_memory=True): torch sees no CUDA device, so batches are not pinned", RuntimeWarning, stacklevel=3)
+    return False
+
+
+def _read_pinned(name, pin=True):
+    """The .npy file name read straight into a new pinned tensor: one read
+    of the file into page-locked memory, no mapping, no second copy. Pinned
+    blocks come from torch's caching host allocator, so after the first
+    few batches no memory is pinned anew; a block goes back to it when its
+    tensor is freed (and any copy from it has finished), never before.
+    pin=False reads into ordinary memory the same way (for tests on
+    machines without an accelerator)."""
+    import torch
+
+    with open(name, "rb", buffering=0) as f:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+        else:
+            raise ValueError(f"{name}: .npy format version {version}, need 1.0 or 2.0")
+        if fortran or dtype.hasobject:
+            raise ValueError(f"{name}: not a C-ordered array of plain values")
+        t = torch.empty(shape, dtype=torch.from_numpy(np.empty(0, dtype)).dtype, pin_memory=pin)
+        view = memoryview(t.numpy()).cast("B")
+        got = 0
+        while got < len(view):
+            n = f.readinto(view[got:])
+            if not n:
+                raise OSError(f"{name}: ends after {got} of {len(view)} array bytes")
+            got += n
+    return t
 
 
 class Batches:
@@ -136,13 +178,17 @@ class Batches:
     def __len__(self):
         return self.length
 
-    def read(self, index):
-        """Batch index as numpy arrays, whatever torch says."""
+    def read(self, index, pinned=False):
+        """Batch index as numpy arrays, whatever torch says; pinned: frames
+        as a pinned torch tensor read straight from the file (see Loader)."""
         if index < 0:
             raise IndexError(f"batch {index}: negative index")
         name = os.path.join(self.dir, f"{index:06d}")
         try:
-            frames = np.load(name + ".npy", mmap_mode="r" if self.mmap else None)
+            if pinned:
+                frames = _read_pinned(name + ".npy")
+            else:
+                frames = np.load(name + ".npy", mmap_mode="r" if self.mmap else None)
         except FileNotFoundError:
             raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
         batch = {"frames": frames}
@@ -164,8 +210,11 @@ class Loader:
     parallel already, and worker processes would only copy them again.
 
     Frames are mapped (np.load(mmap_mode="r")), and with torch=True handed
-    to torch without a copy (torch.from_numpy); pin_memory=True stages them
-    in pinned memory for fast transfers to the GPU. start and stop select
+    to torch without a copy (torch.from_numpy); pin_memory=True reads them
+    instead straight into page-locked memory (one read of the file, on the
+    read-ahead thread), so that .to("cuda", non_blocking=True) is an
+    asynchronous DMA; without a CUDA device it warns once and reads
+    unpinned. start and stop select
     batch indices [start, stop) (stop defaults to the view's length);
     batches are a pure function of their index, so resuming a run is
     starting where it stopped. readahead is how many batches are read
@@ -180,7 +229,7 @@ class Loader:
         self.stop = len(self.batches) if stop is None else stop
         self.readahead = readahead
         self.torch = torch or pin_memory
-        self.pin_memory = pin_memory
+        self.pin_memory = pin_memory and _can_pin()
 
     def __len__(self):
         return max(self.stop - self.start, 0)
@@ -192,7 +241,7 @@ class Loader:
         def read():
             try:
                 for i in range(self.start, self.stop):
-                    batch = self.batches.read(i)
+                    batch = self.batches.read(i, pinned=self.pin_memory)
                     if self.torch:
                         batch = _to_torch(batch, self.pin_memory)
                     while not done.is_set():

@@ -108,6 +108,38 @@ def test_loader_torch_without_copies(demo):
     assert isinstance(m, np.memmap)
 
 
+def test_pinned_read_is_the_file(demo):
+    """The pinned path reads the file straight into a tensor: the same
+    bytes, shape and dtype as np.load (in ordinary memory here, since
+    pinning needs an accelerator; the read is the same)."""
+    torch = _torch()
+    from oxefs._batches import _read_pinned
+
+    ds = oxefs.Batches(demo)
+    for i in range(2):
+        name = os.path.join(ds.dir, f"{i:06d}.npy")
+        t = _read_pinned(name, pin=torch.cuda.is_available())
+        want = np.load(name)
+        assert tuple(t.shape) == want.shape and t.dtype == torch.uint8
+        assert np.array_equal(t.numpy(), want)
+        if torch.cuda.is_available():
+            assert t.is_pinned()
+
+
+def test_loader_pin_memory_without_cuda(demo):
+    """pin_memory=True on a machine without CUDA warns once and reads the
+    same batches unpinned, instead of failing in torch's dispatcher."""
+    torch = _torch()
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: batches are pinned")
+    with pytest.warns(RuntimeWarning, match="no CUDA device"):
+        loader = oxefs.Loader(demo, stop=2, pin_memory=True)
+    got = [b["frames"].numpy().copy() for b in loader]
+    assert len(got) == 2
+    for i, frames in enumerate(got):
+        assert np.array_equal(frames, oxefs.Batches(demo)[i]["frames"])
+
+
 def test_dataloader_with_workers(demo):
     torch = _torch()
     from torch.utils.data import DataLoader
