@@ -18,8 +18,8 @@
 # default python3), PY (a python with numpy for the Loader; default
 # python3), DATA (/tmp/oxefs-synth; written with `oxefs synth` if absent),
 # OUT (peer-out), RUNS (3), WARMUP (30) and BATCHES (100) batches of each
-# run, MEM (2GiB: oxefs's --mem, so that batch buffers are reused while
-# measuring, as in a long run), PEER_ARGS (more tfdata_v2.py flags, e.g.
+# run, MEM (oxefs's --mem; unset: its default, which is also the fastest
+# here: at 2GiB the GC runs 3-4 times as often), PEER_ARGS (more tfdata_v2.py flags, e.g.
 # --decode-first). Before measuring, scripts/peer/same_work.py checks that
 # the peer's samples equal the first binary's (frames bit for bit) on two
 # batches. Needs /dev/fuse. About 15 minutes on 2 cores with two
@@ -31,7 +31,8 @@ OUT=${OUT:-peer-out}
 RUNS=${RUNS:-3}
 WARMUP=${WARMUP:-30}
 BATCHES=${BATCHES:-100}
-MEM=${MEM:-2GiB}
+MEM=${MEM:-}
+memflag=(${MEM:+--mem "$MEM"})
 TFPY=${TFPY:-python3}
 PY=${PY:-python3}
 PEER_ARGS=${PEER_ARGS:-}
@@ -69,11 +70,11 @@ for i in $(seq "$RUNS"); do
     > "$OUT/tfdata-$i.json" 2> "$OUT/tfdata-$i.log"
   echo "round $i tf.data v2: $(cat "$OUT/tfdata-$i.json")"
   for n in "${names[@]}"; do
-    "${BIN[$n]}" bench --config "$MIX" --cache-dir "$OUT/cache-$n" --mem "$MEM" --readers 1 \
+    "${BIN[$n]}" bench --config "$MIX" --cache-dir "$OUT/cache-$n" "${memflag[@]}" --readers 1 \
       --warmup "$WARMUP" --batches "$BATCHES" --json --out "$OUT/bench-$n-$i" \
       > "$OUT/inproc-$n-$i.json" 2> "$OUT/inproc-$n-$i.log"
     echo "round $i $n in-process: samples/s $(jq -r .samples_per_s "$OUT/inproc-$n-$i.json") CPU ms/sample $(jq -r .pipeline_cpu_ms_per_sample "$OUT/inproc-$n-$i.json")"
-    "$PY" scripts/peer/loader_cpu.py "$MIX" --binary "${BIN[$n]}" --cache-dir "$OUT/cache-$n" --mem "$MEM" \
+    "$PY" scripts/peer/loader_cpu.py "$MIX" --binary "${BIN[$n]}" --cache-dir "$OUT/cache-$n" "${memflag[@]}" \
       --warmup "$WARMUP" --batches "$BATCHES" --json > "$OUT/loader-$n-$i.json" 2> "$OUT/loader-$n-$i.log"
     echo "round $i $n mount + Loader: $(cat "$OUT/loader-$n-$i.json")"
   done
