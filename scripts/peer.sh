@@ -8,7 +8,8 @@
 #                   (scripts/peer/loader_cpu.py: the daemon's CPU plus the
 #                   reader's), per binary;
 # on MIX = DATA/mix.yaml with `samples_per_episode: 0` (every valid pair of
-# every episode is a sample). RUNS rounds, each running every case once in
+# every episode is a sample; WORK=one: `samples_per_episode: 1` and the peer's
+# --pairs one, one random pair per episode visit). RUNS rounds, each running every case once in
 # turn; it prints each run, then the medians and the ratios oxefs / tf.data
 # of samples per CPU-second (median of the per-round ratios, range).
 #   TFPY=/path/to/venv/bin/python ./scripts/peer.sh
@@ -36,6 +37,12 @@ memflag=(${MEM:+--mem "$MEM"})
 TFPY=${TFPY:-python3}
 PY=${PY:-python3}
 PEER_ARGS=${PEER_ARGS:-}
+WORK=${WORK:-all}
+case $WORK in
+  all) spe=0 ;;
+  one) spe=1 ;;
+  *) echo "peer.sh: WORK=$WORK: all (every pair, samples_per_episode: 0) or one (one random pair per episode visit)" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
@@ -53,9 +60,9 @@ for nb in $BINS; do
 done
 first=${BIN[${names[0]}]}
 [ -f "$DATA/mix.yaml" ] || "$first" synth "$DATA"
-MIX=$OUT/mix-allpairs.yaml
-sed -E 's/^samples_per_episode:.*//; s/^(batch_size:.*)$/\1\nsamples_per_episode: 0/' "$DATA/mix.yaml" > "$MIX"
-grep -q '^samples_per_episode: 0$' "$MIX" || { echo "peer.sh: $DATA/mix.yaml has no batch_size line to put samples_per_episode after" >&2; exit 2; }
+MIX=$OUT/mix-$WORK.yaml
+sed -E "s/^samples_per_episode:.*//; s/^(batch_size:.*)\$/\1\nsamples_per_episode: $spe/" "$DATA/mix.yaml" > "$MIX"
+grep -q "^samples_per_episode: $spe\$" "$MIX" || { echo "peer.sh: $DATA/mix.yaml has no batch_size line to put samples_per_episode after" >&2; exit 2; }
 # Each binary its own cache; the episode-length indexes are built here,
 # unmeasured.
 for n in "${names[@]}"; do
@@ -66,7 +73,7 @@ done
 tail -1 "$OUT/same-work.txt"
 
 for i in $(seq "$RUNS"); do
-  "$TFPY" scripts/peer/tfdata_v2.py "$MIX" --warmup "$WARMUP" --batches "$BATCHES" $PEER_ARGS --json \
+  "$TFPY" scripts/peer/tfdata_v2.py "$MIX" --warmup "$WARMUP" --batches "$BATCHES" --pairs "$WORK" $PEER_ARGS --json \
     > "$OUT/tfdata-$i.json" 2> "$OUT/tfdata-$i.log"
   echo "round $i tf.data v2: $(cat "$OUT/tfdata-$i.json")"
   for n in "${names[@]}"; do

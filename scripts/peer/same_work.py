@@ -5,7 +5,8 @@ and state (to float32 rounding) and language.
 
     python same_work.py MIX.yaml --binary OXEFS --cache-dir DIR [--batches 2]
 
-MIX must have samples_per_episode: 0 (scripts/peer.sh writes one). Prints
+MIX may have any samples_per_episode: each of oxefs's samples is compared
+with the peer's pair at its t (scripts/peer.sh writes MIX). Prints
 one line per dataset seen and exits 1 on any difference. Needs what
 tfdata_v2.py needs, plus numpy; without TensorFlow it says so and exits 0.
 """

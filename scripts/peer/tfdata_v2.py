@@ -18,7 +18,9 @@ state at t and the language. The pipeline:
       -> map(decode JPEG/PNG, resize, cast; num_parallel_calls=AUTOTUNE)
       -> prefetch(AUTOTUNE)
 
-(`--decode-first` decodes each sample before batch(B) instead.) After
+(`--decode-first` decodes each sample before batch(B) instead; `--pairs
+one` keeps one pair per episode visit, t uniform over the valid starts: the
+work of `samples_per_episode: 1`.) After
 --warmup batches it measures --batches more, touching one byte per page of
 every batch's frames, and reports samples/s and the CPU time of the whole
 process (getrusage, self and children) per sample.
@@ -148,7 +150,9 @@ class Dataset:
         out["dataset"] = tf.fill([n], self.name)
         return out
 
-    def dataset(self, seed):
+    def dataset(self, seed, one):
+        """The dataset's samples, endlessly: every pair of every episode,
+        or with one, one random pair per episode visit."""
         import tensorflow as tf
 
         files = tf.data.Dataset.from_tensor_slices(
@@ -157,7 +161,14 @@ class Dataset:
         files = files.shuffle(len(self.files), seed=seed, reshuffle_each_iteration=True)
         episodes = files.interleave(lambda f, skip, take: tf.data.TFRecordDataset(f).skip(skip).take(take),
                                     cycle_length=2, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
-        return episodes.map(self.pairs, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False).unbatch().repeat()
+        pairs = episodes.map(self.pairs, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+        if one:
+            def pick(p):  # episodes with no valid pair give none
+                n = tf.shape(p["frames"])[0]
+                t = tf.random.uniform([], 0, tf.maximum(n, 1), dtype=tf.int32)
+                return {k: v[t:t + tf.minimum(n, 1)] for k, v in p.items()}
+            pairs = pairs.map(pick, num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+        return pairs.unbatch().repeat()
 
 
 def widths(datasets_cfg):
@@ -184,7 +195,7 @@ def widths(datasets_cfg):
     return aw, sw
 
 
-def build(cfg, decode_first, seed):
+def build(cfg, decode_first, one, seed):
     import tensorflow as tf
 
     h, w = cfg.get("image_size", [256, 256])
@@ -195,7 +206,7 @@ def build(cfg, decode_first, seed):
         wt = weight(d.get("weight", 1), d.get("name", d["source"]))
         if wt <= 0:
             continue
-        ds.append(Dataset(d, aw, sw).dataset(seed))
+        ds.append(Dataset(d, aw, sw).dataset(seed, one))
         ws.append(wt)
     total = sum(ws)
 
@@ -226,11 +237,13 @@ def build(cfg, decode_first, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("config", help="oxefs mix config (YAML); its samples_per_episode is ignored: every pair is a sample")
+    ap.add_argument("config", help="oxefs mix config (YAML); its samples_per_episode is ignored (--pairs says which pairs are samples)")
     ap.add_argument("--warmup", type=int, default=10, help="batches read first, not measured")
     ap.add_argument("--batches", type=int, default=40, help="batches measured")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--decode-first", action="store_true", help="decode each sample before batch() instead of after")
+    ap.add_argument("--pairs", choices=["all", "one"], default="all",
+                    help="all: every pair of every episode (samples_per_episode: 0); one: one random pair per episode visit (samples_per_episode: 1)")
     ap.add_argument("--json", action="store_true", help="print the result as one JSON object")
     a = ap.parse_args()
     try:
@@ -245,7 +258,7 @@ def main():
         cfg = yaml.safe_load(f)
     if cfg.get("pair_frames", "endpoints") != "endpoints" or cfg.get("resize", "squash") != "squash" or cfg.get("layout", "BFHWC") != "BFHWC":
         sys.exit(f"{a.config}: this harness builds pair_frames: endpoints, resize: squash, layout: BFHWC only")
-    ds, bsz = build(cfg, a.decode_first, a.seed)
+    ds, bsz = build(cfg, a.decode_first, a.pairs == "one", a.seed)
     it = iter(ds)
 
     def read(n):
@@ -259,7 +272,7 @@ def main():
     c1, t1 = cpu_seconds(), time.monotonic()
     n = a.batches * bsz
     res = {
-        "peer": "tf.data v2" + (" (decode before batch)" if a.decode_first else ""),
+        "peer": "tf.data v2" + (" (decode before batch)" if a.decode_first else ""), "pairs": a.pairs,
         "tensorflow": tf.__version__, "batch_size": bsz, "warmup": a.warmup, "batches": a.batches,
         "samples_per_s": n / (t1 - t0), "cpu_ms_per_sample": (c1 - c0) * 1e3 / n, "cores": os.cpu_count(),
     }
