@@ -47,12 +47,12 @@ def main():
         by_name[ds.name] = ds
     episodes = {}  # (name, shard, record) -> the peer's pairs of that episode
 
-    def peer_pairs(name, shard, record):
-        key = (name, shard, record)
+    def peer_pairs(name, split, shard, record):
+        key = (name, split, shard, record)
         if key not in episodes:
             ds = by_name[name]
-            files = sorted({f for f, _, _ in ds.files})
-            rec = next(iter(tf.data.TFRecordDataset(files[shard]).skip(record).take(1)))
+            path = str(ds.builder.info.splits[split].filepaths[shard])
+            rec = next(iter(tf.data.TFRecordDataset(path).skip(record).take(1)))
             episodes[key] = {k: v.numpy() for k, v in ds.pairs(rec).items()}
         return episodes[key]
 
@@ -61,9 +61,9 @@ def main():
         for i in range(a.batches):
             b = oxefs.Batches(m).read(i)
             for j in range(len(b["episode_id"])):
-                name, _, shard, record = b["episode_id"][j].rsplit("/", 3)
+                name, split, shard, record = b["episode_id"][j].rsplit("/", 3)
                 t = int(b["frame_idx"][j])
-                p = peer_pairs(name, int(shard), int(record))
+                p = peer_pairs(name, split, int(shard), int(record))
                 frames = np.stack([
                     tf.cast(tf.image.resize(tf.io.decode_image(s, channels=3, expand_animations=False), [h, w],
                                             method="bilinear", antialias=False), tf.uint8).numpy()

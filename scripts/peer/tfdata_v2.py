@@ -78,6 +78,7 @@ class Dataset:
             sys.exit(f"dataset {self.name}: offset {off!r}: this harness takes one int offset per dataset, not a range")
         self.offset = off
         b = tfds.builder_from_directory(d["source"])
+        self.builder = b
         split = d.get("split", "train")
         self.files = [(str(fi.filename), fi.skip, fi.take) for fi in b.info.splits[split].file_instructions]
         feats = b.info.features
