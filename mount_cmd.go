@@ -25,9 +25,17 @@ type mountCmd struct {
 	NonEmpty    bool          `help:"Mount over a directory that holds files (hidden while mounted). A live oxefs mount is refused regardless." name:"nonempty"`
 	Offline     bool          `help:"${offline_help}"`
 	Grace       time.Duration `help:"On SIGINT/SIGTERM the mount is detached at once (no new opens) and files already open or mapped are served until closed, for at most this long; then the daemon exits 0. A second signal ends the wait." default:"30s"`
+	// ExitWithParent ties the daemon to the process that started it (the
+	// Python package sets it): a trainer killed with SIGKILL, by the OOM
+	// killer or a preemption, then leaves no daemon holding its memory.
+	ExitWithParent bool `help:"Shut down as on SIGTERM when the process that started the daemon exits (oxefs.mount in Python sets this)." name:"exit-with-parent"`
 }
 
 func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
+	var parentGone <-chan struct{} // nil: never
+	if c.ExitWithParent {
+		parentGone = watchParent(ctx, os.Getppid())
+	}
 	if err := os.MkdirAll(c.Mountpoint, 0o755); err != nil {
 		return err
 	}
@@ -100,10 +108,35 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	select {
 	case <-ctx.Done():
 		return c.drain(log, p, srv, gone)
+	case <-parentGone:
+		log.Info("the process that started the daemon exited (--exit-with-parent): shutting down")
+		return c.drain(log, p, srv, gone)
 	case <-gone:
 		log.Info("unmounted from outside")
 	}
 	return nil
+}
+
+// watchParent returns a channel closed once the daemon's parent process,
+// ppid at start, has exited: the daemon is then re-parented, and getppid
+// changes. Polling getppid sees the parent process end, whichever of its
+// threads started the daemon (PR_SET_PDEATHSIG would fire when that
+// thread ended).
+func watchParent(ctx context.Context, ppid int) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for os.Getppid() == ppid {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		close(gone)
+	}()
+	return gone
 }
 
 // drain shuts the mount down after a signal without cutting off readers:

@@ -64,7 +64,9 @@ def mount(config=None, mountpoint=None, *, rank=None, world=None, ranks=None, ar
     from this one daemon, each under rank/R/ (a string such as "0-7", or a
     list of ints); rank is then ignored. args: more command-line flags, e.g.
     ["--mem", "8GiB"]. The daemon is stopped (SIGTERM) and the directory
-    unmounted when the block ends, also on an error; a daemon that stops
+    unmounted when the block ends, also on an error, within about a second
+    even while a batch is still mapped (copy what must outlive the block);
+    it also stops when this process dies. A daemon that stops
     before info.json appears, or within timeout seconds, raises OxefsError
     with its log.
     """
@@ -86,7 +88,9 @@ def mount(config=None, mountpoint=None, *, rank=None, world=None, ranks=None, ar
         cmd += ["--ranks", ranks, "--world", str(world)]
     elif world > 1:
         cmd += ["--rank", str(rank), "--world", str(world)]
-    cmd += list(args)
+    # The daemon follows this process: killed (SIGKILL, the OOM killer, a
+    # preemption), it leaves no daemon behind holding its memory.
+    cmd += ["--exit-with-parent", *args]
     log = tempfile.NamedTemporaryFile(prefix="oxefs-mount-", suffix=".log", delete=False)
     process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
     log.close()
@@ -116,12 +120,21 @@ def _tail(name, lines=20):
 
 def _stop(process, path):
     if process.poll() is None:
+        # The first signal detaches the mount and lets files still open or
+        # mapped be read for --grace; the block is over, so after a second
+        # the second signal ends that wait (a batch the caller still holds
+        # mapped is not read through the daemon any more: copy what outlives
+        # the block).
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=1)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     if _mounted(path):
         # A daemon killed hard leaves the mountpoint behind.
         for cmd in (["fusermount3", "-u", "-z", path], ["umount", "-l", path]):

@@ -5,10 +5,13 @@ without either they are skipped, with the reason. scripts/test.sh builds
 the binary and runs them.
 """
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -153,6 +156,61 @@ def test_dataloader_with_workers(demo):
         if seen == 6:
             break
     assert seen == 6
+
+
+def _need_fuse():
+    _binary()
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
+
+
+def test_mount_block_exits_at_once_with_a_mapped_batch():
+    """A with block whose loop variable still maps a batch ends in about a
+    second, not after the daemon's --grace (30 s by default)."""
+    _need_fuse()
+    with oxefs.mount() as mnt:
+        batch = next(iter(oxefs.Loader(mnt)))
+        assert isinstance(batch["frames"], np.memmap)
+        start = time.monotonic()
+    took = time.monotonic() - start
+    del batch
+    assert took < 10, f"the block took {took:.1f} s to end"
+    assert not os.path.ismount(mnt.path)
+
+
+def test_daemon_exits_with_a_killed_trainer(tmp_path):
+    """A trainer killed with SIGKILL (the OOM killer, a preemption) leaves
+    no daemon and no mount behind: the daemon follows its parent."""
+    _need_fuse()
+    script = (
+        "import os, sys, time\n"
+        f"sys.path.insert(0, {os.path.dirname(os.path.dirname(oxefs.__file__))!r})\n"
+        "import oxefs\n"
+        "with oxefs.mount() as m:\n"
+        "    print(m.process.pid, m.path, flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    trainer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pid, path = trainer.stdout.readline().split()
+        pid = int(pid)
+    finally:
+        trainer.kill()
+        trainer.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        subprocess.run(["umount", "-l", path], stderr=subprocess.DEVNULL)
+        pytest.fail(f"daemon {pid} still running 20 s after its trainer was killed")
+    assert not os.path.ismount(path), f"{path} is still mounted"
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def test_mount_names_a_bad_config(tmp_path):
