@@ -2,6 +2,8 @@ package rlds
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"path"
 	"strings"
 	"testing"
@@ -25,9 +27,14 @@ func TestColdStartFromHub(t *testing.T) {
 	for name, b := range fixtureObjects(t, md.Dir) {
 		files["1.0.0/"+path.Base(name)] = b
 	}
+	// The storage host serves an LFS file at /lfs/<its SHA-256>.
+	shardPaths := map[string]bool{}
 	for _, sh := range md.Splits["train"].Shards {
 		shardNames[sh.File] = true
-		shardBytes += int64(len(files["1.0.0/"+sh.File]))
+		b := files["1.0.0/"+sh.File]
+		shardBytes += int64(len(b))
+		sum := sha256.Sum256(b)
+		shardPaths["/lfs/"+hex.EncodeToString(sum[:])] = true
 	}
 	hub := fakehub.New(t, fakehub.Options{})
 	hub.Commit("oxe/tiny_bridge", "main", files)
@@ -41,8 +48,10 @@ func TestColdStartFromHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// phase logs the requests from the from-th on; with shards, they are
-	// all reads of shards, each of which must be of a bounded byte range.
+	// phase logs the requests from the from-th on; with shards, each read
+	// of a shard must be of a bounded byte range. (The fake Hub logs a
+	// request once its handler returns, so a metadata read of the open
+	// can be logged after the open: reads of other files are not shards'.)
 	phase := func(name string, from int, shards bool) int {
 		reqs := hub.Requests()
 		var hubs, stores, bytes int64
@@ -53,7 +62,7 @@ func TestColdStartFromHub(t *testing.T) {
 				stores++
 			}
 			bytes += r.Bytes
-			if shards && r.Method == "GET" && r.Host == "storage" && (r.Range == "" || strings.HasSuffix(r.Range, "-")) {
+			if shards && r.Method == "GET" && r.Host == "storage" && shardPaths[r.Path] && (r.Range == "" || strings.HasSuffix(r.Range, "-")) {
 				t.Errorf("%s: %s %s read to the end (Range %q)", name, r.Method, r.Path, r.Range)
 			}
 		}
