@@ -55,13 +55,10 @@ func getdents(t *testing.T, dir string) (names []string, inos []uint64) {
 	}
 }
 
-// TestListingHoldsBoundedNodes: listing a directory of 40,000 entries
-// twice, then looking every entry up, holds at most MaxNodes batch file
-// nodes; the entries past the bound are invalidated and the kernel forgets
-// them, and every name keeps its inode number throughout.
-func TestListingHoldsBoundedNodes(t *testing.T) {
-	testkit.RequireFUSE(t)
-	const batches, maxNodes = 20000, 256
+// mountBounded mounts batches fake batch files with a bound of maxNodes
+// batch file nodes, unmounted when the test ends.
+func mountBounded(t *testing.T, batches int64, maxNodes int) (*fakeBatches, string, *Server) {
+	t.Helper()
 	train := &fakeBatches{n: batches, frames: 16, meta: true}
 	dir := t.TempDir()
 	srv, err := Mount(dir, Options{
@@ -79,6 +76,17 @@ func TestListingHoldsBoundedNodes(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	return train, dir, srv
+}
+
+// TestListingHoldsBoundedNodes: listing a directory of 40,000 entries
+// twice, then looking every entry up, holds at most MaxNodes batch file
+// nodes; the entries past the bound are invalidated and the kernel forgets
+// them, and every name keeps its inode number throughout.
+func TestListingHoldsBoundedNodes(t *testing.T) {
+	testkit.RequireFUSE(t)
+	const batches, maxNodes = 20000, 256
+	train, dir, srv := mountBounded(t, batches, maxNodes)
 	bdir := filepath.Join(dir, "batches")
 	wantIno := func(i int) uint64 { return batchIno(0, int64(i/2), i%2 == 1) }
 	for pass := range 2 {
@@ -136,23 +144,7 @@ func TestListingHoldsBoundedNodes(t *testing.T) {
 func TestRelistingKeepsNodes(t *testing.T) {
 	testkit.RequireFUSE(t)
 	const batches, maxNodes = 100, 256
-	train := &fakeBatches{n: batches, frames: 16, meta: true}
-	dir := t.TempDir()
-	srv, err := Mount(dir, Options{
-		Train:    train,
-		Info:     func() []byte { return []byte(`{}`) },
-		Stats:    func() []byte { return []byte(`{}`) },
-		MaxNodes: maxNodes,
-		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-	}, MountOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Unmount(); err != nil {
-			t.Error(err)
-		}
-	})
+	_, dir, srv := mountBounded(t, batches, maxNodes)
 	for pass := range 3 {
 		if names, _ := getdents(t, filepath.Join(dir, "batches")); len(names) != 2*batches {
 			t.Fatalf("listing %d: %d entries", pass, len(names))
