@@ -82,3 +82,18 @@ func validSchemes() string {
 	}
 	return strings.Join(valid, " or ")
 }
+
+// SplitBucket splits a location "SCHEME://bucket/prefix" of a bucket
+// store into its bucket and its prefix (without surrounding slashes); a
+// location of another scheme, or with no bucket, is an error naming it.
+func SplitBucket(location, scheme string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(location, scheme+"://")
+	if !ok {
+		return "", "", fmt.Errorf("source %q: not a %s:// location", location, scheme)
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if bucket == "" {
+		return "", "", fmt.Errorf("source %q: no bucket after %s://", location, scheme)
+	}
+	return bucket, strings.Trim(prefix, "/"), nil
+}

@@ -48,15 +48,11 @@ var (
 
 // Open connects to a location "gs://bucket/prefix".
 func Open(ctx context.Context, location string, opts storage.Options) (storage.Backend, error) {
-	rest, ok := strings.CutPrefix(location, "gs://")
-	if !ok {
-		return nil, fmt.Errorf("source %q: not a gs:// location", location)
+	bucket, prefix, err := storage.SplitBucket(location, "gs")
+	if err != nil {
+		return nil, err
 	}
-	bucket, prefix, _ := strings.Cut(rest, "/")
-	if bucket == "" {
-		return nil, fmt.Errorf("source %q: no bucket after gs://", location)
-	}
-	return New(ctx, bucket, strings.Trim(prefix, "/"), opts)
+	return New(ctx, bucket, prefix, opts)
 }
 
 // New connects to gs://bucket/prefix.

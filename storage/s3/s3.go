@@ -83,15 +83,11 @@ var (
 
 // Open connects to a location "s3://bucket/prefix".
 func Open(ctx context.Context, location string, opts storage.Options) (storage.Backend, error) {
-	rest, ok := strings.CutPrefix(location, "s3://")
-	if !ok {
-		return nil, fmt.Errorf("source %q: not an s3:// location", location)
+	bucket, prefix, err := storage.SplitBucket(location, "s3")
+	if err != nil {
+		return nil, err
 	}
-	bucket, prefix, _ := strings.Cut(rest, "/")
-	if bucket == "" {
-		return nil, fmt.Errorf("source %q: no bucket after s3://", location)
-	}
-	return New(ctx, bucket, strings.Trim(prefix, "/"), opts)
+	return New(ctx, bucket, prefix, opts)
 }
 
 // New connects to s3://bucket/prefix with the SDK's default configuration
