@@ -13,21 +13,24 @@ import (
 // so a Config from Parse is complete; JSON-encoding it gives the config as
 // loaded (info.json), which Parse reads back to the same Config.
 type Config struct {
-	Seed              uint64          `json:"seed"`
-	BatchSize         int             `json:"batch_size"`
-	ImageSize         [2]int          `json:"image_size"` // [height, width]
-	Layout            Layout          `json:"layout"`
-	Meta              MetaMode        `json:"meta"`
-	SamplesPerEpisode int             `json:"samples_per_episode"`
-	PairFrames        FrameMode       `json:"pair_frames"`
-	Stride            int             `json:"stride,omitempty"`     // pair_frames: stride
-	NumFrames         int             `json:"num_frames,omitempty"` // pair_frames: fixed_n
-	Resize            ResizeMode      `json:"resize"`
-	Decode            DecodeMode      `json:"decode"`
-	WindowShards      int             `json:"window_shards"`
-	NumBatches        int64           `json:"num_batches,omitempty"` // 0: one pass over the sample units
-	Normalize         Normalize       `json:"normalize"`
-	Datasets          []DatasetConfig `json:"datasets"`
+	Seed              uint64     `json:"seed"`
+	BatchSize         int        `json:"batch_size"`
+	ImageSize         [2]int     `json:"image_size"` // [height, width]
+	Layout            Layout     `json:"layout"`
+	Meta              MetaMode   `json:"meta"`
+	SamplesPerEpisode int        `json:"samples_per_episode"`
+	PairFrames        FrameMode  `json:"pair_frames"`
+	Stride            int        `json:"stride,omitempty"`     // pair_frames: stride
+	NumFrames         int        `json:"num_frames,omitempty"` // pair_frames: fixed_n
+	Resize            ResizeMode `json:"resize"`
+	Decode            DecodeMode `json:"decode"`
+	WindowShards      int        `json:"window_shards"`
+	NumBatches        int64      `json:"num_batches,omitempty"` // 0: one pass over the sample units
+	Normalize         Normalize  `json:"normalize"`
+	// Sample, when set, makes samples windows of steps around t (camera
+	// slots, state and action chunks) instead of frame pairs.
+	Sample   *SampleSpec     `json:"sample,omitempty"`
+	Datasets []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key
 }
@@ -46,6 +49,13 @@ type DatasetConfig struct {
 	ActionKeys  []string `json:"action_keys,omitempty"`
 	StateKey    string   `json:"state_key,omitempty"`
 	Robot       string   `json:"robot,omitempty"`
+	// Cameras maps the mix's camera slots (SampleSpec.Cameras) to the
+	// dataset's image keys; a slot it leaves out is zeros with image_mask
+	// 0. Only with a `sample` block.
+	Cameras map[string]string `json:"cameras,omitempty"`
+	// FPS is the dataset's frame rate where its metadata gives none (RLDS),
+	// for deltas in seconds; 0: the dataset's own.
+	FPS float64 `json:"fps,omitempty"`
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key

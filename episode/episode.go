@@ -102,6 +102,9 @@ type Info struct {
 	Location string
 	Splits   []Split
 	Features *Features
+	// FPS is the frame rate the dataset's metadata declares (LeRobot's
+	// info.json), 0 when it declares none (RLDS).
+	FPS float64
 }
 
 // Split returns the named split.

@@ -195,7 +195,7 @@ func (d *Dataset) describe() *episode.Info {
 		fs = append(fs, d.features[k])
 	}
 	features, _ := episode.NewFeatures(fs) // keys are a map's: unique
-	in := &episode.Info{Name: d.Name, Builder: "lerobot", Version: d.Meta.Version, Format: "lerobot", Location: d.Source.Location(), Features: features}
+	in := &episode.Info{Name: d.Name, Builder: "lerobot", Version: d.Meta.Version, Format: "lerobot", Location: d.Source.Location(), Features: features, FPS: d.Meta.FPS}
 	for _, s := range d.Meta.Splits {
 		sp := episode.Split{Name: s.Name}
 		for _, r := range d.splits[s.Name] {

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"fmt"
+	"math"
+)
+
+// SampleSpec is the `sample` block of a mix config: when present, a sample
+// is (dataset, episode, t) with every quantity taken at deltas relative to
+// t — frames per camera slot, state, actions — instead of a frame pair.
+// Indices outside the episode are clamped to it and flagged as padding.
+type SampleSpec struct {
+	// Cameras are the mix's camera slots, in config order (the order of
+	// image_mask's columns). Each dataset maps its own image keys to them
+	// (DatasetConfig.Cameras).
+	Cameras []CameraSlot `json:"cameras"`
+	// State and Action are the deltas of observation.state and action.
+	State  Deltas `json:"state"`
+	Action Deltas `json:"action"`
+	// DropLast is the number of steps at the end of each episode that are
+	// never t (Diffusion Policy's drop_n_last_frames): t ∈ [0, steps−DropLast).
+	DropLast int `json:"drop_last"`
+}
+
+// CameraSlot is one camera slot of the mix: a name (the array is
+// observation.images.<Name>), its frame size and its deltas.
+type CameraSlot struct {
+	Name   string `json:"name"`
+	Size   [2]int `json:"size"` // [height, width]
+	Deltas Deltas `json:"deltas"`
+}
+
+// Deltas are offsets from t, in steps or in seconds (LeRobot's
+// delta_timestamps, turned into steps through the dataset's fps). Exactly
+// one of Steps and Seconds is set in a parsed config; Parse fills [0]
+// where the config gives none.
+type Deltas struct {
+	Steps   []int     `json:"steps,omitempty"`
+	Seconds []float64 `json:"seconds,omitempty"`
+}
+
+// Len is the number of deltas, T.
+func (d Deltas) Len() int { return max(len(d.Steps), len(d.Seconds)) }
+
+// SecondsTolerance is how far from a whole number of frames a delta in
+// seconds may be, in seconds; LeRobot refuses the same deltas (its
+// tolerance_s default).
+const SecondsTolerance = 1e-4
+
+// Resolve returns the deltas in steps. Deltas in seconds are turned into
+// steps as LeRobot does — round(d·fps), rounding half to even — and each
+// must lie within SecondsTolerance of a whole frame; fps ≤ 0 (unknown) is
+// an error for them.
+func (d Deltas) Resolve(fps float64) ([]int, error) {
+	if len(d.Seconds) == 0 {
+		return d.Steps, nil
+	}
+	if !(fps > 0) || math.IsInf(fps, 0) {
+		return nil, fmt.Errorf("deltas in seconds need the dataset's fps, and it has none (set `fps` for the dataset, or give the deltas in steps)")
+	}
+	steps := make([]int, len(d.Seconds))
+	for i, s := range d.Seconds {
+		x := s * fps
+		r := math.RoundToEven(x)
+		if math.Abs(x-r)/fps > SecondsTolerance {
+			return nil, fmt.Errorf("delta %gs is %g frames at %g fps, not a whole frame (within %gs)", s, x, fps, SecondsTolerance)
+		}
+		if math.Abs(r) > maxSmall {
+			return nil, fmt.Errorf("delta %gs is %g frames at %g fps, beyond ±%d", s, r, fps, maxSmall)
+		}
+		steps[i] = int(r)
+	}
+	return steps, nil
+}
