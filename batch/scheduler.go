@@ -54,6 +54,11 @@ type Config struct {
 	// Where a memfd cannot be made, the batch gets a heap buffer
 	// (Stats.HeapFallbacks).
 	Memfd bool
+	// Headerless: the builder writes the whole file, and NPY returns the
+	// buffer alone (Shape is then its length in bytes). A batch of several
+	// files (step samples) is one such buffer, each file a window of it
+	// with its own header.
+	Headerless bool
 }
 
 // Stats counts the scheduler's work. Fields are updated atomically.
@@ -153,9 +158,13 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	if cfg.Build == nil || cfg.Len < 0 || cfg.Readahead < 0 {
 		return nil, errors.New("batch: Config needs Build, Len ≥ 0 and Readahead ≥ 0")
 	}
+	header := NPYHeader(cfg.Shape)
+	if cfg.Headerless {
+		header = nil
+	}
 	s := &Scheduler{
 		cfg:     cfg,
-		header:  NPYHeader(cfg.Shape),
+		header:  header,
 		size:    size,
 		entries: make(map[int64]*entry),
 	}

@@ -72,3 +72,25 @@ func (d Deltas) Resolve(fps float64) ([]int, error) {
 	}
 	return steps, nil
 }
+
+// SlotKeys is the dataset's camera per slot of s: its `cameras`, or, when
+// it gives none, its only per-step image (imageKeys, the dataset's image
+// features) in the first slot. A dataset with several image keys and no
+// `cameras` is an error listing them and the slots. Slots it leaves out
+// are absent from the map (zeros, image_mask 0).
+func (d *DatasetConfig) SlotKeys(s *SampleSpec, imageKeys []string) (map[string]string, error) {
+	if d.Cameras != nil {
+		return d.Cameras, nil
+	}
+	if len(s.Cameras) == 0 || len(imageKeys) == 0 {
+		return map[string]string{}, nil
+	}
+	if len(imageKeys) > 1 {
+		slots := make([]string, len(s.Cameras))
+		for i, c := range s.Cameras {
+			slots[i] = c.Name
+		}
+		return nil, fmt.Errorf("dataset %s has image keys %v: say which goes to which of the slots %v with `cameras`", d.Name, imageKeys, slots)
+	}
+	return map[string]string{s.Cameras[0].Name: imageKeys[0]}, nil
+}

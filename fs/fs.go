@@ -119,6 +119,21 @@ type Batches interface {
 	Get(ctx context.Context, n int64) (Batch, error)
 }
 
+// Parted is Batches whose batch is several files, as step samples are (an
+// array per file): file i of batch n is named batchName(n)+Parts()[i].Suffix
+// and holds bytes [Off, Off+Size) of the concatenation of the batch's NPY
+// slices. Such batches have no plain .npy file and are never served by
+// passthrough (a passthrough file starts at offset 0 of its memfd).
+type Parted interface {
+	Parts() []Part
+}
+
+// Part is one file of a Parted batch.
+type Part struct {
+	Suffix    string // ".action.npy"
+	Off, Size int64
+}
+
 // BackingFder is a Batch whose whole .npy file is in a memfd, which the
 // kernel can serve reads and mappings from directly (FUSE passthrough).
 // BackingFd returns a new descriptor at each call, which fs closes when
