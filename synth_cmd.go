@@ -11,7 +11,7 @@ import (
 )
 
 type synthCmd struct {
-	Dir       string   `arg:"" help:"Output directory: DIR/<name>/1.0.0 per dataset (DIR/<name> with --format lerobot), and DIR/mix.yaml, mix-single.yaml, mix-two-copies.yaml (rlds)." type:"path"`
+	Dir       string   `arg:"" help:"Output directory: DIR/<name>/1.0.0 per dataset (DIR/<name> with --format lerobot), and DIR/mix.yaml, mix-single.yaml, mix-two-copies.yaml, mix-steps.yaml (rlds)." type:"path"`
 	Format    string   `help:"Dataset format to write: rlds (TFDS TFRecord) or lerobot (LeRobot v3: parquet and MP4 video)." enum:"rlds,lerobot" default:"rlds"`
 	Codec     string   `help:"Video codec of --format lerobot: av1 (libsvtav1, else libaom-av1) or h264 (libx264)." enum:"av1,h264" default:"av1"`
 	Datasets  int      `help:"How many of the 29 synthetic datasets to write, in table order." default:"29"`

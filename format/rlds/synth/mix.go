@@ -29,8 +29,8 @@ type mixEntry struct {
 	ds                    *plannedDataset
 }
 
-// writeMixes writes mix.yaml, mix-single.yaml and mix-two-copies.yaml into
-// o.Dir and returns their paths.
+// writeMixes writes mix.yaml, mix-single.yaml, mix-two-copies.yaml and
+// mix-steps.yaml into o.Dir and returns their paths.
 // mixNumBatches is the num_batches of the written mix configs.
 const mixNumBatches = 10000
 
@@ -67,6 +67,11 @@ func writeMixes(o Options, plans []*plannedDataset) ([]string, error) {
 		}
 		paths = append(paths, path)
 	}
+	steps := filepath.Join(o.Dir, "mix-steps.yaml")
+	if err := atomicfile.Write(steps, stepsYAML(o.Seed, all)); err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	paths = append(paths, steps)
 	return paths, nil
 }
 
@@ -89,6 +94,55 @@ func mixYAML(seed uint64, about string, entries []mixEntry) []byte {
 		fmt.Fprintf(&b, "    weight: %.1f\n", e.weight)
 		fmt.Fprintf(&b, "    image_key: %s\n", d.Cameras[0].Key)
 		fmt.Fprintf(&b, "    offset: %d\n", d.Offset)
+		fmt.Fprintf(&b, "    language_key: %s\n", d.Language.Key)
+		keys := make([]string, len(d.Actions))
+		for i, a := range d.Actions {
+			keys[i] = a.Key
+		}
+		fmt.Fprintf(&b, "    action_keys: [%s]\n", strings.Join(keys, ", "))
+		if d.State.Key != "" {
+			fmt.Fprintf(&b, "    state_key: %s\n", d.State.Key)
+		}
+	}
+	return b.Bytes()
+}
+
+// stepsYAML renders the step-sample mix: every dataset, two camera slots
+// (primary 256×256 from the first camera that is not on the wrist, wrist
+// 128×128 from the wrist camera where the dataset has one), two steps of
+// camera and state history and a chunk of 50 actions — the sample of an
+// ACT- or Diffusion-Policy-like trainer.
+func stepsYAML(seed uint64, entries []mixEntry) []byte {
+	var b bytes.Buffer
+	b.WriteString("# Written by `oxefs synth`: all the synthetic datasets as step samples: two camera slots,\n")
+	b.WriteString("# two steps of history, a chunk of 50 actions.\n")
+	b.WriteString("# SYNTHETIC datasets shaped like Open X-Embodiment, not real robot data.\n")
+	fmt.Fprintf(&b, "seed: %d\nbatch_size: %d\nnum_batches: %d\n", seed, mixBatchSize, mixNumBatches)
+	b.WriteString("sample:\n  cameras:\n")
+	b.WriteString("    primary: {size: [256, 256], steps: [-1, 0]}\n")
+	b.WriteString("    wrist: {size: [128, 128], steps: [-1, 0]}\n")
+	b.WriteString("  state: {steps: [-1, 0]}\n  action: {steps: \"0:50\"}\ndatasets:\n")
+	for _, e := range entries {
+		d := e.ds
+		fmt.Fprintf(&b, "  - name: %s\n", e.name)
+		fmt.Fprintf(&b, "    source: %s\n", yamlString(d.dir))
+		fmt.Fprintf(&b, "    split: %s\n", yamlString(e.split))
+		fmt.Fprintf(&b, "    val_split: %s\n", yamlString(e.valSplit))
+		fmt.Fprintf(&b, "    weight: %.1f\n", e.weight)
+		var slots []string
+		for _, c := range d.Cameras {
+			if !c.Wrist {
+				slots = append(slots, "primary: "+c.Key)
+				break
+			}
+		}
+		for _, c := range d.Cameras {
+			if c.Wrist {
+				slots = append(slots, "wrist: "+c.Key)
+				break
+			}
+		}
+		fmt.Fprintf(&b, "    cameras: {%s}\n", strings.Join(slots, ", "))
 		fmt.Fprintf(&b, "    language_key: %s\n", d.Language.Key)
 		keys := make([]string, len(d.Actions))
 		for i, a := range d.Actions {

@@ -104,8 +104,8 @@ type Result struct {
 	Episodes int
 	Frames   int
 	Bytes    int64 // shard bytes, the TFRecord files
-	// MixFiles are the mix configs written: mix.yaml, mix-single.yaml and
-	// mix-two-copies.yaml, as absolute paths.
+	// MixFiles are the mix configs written: mix.yaml, mix-single.yaml,
+	// mix-two-copies.yaml and mix-steps.yaml, as absolute paths.
 	MixFiles []string
 	Elapsed  time.Duration
 }

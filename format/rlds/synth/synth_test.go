@@ -322,8 +322,11 @@ func checkMixFiles(t *testing.T, res *Result) {
 		byName[d.Name] = d
 	}
 	dir := filepath.Dir(filepath.Dir(res.Datasets[0].Dir))
-	want := []string{"mix.yaml", "mix-single.yaml", "mix-two-copies.yaml"}
-	for i, f := range res.MixFiles {
+	want := []string{"mix.yaml", "mix-single.yaml", "mix-two-copies.yaml", "mix-steps.yaml"}
+	if len(res.MixFiles) != len(want) {
+		t.Errorf("mix files %v, want %v", res.MixFiles, want)
+	}
+	for i, f := range res.MixFiles[:min(len(want), len(res.MixFiles))] {
 		if f != filepath.Join(dir, want[i]) {
 			t.Errorf("mix file %d is %s, want %s", i, f, filepath.Join(dir, want[i]))
 		}
