@@ -328,3 +328,17 @@ def test_no_warnings_reading_steps(steps):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         next(iter(oxefs.Loader(root, torch=True, channels_first=True)))
+
+
+def test_step_ranks(tmp_path, monkeypatch):
+    """A daemon serving several ranks (rank/R/ each a step-mode view):
+    Batches and Loader read this process's rank, or the one named."""
+    want = {}
+    for rank in (0, 1):
+        (tmp_path / "rank" / str(rank)).mkdir(parents=True)
+        _, want[rank] = stepdir.write(tmp_path / "rank" / str(rank), num_batches=2, seed=rank)
+    (tmp_path / "info.json").write_text(json.dumps({"ranks": [0, 1], "world": 2, "rank_dirs": "rank/R"}))
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    _same_batch(oxefs.Batches(tmp_path)[1], want[1]["train"][1])
+    _same_batch(next(iter(oxefs.Loader(tmp_path, rank=0))), want[0]["train"][0])
