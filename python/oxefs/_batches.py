@@ -134,6 +134,8 @@ def _read_pinned(name, pin=True):
         if fortran or dtype.hasobject:
             raise ValueError(f"{name}: not a C-ordered array of plain values")
         t = torch.empty(shape, dtype=torch.from_numpy(np.empty(0, dtype)).dtype, pin_memory=pin)
+        if t.numel() == 0:
+            return t  # nothing to read (and memoryview cannot cast an empty shape)
         view = memoryview(t.numpy()).cast("B")
         got = 0
         while got < len(view):
@@ -144,25 +146,84 @@ def _read_pinned(name, pin=True):
     return t
 
 
+class _Array:
+    """One array of a step-mode batch, as info.json's sample.arrays lists it."""
+
+    __slots__ = ("name", "file", "dtype", "shape")
+
+    def __init__(self, name, file, dtype, shape):
+        self.name, self.file, self.dtype, self.shape = name, file, dtype, shape
+
+
+def _step_arrays(info, path):
+    """info.json's sample.arrays: each array's name, file suffix, dtype and
+    shape, in the batch's order. A malformed entry raises ValueError naming
+    info.json, the entry and the fields it needs."""
+    entries = info["sample"].get("arrays")
+    if not isinstance(entries, list) or not entries:
+        raise ValueError(f"{path}/info.json: sample.arrays is {entries!r}, need a list of arrays (name, file, dtype, shape)")
+    out = []
+    for e in entries:
+        try:
+            a = _Array(str(e["name"]), str(e["file"]), np.dtype(e["dtype"]), tuple(int(n) for n in e["shape"]))
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"{path}/info.json: sample.arrays entry {e!r}: {err!r}; need name, file, dtype (a NumPy dtype string) and shape") from None
+        if a.dtype.hasobject or "/" in a.file:
+            raise ValueError(f"{path}/info.json: sample.arrays entry {e!r}: need a plain dtype and a file name in batches/")
+        out.append(a)
+    return out
+
+
+# Channels-first view of a frames array, [B, T, 3, H, W], per layout.
+_CHANNELS_FIRST = {"BFHWC": (0, 1, 4, 2, 3), "BCFHW": (0, 2, 1, 3, 4)}
+
+
+def _frames_layout(info, shapes, path):
+    """The layout of a mount's frames arrays: info.json's frames.layout or
+    config.layout, else what the shapes (5 dims each) say; a layout that
+    the shapes contradict raises ValueError naming both."""
+    layout = (info.get("frames") or {}).get("layout") or (info.get("config") or {}).get("layout")
+    fits = {
+        "BFHWC": all(len(s) == 5 and s[4] == 3 for s in shapes),
+        "BCFHW": all(len(s) == 5 and s[1] == 3 for s in shapes),
+    }
+    if layout is None:
+        layout = "BFHWC" if fits["BFHWC"] else "BCFHW"
+    if layout not in fits:
+        raise ValueError(f"{path}/info.json: frames layout {layout!r}, need one of {sorted(fits)}")
+    if not fits[layout]:
+        raise ValueError(f"{path}/info.json: frames layout {layout} does not fit the frames shapes {[list(s) for s in shapes]}")
+    return layout
+
+
 class Batches:
     """The batches of a mount (or of its validation view), by index.
 
-    Each item is one whole batch: a dict with "frames" (uint8, [B, F, H, W,
-    3] or [B, 3, F, H, W] as info.json's frames.layout says) and the
-    metadata fields (action, action_mask, initial_state, state_mask,
-    frame_idx, frame_indices, offset as arrays; dataset_name, episode_id,
-    language, robot as lists). It is a map-style dataset: use it with a
-    torch DataLoader (batch_size=None, since items are batches already) or
-    index it directly.
+    Each item is one whole batch, a dict. In pair mode (the default) it has
+    "frames" (uint8, [B, F, H, W, 3] or [B, 3, F, H, W] as info.json's
+    frames.layout says) and the metadata fields (action, action_mask,
+    initial_state, state_mask, frame_idx, frame_indices, offset as arrays;
+    dataset_name, episode_id, language, robot as lists). In step mode
+    (info.json has "sample") it has every array that info["sample"]["arrays"]
+    lists, by its name (observation.images.<slot>, its _is_pad,
+    image_mask, observation.state, action, their masks, dataset_index,
+    frame_index...), each read from its own batches/NNNNNN.<file>, plus the
+    strings of NNNNNN.json (dataset_name, episode_id, task, robot; lists of
+    str) when the mount writes one. It is a map-style dataset: use it with
+    a torch DataLoader (batch_size=None, since items are batches already)
+    or index it directly.
 
-    mmap: frames are mapped from the file (np.load(mmap_mode="r")) instead
-    of read into memory; torch: items hold torch tensors (sharing the
-    arrays' memory) instead of numpy arrays. rank: which rank's batches a
-    daemon serving several (--ranks) gives; None takes this process's rank
-    from torch.distributed or the environment (see rank_dir).
+    mmap: frames (step mode: the observation.images.<slot> arrays; the
+    small arrays are read) are mapped from the file (np.load(mmap_mode="r"))
+    instead of read into memory; torch: items hold torch tensors (sharing
+    the arrays' memory) instead of numpy arrays; channels_first: frames as
+    a [B, T, 3, H, W] view (LeRobot's layout; no copy), whatever the
+    mount's layout. rank: which rank's batches a daemon serving several
+    (--ranks) gives; None takes this process's rank from torch.distributed
+    or the environment (see rank_dir).
     """
 
-    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False, rank=None):
+    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False, rank=None, channels_first=False):
         self.path = rank_dir(mount, rank)
         info = read_info(self.path)
         view = info["val"] if val else info["train"]
@@ -174,34 +235,83 @@ class Batches:
         self.meta = meta and info.get("meta") != "none"
         self.mmap = mmap
         self.torch = torch
+        # Step mode: the arrays of a batch, and which of them are frames.
+        self.arrays = None
+        if info.get("sample") is not None:
+            self.arrays = _step_arrays(info, self.path)
+            slots = {"observation.images." + s["name"] for s in info["sample"].get("slots", [])}
+            self.frames = [a.name for a in self.arrays if a.name in slots]
+            shapes = [a.shape for a in self.arrays if a.name in slots]
+        else:
+            self.frames = ["frames"]
+            shapes = [tuple(info["frames"]["shape"])] if "frames" in info else []
+        self.channels_first = None
+        if channels_first:
+            self.channels_first = _CHANNELS_FIRST[_frames_layout(info, shapes, self.path)]
 
     def __len__(self):
         return self.length
 
     def read(self, index, pinned=False):
-        """Batch index as numpy arrays, whatever torch says; pinned: frames
-        as a pinned torch tensor read straight from the file (see Loader)."""
+        """Batch index as numpy arrays, whatever torch says; pinned: its
+        arrays (pair mode: the frames) as pinned torch tensors read
+        straight from the files (see Loader)."""
         if index < 0:
             raise IndexError(f"batch {index}: negative index")
         name = os.path.join(self.dir, f"{index:06d}")
-        try:
-            if pinned:
-                frames = _read_pinned(name + ".npy")
-            else:
-                frames = np.load(name + ".npy", mmap_mode="r" if self.mmap else None)
-        except FileNotFoundError:
-            raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
-        batch = {"frames": frames}
+        if self.arrays is not None:
+            batch = self._read_steps(index, name, pinned)
+        else:
+            try:
+                if pinned:
+                    frames = _read_pinned(name + ".npy")
+                else:
+                    frames = np.load(name + ".npy", mmap_mode="r" if self.mmap else None)
+            except FileNotFoundError:
+                raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
+            batch = {"frames": frames}
         if self.meta:
             with open(name + ".json") as f:
-                batch.update(_meta_arrays(json.load(f)))
+                meta = json.load(f)
+            # Step mode's .json holds strings only: they stay lists of str.
+            batch.update(meta if self.arrays is not None else _meta_arrays(meta))
+        return batch
+
+    def _read_steps(self, index, name, pinned):
+        """A step-mode batch: each array from its own file, checked against
+        the dtype and shape info.json gives it."""
+        batch = {}
+        for a in self.arrays:
+            path = f"{name}.{a.file}"
+            try:
+                if pinned:
+                    x = _read_pinned(path)
+                else:
+                    x = np.load(path, mmap_mode="r" if self.mmap and a.name in self.frames else None)
+            except FileNotFoundError:
+                raise IndexError(f"batch {index}: {path} does not exist (the view lists {self.length})") from None
+            dtype = x.dtype if isinstance(x, np.ndarray) else x.numpy().dtype
+            if dtype != a.dtype or tuple(x.shape) != a.shape:
+                raise ValueError(
+                    f"{path}: {dtype.str} {list(x.shape)}, but info.json's sample.arrays says {a.name} is {a.dtype.str} {list(a.shape)}"
+                )
+            batch[a.name] = x
+        return batch
+
+    def _finish(self, batch, torch, pin_memory=False):
+        """batch as the caller asked: torch tensors, frames channels first."""
+        if torch:
+            batch = _to_torch(batch, pin_memory)
+        if self.channels_first is not None:
+            for key in self.frames:
+                x = batch[key]
+                batch[key] = x.permute(self.channels_first) if hasattr(x, "permute") else x.transpose(self.channels_first)
         return batch
 
     def __getitem__(self, index):
         if not 0 <= index < self.length:
             raise IndexError(f"batch {index} of {self.length}")
-        batch = self.read(index)
-        return _to_torch(batch) if self.torch else batch
+        return self._finish(self.read(index), self.torch)
 
 
 class Loader:
@@ -209,22 +319,26 @@ class Loader:
     thread, no DataLoader workers needed: the daemon builds batches in
     parallel already, and worker processes would only copy them again.
 
+    Each batch is a dict as Batches gives it (pair mode or step mode).
     Frames are mapped (np.load(mmap_mode="r")), and with torch=True handed
-    to torch without a copy (torch.from_numpy); pin_memory=True reads them
-    instead straight into page-locked memory (one read of the file, on the
-    read-ahead thread), so that .to("cuda", non_blocking=True) is an
-    asynchronous DMA; without a CUDA device it warns once and reads
-    unpinned. start and stop select
-    batch indices [start, stop) (stop defaults to the view's length);
-    batches are a pure function of their index, so resuming a run is
-    starting where it stopped. readahead is how many batches are read
+    to torch without a copy (torch.from_numpy); step mode's small arrays
+    are read. pin_memory=True reads instead every array file (pair mode:
+    the frames) straight into page-locked memory (one read of each file,
+    on the read-ahead thread), so that .to("cuda", non_blocking=True) is
+    an asynchronous DMA; without a CUDA device it warns once and reads
+    unpinned. channels_first=True gives frames as a [B, T, 3, H, W] view
+    (LeRobot's layout, still uint8: convert on the GPU). start and stop
+    select batch indices [start, stop) (stop defaults to the view's
+    length); batches are a pure function of their index, so resuming a run
+    is starting where it stopped. readahead is how many batches are read
     ahead. rank: as for Batches.
     """
 
-    def __init__(self, mount, val=False, start=0, stop=None, readahead=2, torch=False, pin_memory=False, meta=True, rank=None):
+    def __init__(self, mount, val=False, start=0, stop=None, readahead=2, torch=False, pin_memory=False, meta=True, rank=None,
+                 channels_first=False):
         if readahead < 1:
             raise ValueError(f"readahead {readahead}: need at least 1")
-        self.batches = Batches(mount, val=val, meta=meta, mmap=True, rank=rank)
+        self.batches = Batches(mount, val=val, meta=meta, mmap=True, rank=rank, channels_first=channels_first)
         self.start = start
         self.stop = len(self.batches) if stop is None else stop
         self.readahead = readahead
@@ -242,8 +356,7 @@ class Loader:
             try:
                 for i in range(self.start, self.stop):
                     batch = self.batches.read(i, pinned=self.pin_memory)
-                    if self.torch:
-                        batch = _to_torch(batch, self.pin_memory)
+                    batch = self.batches._finish(batch, self.torch, self.pin_memory)
                     while not done.is_set():
                         try:
                             q.put((batch, None), timeout=0.1)
