@@ -47,10 +47,9 @@
 // default .npy files, parts included, go through the kernel's page cache,
 // which mmap needs (numpy.load with mmap_mode="r"): go-fuse 2.12 does not
 // negotiate FUSE's DIRECT_IO_ALLOW_MMAP, so a direct-I/O file cannot be
-// mapped. With
-// MountOptions.DirectIO they are opened with direct I/O instead: each read
-// passes straight through, up to MaxWrite (1 MiB) per request, faster for
-// large reads but not mappable. The page cache holds clean, reclaimable
+// mapped. With MountOptions.DirectIO they are opened with direct I/O
+// instead: each read passes straight through, up to MaxWrite (1 MiB) per
+// request, faster for large reads but not mappable. The page cache holds clean, reclaimable
 // copies of batches read; the daemon's own memory budget is unaffected.
 // .json, info.json and stats.json always use direct I/O (a .json stats as
 // 0 bytes, and stats.json changes). A part file is never served by
@@ -553,9 +552,9 @@ var (
 // size is the file's stat size, known without building anything: a .npy
 // file's or a part's true size, and 0 for a .json file, whose length is
 // known only once its batch is built (it is read with direct I/O, which
-// ignores the size). Since stat costs nothing, listings use READDIRPLUS: one request
-// carries many entries with their attributes, so `ls -l` of a large
-// directory makes no LOOKUP per entry (up to the node bound, see
+// ignores the size). Since stat costs nothing, listings use READDIRPLUS:
+// one request carries many entries with their attributes, so `ls -l` of a
+// large directory makes no LOOKUP per entry (up to the node bound, see
 // nodeBound).
 func (f *batchFile) size() int64 {
 	switch {

@@ -606,3 +606,72 @@ func TestInodeNumbers(t *testing.T) {
 		}
 	}
 }
+
+// builtParted serves one built step batch for every index: the benchmark
+// measures FUSE alone.
+type builtParted struct {
+	*partedBatches
+	buf []byte
+}
+
+func (b builtParted) Len() int64   { return 1 << 40 }
+func (b builtParted) Limit() int64 { return b.Len() }
+func (b builtParted) Get(context.Context, int64) (Batch, error) {
+	return &slicedBatch{npy: [][]byte{b.buf}, pinned: new(atomic.Int64)}, nil
+}
+
+// BenchmarkReadParted reads every file of a built step batch (B=64: two
+// steps of a 256² and a 128² camera, a chunk of 50 actions of 32 dims,
+// 31.5 MB in 10 files) through a real mount with 1 MiB reads, through the
+// page cache (another batch index each iteration) and with direct I/O:
+// beside BenchmarkRead, the cost of a batch in several files.
+func BenchmarkReadParted(b *testing.B) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		b.Skipf("SKIPPED: needs /dev/fuse (%v)", err)
+	}
+	p := newPartedBatches(1, false, []partedArray{
+		{"observation.images.primary", "|u1", []int{64, 2, 256, 256, 3}},
+		{"observation.images.wrist", "|u1", []int{64, 2, 128, 128, 3}},
+		{"observation.images.primary_is_pad", "|b1", []int{64, 2}},
+		{"observation.images.wrist_is_pad", "|b1", []int{64, 2}},
+		{"image_mask", "|b1", []int{64, 2}},
+		{"action", "<f4", []int{64, 50, 32}},
+		{"action_is_pad", "|b1", []int{64, 50}},
+		{"action_mask", "|b1", []int{64, 32}},
+		{"dataset_index", "<i8", []int{64}},
+		{"frame_index", "<i8", []int{64}},
+	})
+	view := builtParted{p, p.want(0)}
+	for _, mode := range []string{ServePageCache, ServeDirectIO} {
+		b.Run(mode, func(b *testing.B) {
+			dir := b.TempDir()
+			srv, err := Mount(dir, Options{Train: view, Info: func() []byte { return nil },
+				Stats: func() []byte { return nil }, Log: slog.New(slog.DiscardHandler)},
+				MountOptions{DirectIO: mode == ServeDirectIO})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer srv.Unmount()
+			buf := make([]byte, 1<<20)
+			b.SetBytes(p.size)
+			i := int64(0)
+			for b.Loop() {
+				for _, pt := range p.parts {
+					f, err := os.Open(filepath.Join(dir, "batches", batchName(i)+pt.Suffix))
+					if err != nil {
+						b.Fatal(err)
+					}
+					for {
+						if _, err := f.Read(buf); err == io.EOF {
+							break
+						} else if err != nil {
+							b.Fatal(err)
+						}
+					}
+					f.Close()
+				}
+				i++
+			}
+		})
+	}
+}
