@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/oxefs/oxefs/bench"
@@ -39,10 +38,11 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	case c.Mountpoint != "" && c.Offline:
 		return errors.New("--offline builds in-process from the cache; a MOUNTPOINT is read as its daemon serves it (mount it with --offline)")
 	case c.Mountpoint != "":
-		if _, err := os.Stat(filepath.Join(c.Mountpoint, "info.json")); err != nil {
-			return fmt.Errorf("%s is not an oxefs mount (no info.json): %w", c.Mountpoint, err)
+		m, err := bench.NewMount(c.Mountpoint, c.Val)
+		if err != nil {
+			return err
 		}
-		src = bench.Mount{Dir: c.Mountpoint, Val: c.Val}
+		src = m
 	default:
 		// In-process: --config's mix, or (as a mount would serve) the
 		// built-in demo mix.

@@ -251,10 +251,14 @@ type Batch struct {
 }
 
 // NPY returns the .npy file's bytes: the header and the array, or the
-// whole file where it is one memfd.
+// whole file where it is one memfd or the builder wrote it whole
+// (Config.Headerless).
 func (b *Batch) NPY() [][]byte {
-	if b.e.buf.npy != nil {
+	switch {
+	case b.e.buf.npy != nil:
 		return [][]byte{b.e.buf.npy}
+	case b.s.header == nil:
+		return [][]byte{b.e.buf.frames}
 	}
 	return [][]byte{b.s.header, b.e.buf.frames}
 }

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,13 +12,67 @@ import (
 	"github.com/oxefs/oxefs/batch"
 )
 
-// Mount reads a mountpoint with plain file reads, as a trainer would.
+// Mount reads a mountpoint with plain file reads, as a trainer would: each
+// batch's .npy file or, on a step-sample mount, every array's file (as
+// info.json's sample.arrays lists them), and its .json when there is one.
+// Make it with NewMount.
 type Mount struct {
 	Dir string
 	Val bool
+	// suffixes name a batch's array files after its index: [".npy"], or
+	// [".action.npy", ...] on a step-sample mount.
+	suffixes []string
 }
 
 var _ Source = Mount{}
+
+// NewMount reads dir's info.json to learn what files a batch has.
+func NewMount(dir string, val bool) (Mount, error) {
+	info, err := os.ReadFile(filepath.Join(dir, "info.json"))
+	if err != nil {
+		return Mount{}, fmt.Errorf("%s is not an oxefs mount (no info.json): %w", dir, err)
+	}
+	files, err := arrayFiles(info)
+	if err != nil {
+		return Mount{}, fmt.Errorf("%s: %w", filepath.Join(dir, "info.json"), err)
+	}
+	m := Mount{Dir: dir, Val: val}
+	for _, f := range files {
+		m.suffixes = append(m.suffixes, "."+f)
+	}
+	return m, nil
+}
+
+// arrayFiles returns the files of a batch after "NNNNNN.": the arrays'
+// files listed in info.json's "sample" on a step-sample mount, else the
+// one .npy of a pair mount.
+func arrayFiles(info []byte) ([]string, error) {
+	var doc struct {
+		Sample *struct {
+			Arrays []struct {
+				Name string `json:"name"`
+				File string `json:"file"`
+			} `json:"arrays"`
+		} `json:"sample"`
+	}
+	if err := json.Unmarshal(info, &doc); err != nil {
+		return nil, fmt.Errorf("not JSON: %w", err)
+	}
+	if doc.Sample == nil {
+		return []string{"npy"}, nil
+	}
+	if len(doc.Sample.Arrays) == 0 {
+		return nil, errors.New(`"sample" lists no arrays: a step-sample mount lists each array's file in sample.arrays`)
+	}
+	var files []string
+	for _, a := range doc.Sample.Arrays {
+		if a.File == "" || a.File != filepath.Base(a.File) || a.File == "." || a.File == ".." {
+			return nil, fmt.Errorf("sample.arrays: array %q has file %q, not a file name (as \"action.npy\")", a.Name, a.File)
+		}
+		files = append(files, a.File)
+	}
+	return files, nil
+}
 
 func (m Mount) view() string {
 	if m.Val {
@@ -28,30 +84,47 @@ func (m Mount) view() string {
 // Name says what is read.
 func (m Mount) Name() string { return "mount " + m.view() }
 
-// Read reads batch n's .npy file whole (and its .json, if there is one).
+// Read reads batch n's array files whole, one after the other into buf,
+// and its .json, if there is one.
 func (m Mount) Read(ctx context.Context, n int64, buf []byte) ([]byte, []byte, error) {
+	if len(m.suffixes) == 0 {
+		return buf, nil, errors.New("bench.Mount made without NewMount: it does not know a batch's files")
+	}
 	base := filepath.Join(m.view(), fmt.Sprintf("%06d", n))
-	f, err := os.Open(base + ".npy")
-	if err != nil {
-		return buf, nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return buf, nil, err
-	}
-	if int64(cap(buf)) < st.Size() {
-		buf = make([]byte, st.Size())
-	}
-	buf = buf[:st.Size()]
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return buf, nil, err
+	buf = buf[:0]
+	for _, suffix := range m.suffixes {
+		var err error
+		if buf, err = readFileTo(base+suffix, buf); err != nil {
+			return buf, nil, err
+		}
 	}
 	meta, err := os.ReadFile(base + ".json")
 	if err != nil && !os.IsNotExist(err) {
 		return buf, nil, err
 	}
 	return buf, meta, nil
+}
+
+// readFileTo appends the file at path to buf, growing it to the file's
+// size at most once.
+func readFileTo(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return buf, err
+	}
+	end := len(buf) + int(st.Size())
+	if cap(buf) < end {
+		buf = append(make([]byte, 0, end), buf...)
+	}
+	if _, err := io.ReadFull(f, buf[len(buf):end]); err != nil {
+		return buf, fmt.Errorf("%s: %w", path, err)
+	}
+	return buf[:end], nil
 }
 
 // Info reads info.json, shaped like the train view for a val view.

@@ -8,6 +8,13 @@
 //	  batches/000000.npy, batches/000000.json, ...
 //	  val/batches/...        (when a validation view exists)
 //
+// A view whose batch is several files (Parted: step samples, an array per
+// file) has no .npy per batch but one file per part, each a window of the
+// batch's one buffer:
+//
+//	batches/000000.action.npy, batches/000000.action_is_pad.npy, ...,
+//	batches/000000.json
+//
 // or, serving several data-parallel ranks from one daemon (Options.Ranks):
 //
 //	MOUNT/
@@ -36,16 +43,18 @@
 // as size 0, because its length is known only once its batch is built. A
 // .json file is opened with direct I/O, so reads ignore that size and
 // return the whole content until EOF (json.load(open(path)), cat and
-// os.ReadFile all read it whole). By default .npy files go
-// through the kernel's page cache, which mmap needs (numpy.load with
-// mmap_mode="r"): go-fuse 2.12 does not negotiate FUSE's
-// DIRECT_IO_ALLOW_MMAP, so a direct-I/O file cannot be mapped. With
-// MountOptions.DirectIO they are opened with direct I/O instead: each read
-// passes straight through, up to MaxWrite (1 MiB) per request, faster for
-// large reads but not mappable. The page cache holds clean, reclaimable
+// os.ReadFile all read it whole). A part file's size is its Part's. By
+// default .npy files, parts included, go through the kernel's page cache,
+// which mmap needs (numpy.load with mmap_mode="r"): go-fuse 2.12 does not
+// negotiate FUSE's DIRECT_IO_ALLOW_MMAP, so a direct-I/O file cannot be
+// mapped. With MountOptions.DirectIO they are opened with direct I/O
+// instead: each read passes straight through, up to MaxWrite (1 MiB) per
+// request, faster for large reads but not mappable. The page cache holds clean, reclaimable
 // copies of batches read; the daemon's own memory budget is unaffected.
 // .json, info.json and stats.json always use direct I/O (a .json stats as
-// 0 bytes, and stats.json changes).
+// 0 bytes, and stats.json changes). A part file is never served by
+// passthrough: the kernel serves a backing file from its offset 0, and a
+// part starts inside its batch's buffer.
 //
 // The kernel keeps an inode, and so this process a node, for every entry
 // it has looked up until it forgets it, which it does only under its own
@@ -230,8 +239,23 @@ func batchName(n int64) string {
 // parseBatchName returns the index and extension of a batch file name, or
 // ok=false. A name must be what batchName writes: 000042.npy, not 42.npy.
 func parseBatchName(name string) (n int64, ext string, ok bool) {
-	base, ext, found := strings.Cut(name, ".")
-	if !found || (ext != "npy" && ext != "json") || len(base) < 6 {
+	n, suffix, ok := splitBatchName(name)
+	if !ok || (suffix != ".npy" && suffix != ".json") {
+		return 0, "", false
+	}
+	return n, suffix[1:], true
+}
+
+// splitBatchName splits a batch file name into the index and the rest from
+// its first dot (".npy", ".action.npy"), or reports ok=false. The index
+// must be as batchName writes it.
+func splitBatchName(name string) (n int64, suffix string, ok bool) {
+	i := strings.IndexByte(name, '.')
+	if i < 0 || i+1 == len(name) {
+		return 0, "", false
+	}
+	base, suffix := name[:i], name[i:]
+	if len(base) < 6 {
 		return 0, "", false
 	}
 	if len(base) > 6 && base[0] == '0' {
@@ -246,7 +270,36 @@ func parseBatchName(name string) (n int64, ext string, ok bool) {
 	if err != nil {
 		return 0, "", false
 	}
-	return n, ext, true
+	return n, suffix, true
+}
+
+// checkParts refuses a Parted view whose parts could not be served: names
+// that are not file names, or clash with each other or with the .json, and
+// windows outside the batch.
+func checkParts(b Batches) error {
+	p, ok := b.(Parted)
+	if !ok {
+		return nil
+	}
+	parts := p.Parts()
+	if len(parts) == 0 {
+		return errors.New("fs: a Parted view has no parts")
+	}
+	seen := map[string]bool{}
+	for _, pt := range parts {
+		switch {
+		case len(pt.Suffix) < 2 || pt.Suffix[0] != '.' || strings.ContainsAny(pt.Suffix, "/\x00"):
+			return fmt.Errorf(`fs: part suffix %q: want a dot and then a file name's characters, as ".action.npy"`, pt.Suffix)
+		case pt.Suffix == ".json":
+			return errors.New(`fs: part suffix ".json" is the batch's metadata file`)
+		case seen[pt.Suffix]:
+			return fmt.Errorf("fs: part suffix %q given twice", pt.Suffix)
+		case pt.Off < 0 || pt.Size < 0 || pt.Off+pt.Size > b.NPYSize():
+			return fmt.Errorf("fs: part %q is bytes [%d, %d) of a batch of %d bytes", pt.Suffix, pt.Off, pt.Off+pt.Size, b.NPYSize())
+		}
+		seen[pt.Suffix] = true
+	}
+	return nil
 }
 
 // root is the mount's top directory.
@@ -275,11 +328,11 @@ func (r *root) OnAdd(ctx context.Context) {
 		add(dir, "info.json", &dynamicFile{content: info}, syscall.S_IFREG)
 		add(dir, "stats.json", &dynamicFile{content: stats}, syscall.S_IFREG)
 		if train != nil {
-			add(dir, "batches", &batchDir{b: train, opts: &r.opts, view: 2 * slot, directIO: r.directIO, serve: r.serve, opens: r.opens, nodes: r.nodes}, syscall.S_IFDIR)
+			add(dir, "batches", r.batchDir(train, false, 2*slot), syscall.S_IFDIR)
 		}
 		if val != nil {
 			v := add(dir, "val", &gofs.Inode{}, syscall.S_IFDIR)
-			add(v, "batches", &batchDir{b: val, opts: &r.opts, val: true, view: 2*slot + 1, directIO: r.directIO, serve: r.serve, opens: r.opens, nodes: r.nodes}, syscall.S_IFDIR)
+			add(v, "batches", r.batchDir(val, true, 2*slot+1), syscall.S_IFDIR)
 		}
 	}
 	if len(r.opts.Ranks) == 0 {
@@ -292,6 +345,20 @@ func (r *root) OnAdd(ctx context.Context) {
 		dir := add(ranks, strconv.Itoa(rk.Rank), &gofs.Inode{}, syscall.S_IFDIR)
 		views(dir, rk.Train, rk.Val, rk.Info, rk.Stats, uint64(i))
 	}
+}
+
+// batchDir makes the directory of view b, numbered view among the mount's
+// batch directories.
+func (r *root) batchDir(b Batches, val bool, view uint64) *batchDir {
+	d := &batchDir{b: b, opts: &r.opts, val: val, view: view, directIO: r.directIO, serve: r.serve, opens: r.opens, nodes: r.nodes}
+	if p, ok := b.(Parted); ok {
+		d.parts = p.Parts()
+		d.partOf = make(map[string]int, len(d.parts))
+		for i, pt := range d.parts {
+			d.partOf[pt.Suffix] = i
+		}
+	}
+	return d
 }
 
 // dynamicFile is a small file whose content is computed when it is opened
@@ -349,13 +416,34 @@ type batchDir struct {
 	serve    *serving
 	opens    context.Context // see root.opens
 	nodes    *nodeBound      // the mount's, shared by its batch directories
+	// A Parted view's parts (nil otherwise), and each one's index by
+	// suffix. Parts never change during a mount.
+	parts  []Part
+	partOf map[string]int
 }
 
 var _ = (gofs.NodeLookuper)((*batchDir)(nil))
 
+// resolve parses a batch file's name: its index, and whether it is the
+// .json, or which part (-1: the .npy of a view that is not Parted).
+func (d *batchDir) resolve(name string) (n int64, meta bool, part int, ok bool) {
+	n, suffix, ok := splitBatchName(name)
+	if !ok || n >= d.b.Limit() {
+		return 0, false, 0, false
+	}
+	if suffix == ".json" {
+		return n, true, -1, d.b.HasMeta()
+	}
+	if d.parts == nil {
+		return n, false, -1, suffix == ".npy"
+	}
+	part, ok = d.partOf[suffix]
+	return n, false, part, ok
+}
+
 func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	n, ext, ok := parseBatchName(name)
-	if !ok || n >= d.b.Limit() || (ext == "json" && !d.b.HasMeta()) {
+	n, meta, part, ok := d.resolve(name)
+	if !ok {
 		return nil, syscall.ENOENT
 	}
 	out.Attr.Mode = syscall.S_IFREG | 0o444
@@ -369,9 +457,9 @@ func (d *batchDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 			return ch, 0
 		}
 	}
-	f := &batchFile{dir: d, n: n, meta: ext == "json"}
+	f := &batchFile{dir: d, n: n, meta: meta, part: part}
 	out.Attr.Size = uint64(f.size())
-	ch := d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: batchIno(d.view, n, f.meta)})
+	ch := d.NewInode(ctx, f, gofs.StableAttr{Mode: syscall.S_IFREG, Ino: d.fileIno(n, meta, part)})
 	d.nodes.add(f)
 	return ch, 0
 }
@@ -396,12 +484,29 @@ func batchIno(view uint64, n int64, meta bool) uint64 {
 	return ino
 }
 
-// batchFile is one .npy or .json file.
+// partIno is batchIno for the files of a Parted view: its numbers sit in
+// [2⁶², 2⁶³), apart from batchIno's. Bits 0..7 hold 0 for the .json and
+// i+1 for part i, bits 8..49 the index and bits 50..61 the view. A part
+// past the 255th, an index past 2⁴² or a view past 2¹² gets an automatic
+// number.
+func partIno(view uint64, n int64, meta bool, part int) uint64 {
+	k := uint64(part + 1)
+	if meta {
+		k = 0
+	}
+	if n < 0 || n >= 1<<42 || view >= 1<<12 || k >= 1<<8 {
+		return 0
+	}
+	return uint64(1)<<62 | view<<50 | uint64(n)<<8 | k
+}
+
+// batchFile is one .npy or .json file, or one part of a Parted batch.
 type batchFile struct {
 	gofs.Inode
 	dir  *batchDir
 	n    int64
 	meta bool
+	part int // index in dir.parts of a part file; -1 for a .npy or .json
 
 	// the node bound's list (see nodeBound)
 	prev, next *batchFile // guarded by dir.nodes.mu
@@ -409,11 +514,26 @@ type batchFile struct {
 }
 
 // name is the file's name in its directory.
-func (f *batchFile) name() string {
-	if f.meta {
-		return batchName(f.n) + ".json"
+func (f *batchFile) name() string { return f.dir.fileName(f.n, f.meta, f.part) }
+
+// fileName names batch n's .json (meta), part (≥ 0) or .npy.
+func (d *batchDir) fileName(n int64, meta bool, part int) string {
+	switch {
+	case meta:
+		return batchName(n) + ".json"
+	case part >= 0:
+		return batchName(n) + d.parts[part].Suffix
 	}
-	return batchName(f.n) + ".npy"
+	return batchName(n) + ".npy"
+}
+
+// fileIno is the inode number of batch n's .json (meta), part (≥ 0) or
+// .npy: batchIno, or partIno in a Parted view.
+func (d *batchDir) fileIno(n int64, meta bool, part int) uint64 {
+	if d.parts != nil {
+		return partIno(d.view, n, meta, part)
+	}
+	return batchIno(d.view, n, meta)
 }
 
 // OnForget uncounts the node once the kernel has forgotten it.
@@ -430,15 +550,18 @@ var (
 )
 
 // size is the file's stat size, known without building anything: a .npy
-// file's true size, and 0 for a .json file, whose length is known only
-// once its batch is built (it is read with direct I/O, which ignores the
-// size). Since stat costs nothing, listings use READDIRPLUS: one request
-// carries many entries with their attributes, so `ls -l` of a large
-// directory makes no LOOKUP per entry (up to the node bound, see
+// file's or a part's true size, and 0 for a .json file, whose length is
+// known only once its batch is built (it is read with direct I/O, which
+// ignores the size). Since stat costs nothing, listings use READDIRPLUS:
+// one request carries many entries with their attributes, so `ls -l` of a
+// large directory makes no LOOKUP per entry (up to the node bound, see
 // nodeBound).
 func (f *batchFile) size() int64 {
-	if f.meta {
+	switch {
+	case f.meta:
 		return 0
+	case f.part >= 0:
+		return f.dir.parts[f.part].Size
 	}
 	return f.dir.b.NPYSize()
 }
@@ -529,9 +652,11 @@ func (h *openBatch) Read(ctx context.Context, dest []byte, off int64) (fuse.Read
 // file, when the mount serves by passthrough (see serving): reads and
 // mappings of the .npy file then go from the memfd to the reader without
 // this process. go-fuse asks once per inode while it has no backing file
-// registered; every open of the inode is of the same pinned batch.
+// registered; every open of the inode is of the same pinned batch. A part
+// file is never served so: the kernel would serve it from the memfd's
+// offset 0, and a part starts inside it.
 func (h *openBatch) PassthroughFd() (int, bool) {
-	if h.file.meta || h.file.dir.serve == nil || !h.file.dir.serve.passthrough.Load() {
+	if h.file.meta || h.file.part >= 0 || h.file.dir.serve == nil || !h.file.dir.serve.passthrough.Load() {
 		return 0, false
 	}
 	bf, ok := h.b.(BackingFder)
@@ -601,13 +726,16 @@ func (f *batchFile) read(ctx context.Context, h *openBatch, dest []byte, off int
 		}
 		wait, release = time.Since(start), b.Release
 	}
-	var parts [][]byte
-	if f.meta {
-		parts = [][]byte{b.Meta()}
-	} else {
-		parts = b.NPY()
+	var res *pinnedResult
+	switch {
+	case f.meta:
+		res = window([][]byte{b.Meta()}, off, int64(len(dest)))
+	case f.part >= 0:
+		pt := f.dir.parts[f.part]
+		res = window(b.NPY(), pt.Off+min(off, pt.Size), min(int64(len(dest)), pt.Size-min(off, pt.Size)))
+	default:
+		res = window(b.NPY(), off, int64(len(dest)))
 	}
-	res := window(parts, off, int64(len(dest)))
 	if rec := f.dir.opts.Recorder; rec != nil {
 		rec(f.n, f.dir.val, res.Size(), wait)
 	}

@@ -432,6 +432,21 @@ func TestBatchNames(t *testing.T) {
 			t.Errorf("parseBatchName(%q) accepted", bad)
 		}
 	}
+	// A Parted view's names: the index, then everything from the first dot.
+	for _, tc := range []struct {
+		name   string
+		n      int64
+		suffix string
+	}{{"000042.action.npy", 42, ".action.npy"}, {"1000000.observation.images.wrist_is_pad.npy", 1000000, ".observation.images.wrist_is_pad.npy"}, {"000000.json", 0, ".json"}} {
+		if n, suffix, ok := splitBatchName(tc.name); !ok || n != tc.n || suffix != tc.suffix {
+			t.Errorf("splitBatchName(%s) = %d %q %v, want %d %q", tc.name, n, suffix, ok, tc.n, tc.suffix)
+		}
+	}
+	for _, bad := range []string{"42.action.npy", "0000042.action.npy", "000042", "000042.", "00004x.action.npy", ".action.npy"} {
+		if _, _, ok := splitBatchName(bad); ok {
+			t.Errorf("splitBatchName(%q) accepted", bad)
+		}
+	}
 }
 
 func TestWindow(t *testing.T) {

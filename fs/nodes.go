@@ -168,9 +168,9 @@ func (b *nodeBound) run(done <-chan struct{}) {
 }
 
 // listing is an open batch directory: it lists 000000.npy, 000000.json,
-// ... without materialising the list (a mount may hold millions of
-// batches), and gives entries their attributes only while the node bound
-// has room (see nodeBound).
+// ... (or a Parted view's parts, see Readdirent) without materialising
+// the list (a mount may hold millions of batches), and gives entries their
+// attributes only while the node bound has room (see nodeBound).
 type listing struct {
 	dir         *batchDir
 	i, len, per int64
@@ -185,26 +185,32 @@ var (
 )
 
 func (d *batchDir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	per := int64(1)
+	per := max(int64(len(d.parts)), 1)
 	if d.b.HasMeta() {
-		per = 2
+		per++
 	}
 	return &listing{dir: d, len: d.b.Len() * per, per: per}, 0, 0
 }
 
 // Readdirent returns the next entry; its offset is its position, so that
-// Seekdir can return to it.
+// Seekdir can return to it. A batch lists its .npy, or its parts in
+// order, then its .json.
 func (l *listing) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
 	if l.i >= l.len {
 		return nil, 0
 	}
-	n, meta := l.i/l.per, l.i%l.per == 1
+	n, k := l.i/l.per, int(l.i%l.per)
 	l.i++
-	name := batchName(n) + ".npy"
-	if meta {
-		name = batchName(n) + ".json"
+	meta, part := false, -1
+	switch {
+	case l.dir.parts == nil:
+		meta = k == 1
+	case k < len(l.dir.parts):
+		part = k
+	default:
+		meta = true
 	}
-	return &fuse.DirEntry{Name: name, Mode: syscall.S_IFREG, Ino: batchIno(l.dir.view, n, meta), Off: uint64(l.i)}, 0
+	return &fuse.DirEntry{Name: l.dir.fileName(n, meta, part), Mode: syscall.S_IFREG, Ino: l.dir.fileIno(n, meta, part), Off: uint64(l.i)}, 0
 }
 
 func (l *listing) Seekdir(ctx context.Context, off uint64) syscall.Errno {
