@@ -35,7 +35,7 @@ datasets:
 
 // FuzzParse: Parse never panics, answers the same way twice, returns only
 // ConfigErrors, and a config it accepts survives the JSON round trip that
-// info.json takes (JSON is YAML).
+// info.json takes (JSON is YAML), sample block included.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		threeDatasets,
@@ -58,6 +58,14 @@ func FuzzParse(f *testing.F) {
 		"",
 		"---\n---\n",
 		"datasets:\n  - name: a\n    source: /x\n    weight: -1\n  - name: b\n    source: /x\n",
+		// Step samples.
+		stepsMix,
+		"sample: {}\ndatasets: [{name: a, source: /x, cameras: {}}]\n",
+		"sample:\n  drop_last: 3\n  cameras:\n    p: {seconds: [-0.1, 0]}\n    w: {size: [64, 48], steps: \"-4:1:2\"}\n  state: {steps: -1}\n  action: {seconds: [0, 0.1, 0.2]}\n" +
+			"datasets:\n  - {name: a, source: /x, fps: 10, cameras: {w: wrist}}\n  - {name: b, source: /y}\n",
+		`{"sample": {"cameras": [{"name": "p", "size": [8, 8], "deltas": {"steps": [0]}}], "state": {"seconds": [1e-07]}, "action": {"steps": [0, 1]}, "drop_last": 0}, "datasets": [{"name": "a", "source": "/x", "cameras": {"p": "img"}}]}`,
+		"sample:\n  cameras: {p: {steps: \"5:0:-1\", seconds: [0]}}\n  action: {steps: \"0:99999\"}\ndatasets: [{name: a, source: /x, offset: 2, image_key: k}]\n",
+		"pair_frames: all\nsample:\n  cameras: [{name: a}, {name: a}]\ndatasets: [{name: a, source: /x, cameras: {b: c}, fps: -1}]\n",
 	} {
 		f.Add([]byte(s))
 	}

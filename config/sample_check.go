@@ -173,7 +173,7 @@ func (c *Config) checkStepDataset(d *DatasetConfig, id string, add addFunc) {
 		}
 	}
 	switch {
-	case d.FPS == 0:
+	case d.FPS == 0 && !hasKey(d.lines, "fps"):
 	case !(d.FPS > 0) || d.FPS > maxFPS:
 		field("fps", "must be a number of frames per second in (0, %d], got %g", maxFPS, d.FPS)
 	default:
