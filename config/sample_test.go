@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -575,5 +576,39 @@ func TestSampleJSONRoundTrip(t *testing.T) {
 	const want = `{"seed":0,"batch_size":64,"image_size":[256,256],"layout":"BFHWC","meta":"full","samples_per_episode":1,"pair_frames":"endpoints","resize":"squash","decode":"exact","window_shards":4,"normalize":{"action":"none","state":"none"},"datasets":[{"name":"a","source":"/x","split":"train","weight":1,"offset":1}]}`
 	if string(b) != want {
 		t.Errorf("pair-mode JSON changed:\n got %s\nwant %s", b, want)
+	}
+}
+
+// TestReadmeStepSamples: the README's step-sample config and each policy
+// spec it shows parse, so the examples stay true.
+func TestReadmeStepSamples(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n### Step samples\n")
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	blocks := strings.Split(sec, "```yaml\n")
+	if !ok || len(blocks) != 3 {
+		t.Fatalf("the README's Step samples section has %d yaml blocks, want 2", len(blocks)-1)
+	}
+	example, _, _ := strings.Cut(blocks[1], "```")
+	c, err := Parse([]byte(example))
+	if err != nil {
+		t.Fatalf("the example: %v", err)
+	}
+	if len(c.Sample.Cameras) != 2 || len(c.Sample.Action.Steps) != 50 || c.Datasets[0].Cameras["primary"] != "observation.images.top" {
+		t.Errorf("the example: %+v", c.Sample)
+	}
+	specs, _, _ := strings.Cut(blocks[2], "```")
+	n := 0
+	for _, spec := range strings.Split(specs, "\n\n") {
+		if _, err := Parse([]byte(spec + "\ndatasets: [{name: a, source: /x}]\n")); err != nil {
+			t.Errorf("%s\n: %v", spec, err)
+		}
+		n++
+	}
+	if n != 4 {
+		t.Errorf("%d policy specs, want 4 (ACT, Diffusion Policy, pi0, Octo)", n)
 	}
 }
