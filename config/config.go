@@ -136,11 +136,13 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	}{plain: plain(c)})
 }
 
-// Line returns the line of a top-level key in the YAML, 0 if unknown.
+// Line returns the line of a top-level key in the YAML, or of a key of the
+// sample block written as a path (sample.action, sample.cameras.wrist,
+// sample.cameras.wrist.steps); 0 if unknown.
 func (c *Config) Line(key string) int { return c.lines[key] }
 
-// Line returns the line of one of the dataset's keys, or of the entry when
-// key is "" or absent.
+// Line returns the line of one of the dataset's keys (a slot of its
+// cameras is cameras.<slot>), or of the entry when key is "" or absent.
 func (d *DatasetConfig) Line(key string) int {
 	if l, ok := d.lines[key]; ok {
 		return l

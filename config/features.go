@@ -123,8 +123,9 @@ type FeatureUse struct {
 }
 
 // CheckFeatures checks the dataset's feature keys against its features,
-// each with its rule: image_key with IsCamera, action_keys and state_key
-// with IsVector, language_key with LanguageOf. Each problem is a
+// each with its rule: image_key with IsCamera (in step mode, each slot's
+// key of cameras instead), action_keys and state_key with IsVector,
+// language_key with LanguageOf. Each problem is a
 // *ConfigError on the key's line (the entry's when the key is absent)
 // that lists the keys that would do.
 func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErrors) {

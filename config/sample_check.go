@@ -36,10 +36,10 @@ func (c *Config) SlotNames() []string {
 	return out
 }
 
-// deltaLine is the line of the deltas at prefix (sample.action,
-// sample.cameras.wrist): their steps or seconds key, else the key itself,
-// else the sample block's.
-func (c *Config) deltaLine(prefix string) int {
+// sampleLine is the line of a key of the sample block (sample.drop_last,
+// sample.action, sample.cameras.wrist): for deltas, their steps or seconds
+// key; else the key itself; else the sample block's.
+func (c *Config) sampleLine(prefix string) int {
 	for _, k := range []string{prefix + ".steps", prefix + ".seconds", prefix, "sample"} {
 		if l, ok := c.lines[k]; ok {
 			return l
@@ -48,8 +48,8 @@ func (c *Config) deltaLine(prefix string) int {
 	return 0
 }
 
-// deltaKeys are the deltas of the sample block, each with its field name:
-// every slot's, then state's and action's.
+// deltaFields are the deltas of the sample block, each with its field
+// name: every slot's, then state's and action's.
 func (s *SampleSpec) deltaFields() (names []string, deltas []Deltas) {
 	for _, sl := range s.Cameras {
 		names = append(names, "sample.cameras."+sl.Name)
@@ -76,15 +76,15 @@ func (c *Config) validateSample(add addFunc) {
 		top("samples_per_episode", "must be in 0..%d (0 = every t of every episode), got %d", maxSmall, c.SamplesPerEpisode)
 	}
 	if s.DropLast < 0 || s.DropLast > maxSmall {
-		add(c.deltaLine("sample.drop_last"), "", "sample.drop_last", "must be in 0..%d (the steps at the end of each episode that are never t), got %d", maxSmall, s.DropLast)
+		add(c.sampleLine("sample.drop_last"), "", "sample.drop_last", "must be in 0..%d (the steps at the end of each episode that are never t), got %d", maxSmall, s.DropLast)
 	}
 	if len(s.Cameras) > maxSlots {
-		add(c.deltaLine("sample.cameras"), "", "sample.cameras", "at most %d camera slots, got %d", maxSlots, len(s.Cameras))
+		add(c.sampleLine("sample.cameras"), "", "sample.cameras", "at most %d camera slots, got %d", maxSlots, len(s.Cameras))
 	}
 	seen := make(map[string]bool, len(s.Cameras))
 	for _, sl := range s.Cameras {
 		prefix := "sample.cameras." + sl.Name
-		line := c.deltaLine(prefix)
+		line := c.sampleLine(prefix)
 		switch {
 		case len(sl.Name) > maxSlotName || !slotName.MatchString(sl.Name):
 			add(line, "", "sample.cameras", "slot name %q must be 1 to %d letters, digits or _ (it names the files NNNNNN.observation.images.<slot>.npy)", sl.Name, maxSlotName)
@@ -109,7 +109,7 @@ func (c *Config) validateSample(add addFunc) {
 
 // checkDeltas applies the rules of one key's deltas.
 func (c *Config) checkDeltas(add addFunc, prefix string, d Deltas) {
-	bad := func(format string, args ...any) { add(c.deltaLine(prefix), "", prefix, format, args...) }
+	bad := func(format string, args ...any) { add(c.sampleLine(prefix), "", prefix, format, args...) }
 	switch {
 	case len(d.Steps) > 0 && len(d.Seconds) > 0:
 		bad("give its deltas as steps or as seconds, not both")
@@ -183,7 +183,7 @@ func (c *Config) checkStepDataset(d *DatasetConfig, id string, add addFunc) {
 				continue
 			}
 			if _, err := ds.Resolve(d.FPS); err != nil {
-				add(c.deltaLine(names[i]), id, names[i], "%v (the dataset's fps is %g)", err, d.FPS)
+				add(c.sampleLine(names[i]), id, names[i], "%v (the dataset's fps is %g)", err, d.FPS)
 			}
 		}
 	}
@@ -262,7 +262,7 @@ func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) 
 	for i, ds := range deltas {
 		s, err := ds.Resolve(fps)
 		if err != nil {
-			p.add(c.deltaLine(names[i]), d.Name, names[i], "%v", err)
+			p.add(c.sampleLine(names[i]), d.Name, names[i], "%v", err)
 		}
 		steps[i] = slices.Clone(s)
 	}
@@ -297,11 +297,11 @@ func (c *Config) CheckLongest(d *DatasetConfig, sd StepDeltas, longest int, epis
 	}
 	var p problems
 	if drop := c.Sample.DropLast; drop >= longest {
-		p.add(c.deltaLine("sample.drop_last"), d.Name, "sample.drop_last",
+		p.add(c.sampleLine("sample.drop_last"), d.Name, "sample.drop_last",
 			"%d leaves no t in any episode: the longest, %s, has %d steps (drop_last must be below %d for this dataset)", drop, episode, longest, longest)
 	}
 	if span := Span(sd.Action); span > longest {
-		p.add(c.deltaLine("sample.action"), d.Name, "sample.action",
+		p.add(c.sampleLine("sample.action"), d.Name, "sample.action",
 			"the chunk spans %d steps (%d … %d), longer than every episode: the longest, %s, has %d steps", span, slices.Min(sd.Action), slices.Max(sd.Action), episode, longest)
 	}
 	return p.err()
