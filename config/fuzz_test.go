@@ -3,7 +3,11 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -96,6 +100,40 @@ func FuzzParse(f *testing.F) {
 		js3, _ := json.Marshal(c3)
 		if string(js) != string(js3) {
 			t.Fatalf("round trip changed the config:\n%s\n%s", js, js3)
+		}
+	})
+}
+
+// FuzzParseSteps: a slice string either fails or gives exactly Python's
+// range(start, stop, step), 1 to 4096 steps, each within ±1048576.
+func FuzzParseSteps(f *testing.F) {
+	for _, s := range []string{"0:50", "-1:1", "0:16:4", "5:0:-1", "0:1:", " -2 : 3 ", "0:0", "0:10:0", "a:b", "0", "1:2:3:4", "-1048576:-1048570:2", "0:4097"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSteps(s)
+		if err != nil {
+			if got != nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("%q: %v, error %v does not name the slice", s, got, err)
+			}
+			return
+		}
+		parts := strings.Split(s, ":")
+		start, _ := strconv.Atoi(strings.TrimSpace(parts[0]))
+		stop, _ := strconv.Atoi(strings.TrimSpace(parts[1]))
+		step := 1
+		if len(parts) == 3 && strings.TrimSpace(parts[2]) != "" {
+			step, _ = strconv.Atoi(strings.TrimSpace(parts[2]))
+		}
+		var want []int
+		for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+			want = append(want, i)
+			if len(want) > maxDeltas {
+				t.Fatalf("%q: accepted, but range gives more than %d steps", s, maxDeltas)
+			}
+		}
+		if !slices.Equal(got, want) || len(got) == 0 || slices.Min(got) < -maxSmall || slices.Max(got) > maxSmall {
+			t.Fatalf("%q: %v, range gives %v", s, got, want)
 		}
 	})
 }
