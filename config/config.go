@@ -44,21 +44,25 @@ type DatasetConfig struct {
 	ValSplit    string   `json:"val_split,omitempty"`
 	Weight      Weight   `json:"weight"`
 	ImageKey    string   `json:"image_key,omitempty"` // "": the dataset's only image feature
-	Offset      Offset   `json:"offset"`
+	Offset      Offset   `json:"offset,omitzero"`     // zero in step mode: PlanOffset
 	LanguageKey string   `json:"language_key,omitempty"`
 	ActionKeys  []string `json:"action_keys,omitempty"`
 	StateKey    string   `json:"state_key,omitempty"`
 	Robot       string   `json:"robot,omitempty"`
 	// Cameras maps the mix's camera slots (SampleSpec.Cameras) to the
 	// dataset's image keys; a slot it leaves out is zeros with image_mask
-	// 0. Only with a `sample` block.
-	Cameras map[string]string `json:"cameras,omitempty"`
+	// 0. Only with a `sample` block. Nil: the dataset's only image goes to
+	// the first slot (SlotKeys); empty: no camera at all.
+	Cameras map[string]string `json:"cameras,omitzero"`
 	// FPS is the dataset's frame rate where its metadata gives none (RLDS),
 	// for deltas in seconds; 0: the dataset's own.
 	FPS float64 `json:"fps,omitempty"`
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key
+	// sample is the mix's sample block, set by Parse and Validate, so that
+	// CheckFeatures checks `cameras` in step mode.
+	sample *SampleSpec
 }
 
 // Normalize says how batches normalise actions and states with each
@@ -119,11 +123,26 @@ const (
 	maxBatches   = 1 << 50
 )
 
-// Line returns the line of a top-level key in the YAML, 0 if unknown.
+// MarshalJSON writes the config as loaded (info.json), which Parse reads
+// back. A step-mode config leaves out pair_frames, a pair-mode key.
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	if c.Sample == nil {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		PairFrames *FrameMode `json:"pair_frames,omitempty"` // hides plain's
+	}{plain: plain(c)})
+}
+
+// Line returns the line of a top-level key in the YAML, or of a key of the
+// sample block written as a path (sample.action, sample.cameras.wrist,
+// sample.cameras.wrist.steps); 0 if unknown.
 func (c *Config) Line(key string) int { return c.lines[key] }
 
-// Line returns the line of one of the dataset's keys, or of the entry when
-// key is "" or absent.
+// Line returns the line of one of the dataset's keys (a slot of its
+// cameras is cameras.<slot>), or of the entry when key is "" or absent.
 func (d *DatasetConfig) Line(key string) int {
 	if l, ok := d.lines[key]; ok {
 		return l
@@ -135,8 +154,20 @@ func (d *DatasetConfig) Line(key string) int {
 // ≤ 0 drops it before anything is opened.
 func (d *DatasetConfig) Sampled() bool { return d.Weight.Sampled() }
 
+// PlanOffset is the offset the plan counts dataset d's sample units with
+// (Offset.ValidStarts): d's offset in pair mode; in step mode a fixed
+// offset of sample.drop_last, so that t ∈ [0, L−drop_last) — 0 when
+// nothing is dropped, and every t of the episode is a unit.
+func (c *Config) PlanOffset(d *DatasetConfig) Offset {
+	if c.Sample != nil {
+		return FixedOffset(c.Sample.DropLast)
+	}
+	return d.Offset
+}
+
 // FramesOf is the frame selection of dataset d's samples: the mix's
 // pair_frames, stride, num_frames and samples_per_episode with d's offset.
+// Pair mode only: step mode takes its frames from the sample block.
 func (c *Config) FramesOf(d *DatasetConfig) Frames {
 	return Frames{
 		Mode:              c.PairFrames,
@@ -148,7 +179,7 @@ func (c *Config) FramesOf(d *DatasetConfig) Frames {
 }
 
 // Frames is F, the frames of each sample. A valid config gives the same F
-// for every dataset it samples.
+// for every dataset it samples. Pair mode only.
 func (c *Config) Frames() int {
 	for i := range c.Datasets {
 		if d := &c.Datasets[i]; d.Sampled() {

@@ -6,12 +6,21 @@
 // rule a config must satisfy:
 //
 //   - the rules that need nothing but the config itself (ranges, choices,
-//     names, weights, the frame-mode rules of Frames), checked by Parse and
+//     names, weights, the frame-mode rules of Frames, the sample block of
+//     step mode and the keys each mode refuses), checked by Parse and
 //     Validate;
 //   - the rules that need a dataset's feature list, one predicate per rule
 //     (IsCamera for image_key, IsVector for action_keys and state_key,
 //     LanguageOf for language_key), checked by DatasetConfig.CheckFeatures
-//     against a small neutral Feature description.
+//     against a small neutral Feature description; in step mode IsCamera
+//     applies to each camera slot's key instead of image_key;
+//   - the rules that need a dataset's metadata or episode lengths in step
+//     mode: Config.StepDeltas (deltas in seconds through the dataset's
+//     fps, DatasetConfig.FrameRate) and Config.CheckLongest.
+//
+// A config without a `sample` block serves frame pairs (FramesOf, the
+// dataset's offset); with one, step samples (SampleSpec, StepDeltas, and
+// PlanOffset, which gives the plan its units in both modes).
 //
 // Every problem is a *ConfigError carrying the YAML line of the offending
 // key (the dataset entry's line when the key is absent), the dataset and

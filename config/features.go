@@ -109,8 +109,11 @@ func isLanguage(f Feature) bool { return LanguageOf(f) != LanguageNone }
 // FeatureUse is what the feature keys of a dataset resolve to.
 type FeatureUse struct {
 	// ImageKey is image_key, or the dataset's only camera when the config
-	// leaves it out.
+	// leaves it out. Pair mode only.
 	ImageKey string
+	// Cameras is the dataset's image key per camera slot (SlotKeys): its
+	// cameras, or its only image in the first slot. Step mode only.
+	Cameras map[string]string
 	// ActionDim is the number of values per step of the action keys
 	// together; StateDim that of state_key (0 without one).
 	ActionDim, StateDim int
@@ -120,8 +123,9 @@ type FeatureUse struct {
 }
 
 // CheckFeatures checks the dataset's feature keys against its features,
-// each with its rule: image_key with IsCamera, action_keys and state_key
-// with IsVector, language_key with LanguageOf. Each problem is a
+// each with its rule: image_key with IsCamera (in step mode, each slot's
+// key of cameras instead), action_keys and state_key with IsVector,
+// language_key with LanguageOf. Each problem is a
 // *ConfigError on the key's line (the entry's when the key is absent)
 // that lists the keys that would do.
 func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErrors) {
@@ -142,6 +146,8 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 		}
 	}
 	switch {
+	case d.sample != nil:
+		use.Cameras = d.checkCameras(images, byKey, &p)
 	case d.ImageKey == "" && len(images) == 1:
 		use.ImageKey = images[0]
 	case d.ImageKey == "" && len(images) == 0:
@@ -192,6 +198,36 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 		}
 	}
 	return use, p.errs
+}
+
+// checkCameras is the rule of cameras in step mode: each slot's key is a
+// per-step image (IsCamera), and a dataset with several images says which
+// goes to which slot. It returns the dataset's image key per slot.
+func (d *DatasetConfig) checkCameras(images []string, byKey map[string]Feature, p *problems) map[string]string {
+	var slots []string
+	for _, s := range d.sample.Cameras {
+		slots = append(slots, s.Name)
+	}
+	keys, err := d.SlotKeys(d.sample, images)
+	if err != nil {
+		p.add(d.Line("cameras"), d.Name, "cameras", "required: the dataset has %d image features (%s); map them to the slots (%s) with cameras: {<slot>: <image key>}",
+			len(images), strings.Join(images, ", "), strings.Join(slots, ", "))
+		return nil
+	}
+	valid := listOr(images, "none: the dataset has no per-step image feature")
+	for _, slot := range slots {
+		key, ok := keys[slot]
+		if !ok || slices.Contains(images, key) {
+			continue
+		}
+		line := d.Line("cameras." + slot)
+		if f, ok := byKey[key]; ok {
+			p.add(line, d.Name, "cameras", "slot %s: %q is a %s feature, not a per-step image (valid: %s)", slot, key, f.Kind, valid)
+		} else {
+			p.add(line, d.Name, "cameras", "slot %s: no image feature %q (valid: %s)", slot, key, valid)
+		}
+	}
+	return keys
 }
 
 // whyNot explains, where the kind, dtype and shape alone do not, why a

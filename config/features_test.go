@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -174,7 +175,7 @@ func TestCheckFeaturesUse(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := FeatureUse{ImageKey: "steps/observation/image", ActionDim: 7, StateDim: 7, Language: LanguageCodes}
-	if use != want {
+	if !reflect.DeepEqual(use, want) {
 		t.Errorf("got %+v, want %+v", use, want)
 	}
 	_, errs = d.CheckFeatures(nil)

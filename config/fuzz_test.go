@@ -3,7 +3,11 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -35,7 +39,7 @@ datasets:
 
 // FuzzParse: Parse never panics, answers the same way twice, returns only
 // ConfigErrors, and a config it accepts survives the JSON round trip that
-// info.json takes (JSON is YAML).
+// info.json takes (JSON is YAML), sample block included.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		threeDatasets,
@@ -58,6 +62,14 @@ func FuzzParse(f *testing.F) {
 		"",
 		"---\n---\n",
 		"datasets:\n  - name: a\n    source: /x\n    weight: -1\n  - name: b\n    source: /x\n",
+		// Step samples.
+		stepsMix,
+		"sample: {}\ndatasets: [{name: a, source: /x, cameras: {}}]\n",
+		"sample:\n  drop_last: 3\n  cameras:\n    p: {seconds: [-0.1, 0]}\n    w: {size: [64, 48], steps: \"-4:1:2\"}\n  state: {steps: -1}\n  action: {seconds: [0, 0.1, 0.2]}\n" +
+			"datasets:\n  - {name: a, source: /x, fps: 10, cameras: {w: wrist}}\n  - {name: b, source: /y}\n",
+		`{"sample": {"cameras": [{"name": "p", "size": [8, 8], "deltas": {"steps": [0]}}], "state": {"seconds": [1e-07]}, "action": {"steps": [0, 1]}, "drop_last": 0}, "datasets": [{"name": "a", "source": "/x", "cameras": {"p": "img"}}]}`,
+		"sample:\n  cameras: {p: {steps: \"5:0:-1\", seconds: [0]}}\n  action: {steps: \"0:99999\"}\ndatasets: [{name: a, source: /x, offset: 2, image_key: k}]\n",
+		"pair_frames: all\nsample:\n  cameras: [{name: a}, {name: a}]\ndatasets: [{name: a, source: /x, cameras: {b: c}, fps: -1}]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -88,6 +100,40 @@ func FuzzParse(f *testing.F) {
 		js3, _ := json.Marshal(c3)
 		if string(js) != string(js3) {
 			t.Fatalf("round trip changed the config:\n%s\n%s", js, js3)
+		}
+	})
+}
+
+// FuzzParseSteps: a slice string either fails or gives exactly Python's
+// range(start, stop, step), 1 to 4096 steps, each within ±1048576.
+func FuzzParseSteps(f *testing.F) {
+	for _, s := range []string{"0:50", "-1:1", "0:16:4", "5:0:-1", "0:1:", " -2 : 3 ", "0:0", "0:10:0", "a:b", "0", "1:2:3:4", "-1048576:-1048570:2", "0:4097"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseSteps(s)
+		if err != nil {
+			if got != nil || !strings.Contains(err.Error(), fmt.Sprintf("%q", s)) {
+				t.Fatalf("%q: %v, error %v does not name the slice", s, got, err)
+			}
+			return
+		}
+		parts := strings.Split(s, ":")
+		start, _ := strconv.Atoi(strings.TrimSpace(parts[0]))
+		stop, _ := strconv.Atoi(strings.TrimSpace(parts[1]))
+		step := 1
+		if len(parts) == 3 && strings.TrimSpace(parts[2]) != "" {
+			step, _ = strconv.Atoi(strings.TrimSpace(parts[2]))
+		}
+		var want []int
+		for i := start; (step > 0 && i < stop) || (step < 0 && i > stop); i += step {
+			want = append(want, i)
+			if len(want) > maxDeltas {
+				t.Fatalf("%q: accepted, but range gives more than %d steps", s, maxDeltas)
+			}
+		}
+		if !slices.Equal(got, want) || len(got) == 0 || slices.Min(got) < -maxSmall || slices.Max(got) > maxSmall {
+			t.Fatalf("%q: %v, range gives %v", s, got, want)
 		}
 	})
 }

@@ -14,10 +14,10 @@ import (
 // Keys of a config and of a dataset entry, in the order the docs list them.
 var (
 	configKeys = []string{"seed", "batch_size", "image_size", "layout", "meta", "samples_per_episode",
-		"pair_frames", "stride", "num_frames", "resize", "decode", "window_shards", "num_batches", "normalize", "datasets"}
+		"pair_frames", "stride", "num_frames", "resize", "decode", "window_shards", "num_batches", "normalize", "sample", "datasets"}
 	normalizeKeys = []string{"action", "state"}
 	datasetKeys   = []string{"name", "source", "anonymous", "split", "val_split", "weight", "image_key",
-		"offset", "language_key", "action_keys", "state_key", "robot"}
+		"offset", "language_key", "action_keys", "state_key", "robot", "cameras", "fps"}
 )
 
 // Parse reads a mix config: strict YAML (an unknown or repeated key is an
@@ -121,6 +121,8 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 					enum(g, &c.Normalize.State, ParseNormMode)
 				}
 			})
+		case "sample":
+			p.sample(c, v)
 		case "datasets":
 			p.datasets(c, v)
 		}
@@ -129,6 +131,7 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		p.add(0, "", "datasets", "required: the list of datasets to mix")
 		return c, false
 	}
+	p.sampleDefaults(c)
 	return c, true
 }
 
@@ -189,6 +192,10 @@ func (p *parser) datasets(c *Config, v *yaml.Node) {
 				f.str(&d.StateKey)
 			case "robot":
 				f.str(&d.Robot)
+			case "cameras":
+				p.cameras(&d, id, v)
+			case "fps":
+				f.float(&d.FPS)
 			}
 		})
 		if _, named := d.lines["name"]; !named && d.Source != "" {

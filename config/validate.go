@@ -147,7 +147,7 @@ func (c *Config) Validate() error {
 }
 
 // validate checks what needs no dataset metadata, after defaults are set.
-func (c *Config) validate(add func(line int, dataset, field, format string, args ...any)) {
+func (c *Config) validate(add addFunc) {
 	top := func(key, format string, args ...any) { add(c.lines[key], "", key, format, args...) }
 	if c.BatchSize <= 0 || c.BatchSize > maxBatchSize {
 		top("batch_size", "must be in 1..%d, got %d", maxBatchSize, c.BatchSize)
@@ -176,8 +176,12 @@ func (c *Config) validate(add func(line int, dataset, field, format string, args
 	if _, set := c.lines["num_batches"]; c.NumBatches < 0 || c.NumBatches > maxBatches || (set && c.NumBatches == 0) {
 		top("num_batches", "must be in 1..%d (leave it out for one pass over the sample units), got %d", int64(maxBatches), c.NumBatches)
 	}
-	mix := Frames{Mode: c.PairFrames, Stride: c.Stride, N: c.NumFrames, SamplesPerEpisode: c.SamplesPerEpisode}
-	mix.checkMix(top)
+	if c.Sample != nil {
+		c.validateSample(add)
+	} else {
+		mix := Frames{Mode: c.PairFrames, Stride: c.Stride, N: c.NumFrames, SamplesPerEpisode: c.SamplesPerEpisode}
+		mix.checkMix(top)
+	}
 
 	if len(c.Datasets) == 0 {
 		top("datasets", "the mix needs at least one dataset")
@@ -205,8 +209,14 @@ func (c *Config) validate(add func(line int, dataset, field, format string, args
 		if d.Split == "" {
 			field("split", "must not be empty (default %s)", DefaultSplit)
 		}
+		d.sample = c.Sample
 		f := c.FramesOf(d)
-		f.checkOffset(field)
+		if c.Sample != nil {
+			c.checkStepDataset(d, id, add)
+		} else {
+			f.checkOffset(field)
+			checkPairDataset(d, id, add)
+		}
 		for j, k := range d.ActionKeys {
 			if k == "" {
 				field("action_keys", "key %d is empty", j)
@@ -218,6 +228,9 @@ func (c *Config) validate(add func(line int, dataset, field, format string, args
 		sampled++
 		if d.Source == "" {
 			field("source", "required: a local dataset directory, gs://bucket/prefix/name/version or hf://datasets/OWNER/NAME[@REVISION][/PATH]")
+		}
+		if c.Sample != nil {
+			continue
 		}
 		if !f.checkMode(field) && first != nil && first.Offset != d.Offset && (f.Mode == FramesAll || f.Mode == FramesStride) {
 			field("offset", "pair_frames: %s needs the same offset in every dataset (F = %s frames per sample): %s has %s, this one %s",
