@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -40,9 +41,27 @@ type stepsSpec struct {
 		Name string `json:"name"`
 		Size [2]int `json:"size"`
 	} `json:"slots"`
-	StateDim  int           `json:"state_dim"`
-	ActionDim int           `json:"action_dim"`
-	Samples   []stepsSample `json:"samples"`
+	DropLast int `json:"drop_last"`
+	// Datasets are what info.json says of each dataset the mix samples:
+	// for LeRobot, the deltas are lerobot's own delta_indices.
+	Datasets  map[string]stepsDataset `json:"datasets"`
+	StateDim  int                     `json:"state_dim"`
+	ActionDim int                     `json:"action_dim"`
+	Samples   []stepsSample           `json:"samples"`
+}
+
+// stepsDataset is a dataset's entry under info.json's "datasets" in step
+// mode; the references leave out Slots of slots the dataset does not map,
+// and FPS where the dataset has none.
+type stepsDataset struct {
+	DatasetIndex *int64            `json:"dataset_index"`
+	FPS          float64           `json:"fps"`
+	Cameras      map[string]string `json:"cameras"`
+	Deltas       *struct {
+		Slots  map[string][]int `json:"slots"`
+		State  []int            `json:"state"`
+		Action []int            `json:"action"`
+	} `json:"deltas"`
 }
 
 type stepsSample struct {
@@ -150,9 +169,11 @@ type stepsInfo struct {
 	Val        *struct {
 		NumBatches int64 `json:"num_batches"`
 	} `json:"val"`
-	Sample *struct {
-		Mode   string `json:"mode"`
-		Arrays []struct {
+	Datasets map[string]stepsDataset `json:"datasets"`
+	Sample   *struct {
+		Mode     string `json:"mode"`
+		DropLast int    `json:"drop_last"`
+		Arrays   []struct {
 			Name  string `json:"name"`
 			File  string `json:"file"`
 			DType string `json:"dtype"`
@@ -190,6 +211,12 @@ func checkStepsMount(t *testing.T, ref *stepsRef, spec *stepsSpec, dir string) {
 	}
 	if len(names) != len(want) {
 		t.Fatalf("info.json sample.arrays %v: want %d arrays, the contract's list for this spec", names, len(want))
+	}
+	if info.Sample.DropLast != spec.DropLast {
+		t.Errorf("info.json sample.drop_last %d, want %d", info.Sample.DropLast, spec.DropLast)
+	}
+	for name, w := range spec.Datasets {
+		checkStepsDatasetInfo(t, name, info.Datasets[name], w)
 	}
 
 	index := map[string]*stepsSample{}
@@ -304,6 +331,34 @@ print("ok", len(info["sample"]["arrays"]))
 			t.Fatalf("numpy.load of batch 0: %v\n%s", err, out)
 		}
 	})
+}
+
+// checkStepsDatasetInfo compares info.json's datasets.<name> with the
+// reference's: dataset_index, cameras, fps (where the reference has one)
+// and the deltas resolved to steps.
+func checkStepsDatasetInfo(t *testing.T, name string, got, want stepsDataset) {
+	t.Helper()
+	if got.DatasetIndex == nil || *got.DatasetIndex != *want.DatasetIndex {
+		t.Errorf("info.json datasets.%s.dataset_index %v, want %d", name, got.DatasetIndex, *want.DatasetIndex)
+	}
+	if !maps.Equal(got.Cameras, want.Cameras) {
+		t.Errorf("info.json datasets.%s.cameras %v, want %v", name, got.Cameras, want.Cameras)
+	}
+	if want.FPS != 0 && got.FPS != want.FPS {
+		t.Errorf("info.json datasets.%s.fps %v, want %v", name, got.FPS, want.FPS)
+	}
+	if got.Deltas == nil {
+		t.Errorf("info.json datasets.%s has no deltas", name)
+		return
+	}
+	for slot, d := range want.Deltas.Slots {
+		if !slices.Equal(got.Deltas.Slots[slot], d) {
+			t.Errorf("info.json datasets.%s.deltas.slots.%s %v, want %v", name, slot, got.Deltas.Slots[slot], d)
+		}
+	}
+	if !slices.Equal(got.Deltas.State, want.Deltas.State) || !slices.Equal(got.Deltas.Action, want.Deltas.Action) {
+		t.Errorf("info.json datasets.%s.deltas state %v action %v, want %v and %v", name, got.Deltas.State, got.Deltas.Action, want.Deltas.State, want.Deltas.Action)
+	}
 }
 
 func sumValues(m map[string]int) int {

@@ -217,6 +217,7 @@ def main() -> int:
             if spec[name][0] is not None:
                 dts[key] = spec[name][0]
         ds = LeRobotDataset(f"oxefs/{NAME}", root=ROOT, delta_timestamps=dts, video_backend="pyav")
+        resolved = resolve(spec, ds.delta_indices)
         samples = []
         for i in range(len(ds)):
             item = ds[i]
@@ -269,6 +270,8 @@ def main() -> int:
                 "layout": spec["layout"],
                 "batch_size": spec["batch_size"],
                 "delta_timestamps": dts,
+                "drop_last": spec["drop_last"],
+                "datasets": {NAME: {"dataset_index": 0, "fps": FPS, "cameras": {n: k for n, _, k, _, _ in spec["slots"] if k}, "deltas": resolved}},
                 "slots": [{"name": n, "size": sz, "key": k} for n, sz, k, _, _ in spec["slots"]],
                 "state_dim": 6,
                 "action_dim": 7,
@@ -296,9 +299,37 @@ def main() -> int:
 
 
 def yaml_steps(dl: str) -> list[int]:
-    """The steps of a slot's YAML deltas written as `steps: [a, b]`."""
+    """The steps of YAML deltas written as `steps: [a, b]` or as a slice
+    `steps: "start:stop"`."""
+    if dl.startswith('steps: "'):
+        a, b = dl[len('steps: "') : -1].split(":")
+        return list(range(int(a), int(b)))
     assert dl.startswith("steps: ["), dl
     return [int(x) for x in dl[len("steps: [") : -1].split(",")]
+
+
+def resolve(spec: dict, delta_indices: dict | None) -> dict:
+    """The dataset's deltas in steps, as info.json lists them: lerobot's
+    own delta_indices (round(d * fps)) for deltas given in seconds, the
+    config's steps otherwise ([0] where it gives none). Slots the dataset
+    does not map are left out. Deltas given both ways must agree."""
+    di = delta_indices or {}
+
+    def one(key, secs, dl):
+        steps = yaml_steps(dl) if dl and dl.startswith("steps:") else None
+        if secs is not None:
+            if steps is not None and steps != di[key]:
+                sys.exit(f"{spec['name']} {key}: the config's steps {steps} are not lerobot's {di[key]}")
+            return di[key]
+        return steps if steps is not None else [0]
+
+    out = {"slots": {}}
+    for name, _, key, secs, dl in spec["slots"]:
+        if key:
+            out["slots"][name] = one(key, secs, dl)
+    out["state"] = one("observation.state", *spec["state"])
+    out["action"] = one("action", *spec["action"])
+    return out
 
 
 if __name__ == "__main__":

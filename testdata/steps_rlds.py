@@ -307,6 +307,20 @@ def main() -> int:
                 "slots": [{"name": n, "size": sz, "deltas": dl} for n, sz, dl in spec["slots"]],
                 "state_deltas": spec["state"],
                 "action_deltas": spec["action"],
+                "drop_last": spec["drop_last"],
+                "datasets": {
+                    d["name"]: {
+                        "dataset_index": di,
+                        "cameras": d["cameras"],
+                        "deltas": {
+                            "slots": {n: dl for n, _, dl in spec["slots"] if n in d["cameras"]},
+                            "state": spec["state"],
+                            "action": spec["action"],
+                        },
+                    }
+                    for di, d in enumerate(DATASETS)
+                    if d["name"] in episodes
+                },
                 "state_dim": S,
                 "action_dim": A,
                 "samples": samples,
