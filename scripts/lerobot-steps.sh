@@ -16,11 +16,12 @@
 # "(b) spec cameras" removes the cameras the spec does not use from
 # LeRobot's features (LeRobotDataset otherwise decodes every camera, here
 # synth_bridge's second one too). Each case runs RUNS times (fresh
-# workers, WARMUP batches, then BATCHES timed); the table gives medians of
+# workers, WARMUP batches, then BATCHES timed: multiples of WORKERS, as the
+# workers deliver batches in rounds); the table gives medians of
 # samples/s and of CPU ms per sample (the process and its workers).
 #
 #   ./scripts/lerobot-steps.sh   # PY=/tmp/lrvenv/bin/python DATA=/tmp/oxefs-lerobot-steps OUT=/tmp/lerobot-steps-out
-#                                # RUNS=3 WORKERS=4 WARMUP=3 BATCHES=10
+#                                # RUNS=3 WORKERS=4 WARMUP=WORKERS BATCHES=4*WORKERS
 #
 # PY is a Python with lerobot 0.4.x (`pip install lerobot==0.4.4` in a
 # venv; never needed by CI). Writing the data takes about 30 s on 2 cores;
@@ -41,8 +42,8 @@ DATA=${DATA:-/tmp/oxefs-lerobot-steps}
 OUT=${OUT:-/tmp/lerobot-steps-out}
 RUNS=${RUNS:-3}
 WORKERS=${WORKERS:-4}
-WARMUP=${WARMUP:-3}
-BATCHES=${BATCHES:-10}
+WARMUP=${WARMUP:-$WORKERS}
+BATCHES=${BATCHES:-$((4 * WORKERS))}
 SYNTH=${SYNTH:-"--datasets 2 --episodes 10 --steps 100"}
 OXEFS_BENCH=${OXEFS_BENCH:-"--workers $WORKERS --warmup 5 --batches 20"}
 mkdir -p "$OUT"
@@ -55,7 +56,8 @@ for s in b c; do sed "s#@SYNTH@#$DATA#" "scripts/peer/lerobot_steps_$s.yaml" > "
 lerobot() { # name, spec, extra flags...
   local name=$1 spec=$2; shift 2
   nice "$PY" scripts/peer/lerobot_steps.py "$OUT/spec_$spec.yaml" --workers "$WORKERS" --warmup "$WARMUP" \
-    --batches "$BATCHES" --runs "$RUNS" "$@" > "$OUT/$name.json" 2> "$OUT/$name.log"
+    --batches "$BATCHES" --runs "$RUNS" "$@" > "$OUT/$name.json" 2> "$OUT/$name.log" ||
+    { tail -5 "$OUT/$name.log" >&2; echo "$name failed: $OUT/$name.log" >&2; exit 1; }
   echo "$name done" >&2
 }
 oxefs() { # spec

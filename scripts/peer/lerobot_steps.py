@@ -4,7 +4,7 @@ of LeRobot v3 datasets with a `sample:` block) is turned into
 LeRobotDataset(root, delta_timestamps=...) per dataset, and a torch
 DataLoader (shuffle, num_workers) draws batches from their concatenation.
 
-    python lerobot_steps.py SPEC.yaml [--workers 4] [--warmup 3] [--batches 20] [--runs 3]
+    python lerobot_steps.py SPEC.yaml [--synth DIR] [--workers 4] [--warmup 4] [--batches 16] [--runs 3]
 
 In the workers, each sample becomes what an oxefs batch holds for it:
 every camera slot's frames resized to the slot's size (bilinear, no
@@ -23,7 +23,9 @@ others from the dataset's features first, so that the decode work is the
 spec's.
 
 Each run starts fresh workers, draws --warmup batches, then times
---batches batches: samples/s, and CPU seconds per sample of this process
+--batches batches (by default one and four rounds of the workers: the
+workers deliver their batches in rounds, so a count that is not a
+multiple of --workers times part of a round): samples/s, and CPU seconds per sample of this process
 and its workers (utime + stime from /proc over the timed batches). Prints
 one JSON object with every run and the medians. Needs the lerobot package
 (0.4.x, dataset format v3.0) and PyYAML; never run by CI.
@@ -172,9 +174,12 @@ class StepSamples:
         return self.n
 
     def _frames(self, x, size):
-        """[T,3,H,W] float in [0,1] -> [T,3,h,w] uint8."""
+        """[T,3,H,W] float in [0,1] -> [T,3,h,w] uint8 (LeRobot squeezes
+        T = 1 away: [3,H,W])."""
         import torch
 
+        if x.dim() == 3:
+            x = x.unsqueeze(0)
         if tuple(x.shape[-2:]) != size:
             if self.resize == "torchvision":
                 from torchvision.transforms.v2 import functional as TF
@@ -242,7 +247,7 @@ def run_once(samples, a, seed):
     g = torch.Generator()
     g.manual_seed(seed)
     loader = torch.utils.data.DataLoader(samples, batch_size=a.batch_size, shuffle=True, generator=g,
-                                         num_workers=a.workers, drop_last=True, persistent_workers=True)
+                                         num_workers=a.workers, drop_last=True, persistent_workers=a.workers > 0)
 
     def batches():
         while True:  # epochs, as lerobot's train loop cycles its loader
@@ -253,14 +258,15 @@ def run_once(samples, a, seed):
     first = next(it)
     for _ in range(a.warmup - 1):
         next(it)
-    pids = [os.getpid()] + [w.pid for w in loader._iterator._workers]
+    pids = [os.getpid()] + ([w.pid for w in loader._iterator._workers] if a.workers else [])
     c0, t0 = cpu_seconds(pids), time.perf_counter()
     n = 0
     for _ in range(a.batches):
         n += len(next(it)["frame_index"])
     t1 = time.perf_counter()
     c1 = cpu_seconds(pids)
-    loader._iterator._shutdown_workers()
+    if a.workers:
+        loader._iterator._shutdown_workers()
     return first, {
         "samples": n, "wall_s": t1 - t0, "warmup_s": t0 - t_start,
         "samples_per_s": n / (t1 - t0), "cpu_s_per_sample": (c1 - c0) / n,
@@ -273,8 +279,8 @@ def main():
     ap.add_argument("--synth", help="replaces @SYNTH@ in the spec")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--batch-size", type=int, help="default: the spec's batch_size")
-    ap.add_argument("--warmup", type=int, default=3, help="batches drawn before the timing starts (at least 1)")
-    ap.add_argument("--batches", type=int, default=20, help="batches timed per run")
+    ap.add_argument("--warmup", type=int, help="batches drawn before the timing starts (default: --workers)")
+    ap.add_argument("--batches", type=int, help="batches timed per run (default: 4 × --workers)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--video-backend", choices=["auto", "pyav", "torchcodec"], default="auto",
                     help="auto: torchcodec when it loads, else pyav")
@@ -282,7 +288,8 @@ def main():
     ap.add_argument("--only-spec-cameras", action="store_true",
                     help="decode only the cameras the spec maps (LeRobotDataset decodes all)")
     a = ap.parse_args()
-    a.warmup = max(a.warmup, 1)
+    a.warmup = max(a.warmup or a.workers, 1)
+    a.batches = a.batches or 4 * max(a.workers, 1)
 
     import torch
 
@@ -318,7 +325,7 @@ def main():
         "runs": runs,
         "samples_per_s": statistics.median(r["samples_per_s"] for r in runs),
         "cpu_s_per_sample": statistics.median(r["cpu_s_per_sample"] for r in runs),
-    }, indent=1))
+    }))
 
 
 if __name__ == "__main__":
