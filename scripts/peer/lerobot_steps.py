@@ -24,11 +24,13 @@ spec's.
 
 Each run starts fresh workers, draws --warmup batches, then times
 --batches batches (by default one and four rounds of the workers: the
-workers deliver their batches in rounds, so a count that is not a
-multiple of --workers times part of a round): samples/s, and CPU seconds per sample of this process
-and its workers (utime + stime from /proc over the timed batches). Prints
-one JSON object with every run and the medians. Needs the lerobot package
-(0.4.x, dataset format v3.0) and PyYAML; never run by CI.
+workers deliver their batches in rounds, and a count that is not a
+multiple of --workers times part of a round): samples/s, and CPU seconds
+per sample of this process and its workers (utime + stime from /proc over
+the timed batches). Prints one JSON object with every run and the
+medians on stdout, each run and the first batch's arrays on stderr.
+Needs the lerobot package (0.4.x, dataset format v3.0) and PyYAML; never
+run by CI.
 """
 import argparse
 import json
