@@ -424,3 +424,6 @@ func copyFrame(lay config.Layout, hw int, dst []byte, ndst, to int, src []byte, 
 	}
 	copy(dst[to*hw*3:(to+1)*hw*3], src[from*hw*3:(from+1)*hw*3])
 }
+
+// DropLast is the mix's drop_last.
+func (a *Assembler) DropLast() int { return a.spec.DropLast }
