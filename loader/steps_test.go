@@ -17,9 +17,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oxefs/oxefs/bench"
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
+
+type episodeKey = episode.Key
 
 // stepConfig parses a pair-mode YAML and makes it a step-mode config:
 // the sample block and each dataset's cameras are set in Go (the parser of
@@ -499,5 +503,173 @@ func TestStepsConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStepsNormalised: with normalize, each step of the state history and
+// action chunk is normalised with the dataset's per-step statistics, and
+// the dimensions a dataset does not have stay 0 (tiny_table's action has
+// 2 of the mix's 7; its only camera goes to the first slot).
+func TestStepsNormalised(t *testing.T) {
+	spec := &config.SampleSpec{
+		Cameras: twoSlots([]int{0}),
+		State:   config.Deltas{Steps: []int{-1, 0}},
+		Action:  config.Deltas{Steps: []int{-1, 0, 1, 10}},
+	}
+	yaml := bridgeStepYAML(t, "  - name: table\n    source: "+filepath.Join(testkit.Testdata(t), "datasets/tiny_table/1.0.0")+
+		"\n    action_keys: [steps/action]\n    state_key: steps/observation/effector_translation\n") + "normalize: {action: mean_std, state: mean_std}\n"
+	cfg := stepConfig(t, yaml, spec, bridgeCams)
+	p, err := openStepPipeline(t, cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := map[string]int{}
+	for n := range min(p.Train.Len(), 6) {
+		b := readStepBatch(t, p, n)
+		for i, name := range b.meta.DatasetName {
+			var d *Dataset
+			for _, x := range p.Mix.Datasets {
+				if x.Config.Name == name {
+					d = x
+				}
+			}
+			own := d.ActionDim
+			act, mask := b.arrays["action"].f32(i), b.arrays["action_mask"].bytes(i)
+			for j := range 4 {
+				for k := range 7 {
+					if k >= own && act[j*7+k] != 0 {
+						t.Fatalf("%s: padded action dim %d = %v", name, k, act[j*7+k])
+					}
+				}
+			}
+			for k := range 7 {
+				if (mask[k] == 1) != (k < own) {
+					t.Fatalf("%s: action_mask %v for %d dims", name, mask, own)
+				}
+			}
+			if name == "table" {
+				if m := b.arrays["image_mask"].bytes(i); !bytes.Equal(m, []byte{1, 0, 0}) {
+					t.Fatalf("table's only camera: image_mask %v, want the first slot", m)
+				}
+			}
+			// The chunk at delta 0 against the raw value read from the
+			// episode, normalised by hand.
+			ep, err := d.Episodes.Episode(context.Background(), keyOf(t, d, b.meta.EpisodeID[i]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt := int(b.arrays["frame_index"].i64(i))
+			var raw []float64
+			for _, key := range d.Config.ActionKeys {
+				v, err := ep.Feature(key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				vals, err := v.Float64s(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				per := len(vals) / ep.Steps()
+				raw = append(raw, vals[tt*per:(tt+1)*per]...)
+			}
+			s := d.Norm.Action
+			for k, x := range raw {
+				want := float32((x - s.Mean[k]) / s.Std[k])
+				if s.Std[k] == 0 {
+					want = float32(x - s.Mean[k])
+				}
+				if got := act[1*7+k]; math.Abs(float64(got-want)) > 1e-5*max(1, math.Abs(float64(want))) {
+					t.Fatalf("%s t=%d action[%d] = %v, want (%v − %v)/%v = %v", name, tt, k, got, x, s.Mean[k], s.Std[k], want)
+				}
+			}
+			checked[name]++
+		}
+	}
+	if checked["bridge"] == 0 || checked["table"] == 0 {
+		t.Fatalf("samples checked: %v", checked)
+	}
+}
+
+// keyOf turns an RLDS episode id (dataset/split/shard/record) back into
+// its key.
+func keyOf(t *testing.T, d *Dataset, id string) episodeKey {
+	t.Helper()
+	f := strings.Split(id, "/")
+	shard, _ := strconv.Atoi(f[2])
+	rec, _ := strconv.Atoi(f[3])
+	return episodeKey{Split: f[1], Shard: shard, Record: rec}
+}
+
+// TestStepsSubstitution: with drop_last 12 only four episodes of
+// tiny_bridge have a t; every other is replaced, deterministically
+// whatever the read order, and counted.
+func TestStepsSubstitution(t *testing.T) {
+	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}, DropLast: 12}
+	yaml := "batch_size: 8\nwindow_shards: 1\nsamples_per_episode: 1\ndatasets:\n  - name: bridge\n    source: " + bridgeSource(t) + "\n    action_keys: [steps/action/world_vector]\n"
+	open := func() *Pipeline {
+		p, err := openStepPipeline(t, stepConfig(t, yaml, spec, bridgeCams), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fw, bw := open(), open()
+	n := fw.Train.Len()
+	got := make([]map[string][]byte, n)
+	for i := range n {
+		files, err := fw.BatchFiles(context.Background(), fw.Train, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = files
+	}
+	long := "bridge/train/0/1 bridge/train/0/4 bridge/train/0/6 bridge/train/2/2"
+	for i := n - 1; i >= 0; i-- {
+		files, err := bw.BatchFiles(context.Background(), bw.Train, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range got[i] {
+			if !bytes.Equal(v, files[k]) {
+				t.Fatalf("batch %d %s differs when batches are read in another order", i, k)
+			}
+		}
+		var meta struct {
+			EpisodeID []string `json:"episode_id"`
+		}
+		if err := json.Unmarshal(files[".json"], &meta); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range meta.EpisodeID {
+			if !strings.Contains(long, id) {
+				t.Fatalf("a sample of %s, which has no t for drop_last 12", id)
+			}
+		}
+	}
+	var stats struct {
+		Substitutions map[string]int64 `json:"substitutions"`
+	}
+	if err := json.Unmarshal(fw.Stats(), &stats); err != nil {
+		t.Fatal(err)
+	}
+	if stats.Substitutions["short_episode"] < 20 {
+		t.Fatalf("substitutions %v, want at least 20 short episodes", stats.Substitutions)
+	}
+}
+
+// TestStepsBenchInProcess: `oxefs bench --config` reads a step mix
+// in-process (bench.InProcess over the pipeline).
+func TestStepsBenchInProcess(t *testing.T) {
+	spec := &config.SampleSpec{Cameras: twoSlots([]int{-1, 0}), Action: config.Deltas{Steps: []int{0, 1, 2}}}
+	p, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, ""), spec, bridgeCams), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bench.Run(context.Background(), bench.InProcess{P: p, Desc: "steps"}, bench.Options{Readers: 2, Warmup: 1, Batches: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 5 || res.Records[0].Bytes < p.Layout().Total {
+		t.Fatalf("bench records %+v, want 5 of at least %d bytes", res.Records, p.Layout().Total)
 	}
 }
