@@ -262,9 +262,11 @@ func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, 
 			if b.meta != config.MetaNone {
 				m = &metas[i]
 			}
+			before := w.window.Decoded()
 			errs[i] = b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
 				return b.steps[c.Dataset].Build(ctx, w.window, c, ep, batch, i, m)
 			})
+			b.stats.FramesDecoded.Add(w.window.Decoded() - before)
 		}
 		wg.Add(1)
 		if err := b.pool.submit(ctx, job); err != nil {

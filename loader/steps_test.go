@@ -207,8 +207,19 @@ func TestStepsRLDS(t *testing.T) {
 	}
 	man := manifestSteps(t, "tiny_bridge")
 	seen := map[string]bool{}
+	frames := 0 // distinct frames of each batch: (episode, camera, step)
 	for n := range p.Train.Len() {
 		b := readStepBatch(t, p, n)
+		distinct := map[string]bool{}
+		for i, id := range b.meta.EpisodeID {
+			tt := int(b.arrays["frame_index"].i64(i))
+			for _, d := range []int{-1, 0} {
+				x := min(max(tt+d, 0), man["tiny_bridge"+strings.TrimPrefix(id, "bridge")].Steps-1)
+				distinct[fmt.Sprint(id, "primary", x)] = true
+				distinct[fmt.Sprint(id, "wrist", x)] = true
+			}
+		}
+		frames += len(distinct)
 		for i, id := range b.meta.EpisodeID {
 			rec, ok := man["tiny_bridge"+strings.TrimPrefix(id, "bridge")]
 			if !ok {
@@ -268,6 +279,18 @@ func TestStepsRLDS(t *testing.T) {
 	if want := min(total, int(p.Train.Len())*8); len(seen) != want {
 		t.Fatalf("%d distinct (episode, t) served, want %d", len(seen), want)
 	}
+	// Decode once: each batch decoded each of its distinct frames once,
+	// not once per position (2 slots × 2 deltas per sample).
+	var st struct {
+		FramesDecoded *int64 `json:"frames_decoded"`
+	}
+	if err := json.Unmarshal(p.Stats(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.FramesDecoded == nil || *st.FramesDecoded != int64(frames) {
+		t.Fatalf("stats.json frames_decoded %v, want the batches' %d distinct frames (of %d positions)", st.FramesDecoded, frames, 4*p.Train.Len()*8)
+	}
+	t.Logf("%d frames decoded for %d positions", frames, 4*p.Train.Len()*8)
 	var info struct {
 		Sample struct {
 			Mode   string `json:"mode"`
@@ -671,5 +694,35 @@ func TestStepsBenchInProcess(t *testing.T) {
 	}
 	if len(res.Records) != 5 || res.Records[0].Bytes < p.Layout().Total {
 		t.Fatalf("bench records %+v, want 5 of at least %d bytes", res.Records, p.Layout().Total)
+	}
+}
+
+// TestStepsValView: the val view serves step batches too, from val_split.
+func TestStepsValView(t *testing.T) {
+	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
+	p, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, "    val_split: val\n"), spec, bridgeCams), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Val == nil || p.Val.Len() == 0 {
+		t.Fatal("no val view")
+	}
+	files, err := p.BatchFiles(context.Background(), p.Val, p.Val.Len()-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		EpisodeID []string `json:"episode_id"`
+	}
+	if err := json.Unmarshal(files[".json"], &meta); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range meta.EpisodeID {
+		if !strings.HasPrefix(id, "bridge/val/") {
+			t.Fatalf("val batch holds %s", id)
+		}
+	}
+	for _, a := range p.Layout().Arrays {
+		parseNPYFile(t, a.File, files["."+a.File])
 	}
 }
