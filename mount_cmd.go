@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oxefs/oxefs/batch"
 	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/loader"
 )
@@ -66,16 +65,16 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	if p.MultiRank() {
 		for _, r := range p.Ranks {
-			fr := fs.Rank{Rank: r.Rank, Train: fsView{r.Train}, Info: func() []byte { return p.RankInfo(r) }, Stats: func() []byte { return p.RankStats(r) }}
+			fr := fs.Rank{Rank: r.Rank, Train: p.FSView(r.Train), Info: func() []byte { return p.RankInfo(r) }, Stats: func() []byte { return p.RankStats(r) }}
 			if r.Val != nil { // a nil *Scheduler in the interface would not be nil
-				fr.Val = fsView{r.Val}
+				fr.Val = p.FSView(r.Val)
 			}
 			opts.Ranks = append(opts.Ranks, fr)
 		}
 	} else {
-		opts.Train = fsView{p.Train}
+		opts.Train = p.FSView(p.Train)
 		if p.Val != nil {
-			opts.Val = fsView{p.Val}
+			opts.Val = p.FSView(p.Val)
 		}
 	}
 	srv, err := fs.Mount(c.Mountpoint, opts, fs.MountOptions{AllowOther: c.AllowOther, Passthrough: c.Passthrough, DirectIO: c.DirectIO, NonEmpty: c.NonEmpty})
@@ -186,15 +185,4 @@ func (c *mountCmd) drain(log *slog.Logger, p *loader.Pipeline, srv *fs.Server, g
 		log.Info("fusectl is not mounted: the connection ends as the daemon exits")
 	}
 	return nil
-}
-
-// fsView adapts a scheduler to fs.Batches (whose Get returns the interface).
-type fsView struct{ *batch.Scheduler }
-
-func (v fsView) Get(ctx context.Context, n int64) (fs.Batch, error) {
-	b, err := v.Scheduler.Get(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
 }

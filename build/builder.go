@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/window"
 )
 
 // Builder builds the batches of one plan (the train or the val view).
@@ -19,11 +21,15 @@ type Builder struct {
 	plan     *plan.Plan
 	datasets []Dataset
 	asm      []*pairs.Assembler // by dataset index; nil where the plan never samples it
-	pool     *Pool
-	stats    *Stats
-	log      *slog.Logger
-	fetch    func(ctx context.Context, samples []plan.Sample) error
-	subs     *substitutions // what substitution has learnt, shared by the workers
+	// step mode (NewSteps): the assemblers of step samples and the
+	// batch's layout; nil in pair mode
+	steps  []*window.Assembler
+	layout *window.Layout
+	pool   *Pool
+	stats  *Stats
+	log    *slog.Logger
+	fetch  func(ctx context.Context, samples []plan.Sample) error
+	subs   *substitutions // what substitution has learnt, shared by the workers
 
 	// constants
 	meta        config.MetaMode
@@ -80,8 +86,29 @@ func New(plan *plan.Plan, datasets []Dataset, asm []*pairs.Assembler, pool *Pool
 	return b, nil
 }
 
-// Shape is the batch array's shape for the given layout.
+// NewSteps builds plan's batches of step samples (package window) with one
+// assembler per dataset, into buffers of layout.Total bytes that hold
+// every array's file, headers included (batch.Config.Headerless).
+func NewSteps(plan *plan.Plan, datasets []Dataset, asm []*window.Assembler, layout *window.Layout, pool *Pool, opts Options) (*Builder, error) {
+	if !slices.ContainsFunc(asm, func(a *window.Assembler) bool { return a != nil }) {
+		return nil, errors.New("no dataset to build samples from")
+	}
+	if layout.Arrays[0].Shape[0] != plan.BatchSize() {
+		return nil, fmt.Errorf("a layout of batches of %d for a plan of %d", layout.Arrays[0].Shape[0], plan.BatchSize())
+	}
+	return &Builder{
+		plan: plan, datasets: datasets, steps: asm, layout: layout, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
+		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
+		subs: newSubstitutions(len(datasets)),
+	}, nil
+}
+
+// Shape is the batch array's shape for the given layout; in step mode,
+// the buffer's length in bytes.
 func (b *Builder) Shape() []int {
+	if b.layout != nil {
+		return []int{int(b.layout.Total)}
+	}
 	cfg := b.firstAssembler().Config()
 	f := b.firstAssembler().FramesPerSample()
 	if cfg.Layout == config.BCFHW {
@@ -102,6 +129,9 @@ func (b *Builder) firstAssembler() *pairs.Assembler {
 // Build fills buf, the batch's frames, with batch n and returns its
 // metadata file (nil with meta: none). It is a batch.BuildFunc.
 func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error) {
+	if b.layout != nil {
+		return b.buildSteps(ctx, n, buf)
+	}
 	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
 	if len(buf) != len(samples)*b.sampleBytes {
 		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(buf), len(samples), b.sampleBytes)
@@ -115,7 +145,7 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 	errs := make([]error, len(samples))
 	var wg sync.WaitGroup
 	for i, s := range samples {
-		job := func(w *pairs.Worker) {
+		job := func(w *worker) {
 			defer wg.Done()
 			if err := ctx.Err(); err != nil {
 				errs[i] = err // cancelled while queued: decode nothing
@@ -125,7 +155,10 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 			if b.meta != config.MetaNone {
 				m = &metas[i]
 			}
-			errs[i] = b.sample(ctx, w, s, buf[i*b.sampleBytes:(i+1)*b.sampleBytes], m)
+			dst := buf[i*b.sampleBytes : (i+1)*b.sampleBytes]
+			errs[i] = b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
+				return b.asm[c.Dataset].Build(ctx, w.pairs, c, ep, dst, m)
+			})
 		}
 		wg.Add(1)
 		if err := b.pool.submit(ctx, job); err != nil {
@@ -151,8 +184,10 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 // loading them (they would fail again). The sample fails only when no
 // episode of the dataset can be used, with an error that says so, or after
 // maxImageFailures candidates whose frames do not decode.
-func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s plan.Sample, dst []byte, m *pairs.Meta) error {
-	err := b.try(ctx, w, s, dst, m)
+//
+// build writes a candidate from its episode into the sample's place.
+func (b *Builder) sample(ctx context.Context, s plan.Sample, build func(c plan.Sample, ep episode.Episode) error) error {
+	err := b.try(ctx, s, build)
 	if err == nil {
 		return nil
 	}
@@ -173,7 +208,7 @@ func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s plan.Sample, ds
 			}
 			continue
 		}
-		err := b.try(ctx, w, c, dst, m)
+		err := b.try(ctx, c, build)
 		if err == nil {
 			return nil
 		}
@@ -197,4 +232,52 @@ func (b *Builder) sample(ctx context.Context, w *pairs.Worker, s plan.Sample, ds
 		b.log.Error("dataset has no usable episode", "dataset", b.datasets[s.Dataset].Name, "err", err)
 	}
 	return err
+}
+
+// buildSteps is Build in step mode: buf is the whole batch, every array's
+// file; each sample writes its part of every array, decoding each frame
+// once per batch (window.Batch).
+func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, error) {
+	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
+	if int64(len(buf)) != b.layout.Total || len(samples) != b.batchSize {
+		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples, want %d bytes for %d", n, len(buf), len(samples), b.layout.Total, b.batchSize)
+	}
+	if b.fetch != nil {
+		if err := b.fetch(ctx, samples); err != nil {
+			return nil, fmt.Errorf("batch %d: %w", n, err)
+		}
+	}
+	batch := window.NewBatch(b.layout, buf)
+	metas := make([]window.Meta, len(samples))
+	errs := make([]error, len(samples))
+	var wg sync.WaitGroup
+	for i, s := range samples {
+		job := func(w *worker) {
+			defer wg.Done()
+			if err := ctx.Err(); err != nil {
+				errs[i] = err // cancelled while queued: decode nothing
+				return
+			}
+			var m *window.Meta
+			if b.meta != config.MetaNone {
+				m = &metas[i]
+			}
+			before := w.window.Decoded()
+			errs[i] = b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
+				return b.steps[c.Dataset].Build(ctx, w.window, c, ep, batch, i, m)
+			})
+			b.stats.FramesDecoded.Add(w.window.Decoded() - before)
+		}
+		wg.Add(1)
+		if err := b.pool.submit(ctx, job); err != nil {
+			wg.Done()
+			errs[i] = err
+			break
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("batch %d: %w", n, err)
+	}
+	return window.MetaJSON(b.meta, metas)
 }

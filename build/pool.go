@@ -8,6 +8,7 @@ import (
 
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/window"
 )
 
 // errPoolClosed is returned by a submission after Pool.Close.
@@ -23,8 +24,8 @@ var errPoolClosed = errors.New("decode pool closed: the daemon is shutting down"
 // before Close runs.
 type Pool struct {
 	// constants
-	jobs    chan func(*pairs.Worker) // closed by Close, under mu
-	wg      sync.WaitGroup           // workers
+	jobs    chan func(*worker) // closed by Close, under mu
+	wg      sync.WaitGroup     // workers
 	decoder string
 
 	mu     sync.RWMutex
@@ -37,24 +38,25 @@ func NewPool(n int, opts frames.DecoderOptions) (*Pool, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("--workers must be at least 1, got %d", n)
 	}
-	p := &Pool{jobs: make(chan func(*pairs.Worker), 4*n)}
-	workers := make([]*pairs.Worker, n)
+	p := &Pool{jobs: make(chan func(*worker), 4*n)}
+	workers := make([]*worker, n)
 	for i := range workers {
 		d, err := frames.NewDecoder(opts)
 		if err != nil {
 			for _, w := range workers[:i] {
-				w.Close()
+				w.pairs.Close()
 			}
 			return nil, err
 		}
-		workers[i] = pairs.NewWorker(d)
+		pw := pairs.NewWorker(d)
+		workers[i] = &worker{pairs: pw, window: window.NewWorker(d)}
 	}
-	p.decoder = workers[0].Decoder().Name()
+	p.decoder = workers[0].pairs.Decoder().Name()
 	for _, w := range workers {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			defer w.Close()
+			defer w.pairs.Close()
 			for job := range p.jobs {
 				job(w)
 			}
@@ -68,7 +70,7 @@ func (p *Pool) Decoder() string { return p.decoder }
 
 // submit queues job for a worker. It gives up when ctx ends first, and
 // returns errPoolClosed after Close. A queued job always runs.
-func (p *Pool) submit(ctx context.Context, job func(*pairs.Worker)) error {
+func (p *Pool) submit(ctx context.Context, job func(*worker)) error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -95,4 +97,11 @@ func (p *Pool) Close() {
 	}
 	p.mu.Unlock()
 	p.wg.Wait()
+}
+
+// worker is one pool goroutine's: the pairs' worker, which owns the
+// decoder, and the step samples' worker, which borrows it.
+type worker struct {
+	pairs  *pairs.Worker
+	window *window.Worker
 }

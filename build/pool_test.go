@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/pairs"
 )
 
 // TestPoolSubmitRacesClose submits decode jobs from many goroutines while
@@ -28,7 +27,7 @@ func TestPoolSubmitRacesClose(t *testing.T) {
 				<-start
 				for range 100 {
 					done := make(chan struct{})
-					if err := p.submit(context.Background(), func(*pairs.Worker) { close(done) }); err != nil {
+					if err := p.submit(context.Background(), func(*worker) { close(done) }); err != nil {
 						if !errors.Is(err, errPoolClosed) {
 							t.Errorf("submit: %v, want errPoolClosed", err)
 						}

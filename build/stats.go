@@ -7,6 +7,9 @@ import (
 
 // Stats counts what the builders of one view did, for stats.json.
 type Stats struct {
+	// FramesDecoded counts the frames step samples decoded (package
+	// window: each once per batch, whichever samples use it).
+	FramesDecoded atomic.Int64
 	// Samples counts samples built per dataset (index of the datasets
 	// given to New).
 	Samples []atomic.Int64

@@ -101,7 +101,7 @@ func (u *substitutions) setUnusable(dataset int, err error) bool {
 }
 
 // try builds sample s from its own episode.
-func (b *Builder) try(ctx context.Context, w *pairs.Worker, s plan.Sample, dst []byte, m *pairs.Meta) error {
+func (b *Builder) try(ctx context.Context, s plan.Sample, build func(c plan.Sample, ep episode.Episode) error) error {
 	if err := ctx.Err(); err != nil {
 		return err // between substitutes: shutting down
 	}
@@ -115,7 +115,7 @@ func (b *Builder) try(ctx context.Context, w *pairs.Worker, s plan.Sample, dst [
 		defer hold.Release()
 	}
 	b.subs.saw(s.Dataset, ep.Steps())
-	if err := b.asm[s.Dataset].Build(ctx, w, s, ep, dst, m); err != nil {
+	if err := build(s, ep); err != nil {
 		return err
 	}
 	b.stats.Samples[s.Dataset].Add(1)
@@ -190,17 +190,16 @@ func (t *walkTally) add(k badKind, err error) {
 func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 	ds := b.datasets[s.Dataset]
 	info := b.plan.Info().Datasets[s.Dataset]
-	offset := b.asm[s.Dataset].Config().Frames.Offset
-	need := offset.Min + 1
+	what, need, fix := b.needs(s.Dataset)
 	longest := b.subs.longest[s.Dataset].Load()
 	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Name, info.Source, info.Split)
 	if t.short > 0 && t.corrupt == 0 && t.images == 0 {
-		return fmt.Errorf("%s: no episode is long enough for offset %v: all %d need at least %d steps (longest seen: %d steps); lower the offset or drop the dataset",
-			where, offset, t.short, need, longest)
+		return fmt.Errorf("%s: no episode is long enough for %s: all %d need at least %d steps (longest seen: %d steps); %s or drop the dataset",
+			where, what, t.short, need, longest, fix)
 	}
 	var parts []string
 	if t.short > 0 {
-		parts = append(parts, fmt.Sprintf("%d too short for offset %v (it needs %d steps; longest seen: %d)", t.short, offset, need, longest))
+		parts = append(parts, fmt.Sprintf("%d too short for %s (it needs %d steps; longest seen: %d)", t.short, what, need, longest))
 	}
 	if t.corrupt > 0 {
 		parts = append(parts, fmt.Sprintf("%d corrupt", t.corrupt))
@@ -209,4 +208,16 @@ func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 		parts = append(parts, fmt.Sprintf("%d with frames that do not decode", t.images))
 	}
 	return fmt.Errorf("%s: no usable episode among %d tried: %s; last: %w", where, t.short+t.corrupt+t.images, strings.Join(parts, ", "), t.last)
+}
+
+// needs says what an episode of dataset d must be longer than: its
+// offset (pairs) or drop_last (step samples), the steps that takes, and
+// what to lower.
+func (b *Builder) needs(d int) (what string, need int, fix string) {
+	if b.layout != nil {
+		k := b.steps[d].DropLast()
+		return fmt.Sprintf("drop_last %d", k), k + 1, "lower sample.drop_last"
+	}
+	offset := b.asm[d].Config().Frames.Offset
+	return "offset " + offset.String(), offset.Min + 1, "lower the offset"
 }

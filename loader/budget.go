@@ -6,6 +6,7 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/internal/bytesize"
+	"github.com/oxefs/oxefs/window"
 )
 
 // checkMem refuses a --mem that cannot hold one batch of each view of each
@@ -64,6 +65,13 @@ func fits(mem, size int64, hasVal bool, ranks int) bool {
 
 // batchShape is the shape Builder.Shape gives the config's batches.
 func batchShape(cfg *config.Config) []int {
+	if cfg.Sample != nil {
+		// The frames, masks and indices; the state and action arrays,
+		// whose widths the datasets give, are left out of this bound.
+		if l, err := window.NewLayout(window.SpecOf(cfg, 0, 0)); err == nil {
+			return []int{int(l.Total)}
+		}
+	}
 	f, h, w := cfg.Frames(), cfg.ImageSize[0], cfg.ImageSize[1]
 	if cfg.Layout == config.BCFHW {
 		return []int{cfg.BatchSize, 3, f, h, w}

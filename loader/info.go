@@ -22,7 +22,7 @@ type info struct {
 	Config       *config.Config         `json:"config"`
 	Datasets     map[string]datasetInfo `json:"datasets"`
 	Decoder      string                 `json:"decoder"`
-	Frames       framesInfo             `json:"frames"`
+	Frames       *framesInfo            `json:"frames,omitempty"` // pair mode
 	Memory       memoryInfo             `json:"memory"`
 	Meta         config.MetaMode        `json:"meta"`
 	NumBatches   int64                  `json:"num_batches"`
@@ -30,15 +30,16 @@ type info struct {
 	PID          int                    `json:"pid"`
 	// Rank, Train and Val are a rank's; the daemon's document has
 	// RankDirs instead. Ranks lists the ranks served by directory.
-	Rank     *int       `json:"rank,omitempty"`
-	RankDirs string     `json:"rank_dirs,omitempty"`
-	Ranks    []int      `json:"ranks,omitempty"`
-	Seed     uint64     `json:"seed"`
-	Serving  *Serving   `json:"serving,omitempty"`
-	StateDim int        `json:"state_dim"`
-	Train    *viewField `json:"train,omitempty"`
-	Val      *viewField `json:"val,omitempty"`
-	World    int        `json:"world"`
+	Rank     *int        `json:"rank,omitempty"`
+	RankDirs string      `json:"rank_dirs,omitempty"`
+	Ranks    []int       `json:"ranks,omitempty"`
+	Sample   *sampleInfo `json:"sample,omitempty"` // step mode
+	Seed     uint64      `json:"seed"`
+	Serving  *Serving    `json:"serving,omitempty"`
+	StateDim int         `json:"state_dim"`
+	Train    *viewField  `json:"train,omitempty"`
+	Val      *viewField  `json:"val,omitempty"`
+	World    int         `json:"world"`
 }
 
 // framesInfo describes the batch array.
@@ -60,6 +61,12 @@ type datasetInfo struct {
 	// Commit is the commit a source at a revision (an hf:// branch or tag)
 	// was resolved to, which every read of this daemon names.
 	Commit string `json:"commit,omitempty"`
+	// Step mode only: the dataset's dataset_index, camera per slot, fps
+	// (0: none) and deltas in steps.
+	DatasetIndex *int              `json:"dataset_index,omitempty"`
+	Cameras      map[string]string `json:"cameras,omitempty"`
+	FPS          float64           `json:"fps,omitempty"`
+	Deltas       *stepDeltas       `json:"deltas,omitempty"`
 }
 
 // pinnedCommit returns the commit that b, or a backend it wraps, pinned
@@ -178,6 +185,8 @@ type Serving struct {
 	// PassthroughOpens, when set, counts the opens the kernel serves by
 	// passthrough, for stats.json.
 	PassthroughOpens func() int64 `json:"-"`
+	// Parted, in step mode, says how batches of several files are served.
+	Parted string `json:"parted,omitempty"`
 	// Nodes, when set, reports the FUSE nodes the mount holds for the
 	// kernel's inodes of batch files, its bound on them and the entries
 	// invalidated to keep within it, for stats.json.
@@ -233,13 +242,25 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 	}
 	shape := p.Train.Shape()
 	cfg := p.Mix.Config
+	frames := &framesInfo{Shape: shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
+	serving := p.serving
+	if p.layout != nil {
+		frames = nil
+		shape = []int{cfg.BatchSize}
+		if serving != nil {
+			s := *serving
+			s.Parted = partedServing
+			serving = &s
+		}
+	}
 	in := info{
 		OxefsVersion: p.opts.Version,
 		PID:          os.Getpid(),
 		Config:       cfg,
 		Seed:         cfg.Seed,
 		BatchSize:    shape[0],
-		Frames:       framesInfo{Shape: shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode},
+		Frames:       frames,
+		Sample:       p.sampleInfo(),
 		Meta:         cfg.Meta,
 		Decoder:      p.Pool.Decoder(),
 		World:        p.Mix.World,
@@ -247,7 +268,7 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 		StateDim:     p.Mix.MaxStateDim,
 		Datasets:     p.datasetInfo(),
 		Memory:       p.memoryInfo(),
-		Serving:      p.serving,
+		Serving:      serving,
 	}
 	if p.MultiRank() {
 		in.Ranks = make([]int, len(p.Ranks))
@@ -271,7 +292,9 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 func (p *Pipeline) datasetInfo() map[string]datasetInfo {
 	out := make(map[string]datasetInfo, len(p.Mix.Datasets))
 	for _, d := range p.Mix.Datasets {
-		out[d.Config.Name] = datasetInfo{ActionDim: d.ActionDim, StateDim: d.StateDim, Stats: d.Norm, Commit: pinnedCommit(d.Data.Backend())}
+		di := datasetInfo{ActionDim: d.ActionDim, StateDim: d.StateDim, Stats: d.Norm, Commit: pinnedCommit(d.Data.Backend())}
+		p.stepDatasetInfo(d, &di)
+		out[d.Config.Name] = di
 	}
 	return out
 }

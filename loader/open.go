@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -23,6 +24,7 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/window"
 )
 
 // openParallel bounds the datasets whose metadata is fetched at once.
@@ -76,6 +78,12 @@ type Dataset struct {
 	// Norm holds the dataset's normalisation statistics, once loaded or
 	// computed (Mix.NormStats); nil before.
 	Norm *norm.Stats
+	// Step samples (a `sample` block) only: the dataset's camera per slot
+	// (a slot left out is zeros), its deltas in steps, and the fps they
+	// were resolved with (0: none).
+	Cameras map[string]string
+	Deltas  window.Deltas
+	FPS     float64
 }
 
 // MixOptions configure Open.
@@ -145,11 +153,11 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 		active = append(active, d)
 	}
 	if opts.Offline {
-		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, env); err != nil {
+		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, cfg.Sample, env); err != nil {
 			return nil, err
 		}
 	}
-	opened, err := openAll(ctx, active, env)
+	opened, err := openAll(ctx, active, cfg.Sample, env)
 	if err != nil {
 		return nil, err
 	}
@@ -240,14 +248,14 @@ func joinRanges(train, val []episode.Range) []episode.Range {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*config.DatasetConfig, env *format.Env) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*config.DatasetConfig, sample *config.SampleSpec, env *format.Env) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
 	for j, dc := range dcs {
 		g.Go(func() error {
-			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, env)
+			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, sample, env)
 			return gctx.Err()
 		})
 	}
@@ -278,6 +286,11 @@ func useCameras(out []opened) error {
 		loc := o.ds.Data.Info().Location
 		if k := o.ds.Config.ImageKey; k != "" && !slices.Contains(keys[loc], k) {
 			keys[loc] = append(keys[loc], k)
+		}
+		for _, slot := range slices.Sorted(maps.Keys(o.ds.Cameras)) {
+			if k := o.ds.Cameras[slot]; !slices.Contains(keys[loc], k) {
+				keys[loc] = append(keys[loc], k)
+			}
 		}
 	}
 	for _, o := range out {
@@ -324,7 +337,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 	for j, o := range opened {
 		dc := &o.ds.Config
 		var err error
-		if train[j], err = shapeOf(o.ds, dc.Split, o.train, lengths[j]); err != nil {
+		if train[j], err = shapeOf(o.ds, dc.Split, o.train, lengths[j], m.minOffset(dc)); err != nil {
 			return err
 		}
 		// A dataset without a val split is left out of the val view, but
@@ -332,7 +345,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 		val[j] = plan.DatasetShape{Name: dc.Name, Source: dc.Source}
 		if dc.ValSplit != "" {
 			hasVal = true
-			if val[j], err = shapeOf(o.ds, dc.ValSplit, o.val, lengths[j]); err != nil {
+			if val[j], err = shapeOf(o.ds, dc.ValSplit, o.val, lengths[j], m.minOffset(dc)); err != nil {
 				return err
 			}
 		}
@@ -344,13 +357,9 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 	var errs config.ConfigErrors
 	for j, o := range opened {
 		dc := &o.ds.Config
-		if e := checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log); e != nil {
-			errs = append(errs, e)
-		}
+		errs = append(errs, m.checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log)...)
 		if dc.ValSplit != "" {
-			if e := checkLength(ctx, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log); e != nil {
-				errs = append(errs, e)
-			}
+			errs = append(errs, m.checkLength(ctx, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log)...)
 		}
 	}
 	if len(errs) > 0 {
@@ -397,7 +406,7 @@ func (m *Mix) EpisodeRefs(samples []plan.Sample) []format.EpisodeRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, env *format.Env) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
+func openDataset(ctx context.Context, dc *config.DatasetConfig, sample *config.SampleSpec, env *format.Env) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
 	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
@@ -427,6 +436,13 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, env *format.Env)
 		checkShards(sc, train, val, add)
 	}
 	use, ferrs := dc.CheckFeatures(configFeatures(data.Info().Features.All()))
+	if sample != nil {
+		// Step samples take their cameras from `cameras` (openSteps),
+		// not from image_key.
+		ferrs = slices.DeleteFunc(ferrs, func(e *config.ConfigError) bool { return e.Field == "image_key" })
+		use.ImageKey = ""
+		errs = append(errs, openSteps(d, sample, add)...)
+	}
 	errs = append(errs, ferrs...)
 	d.Config.ImageKey = use.ImageKey
 	if f, ok := data.Info().Features.Lookup(use.ImageKey); ok {
@@ -525,13 +541,13 @@ func indexLengths(ctx context.Context, d *Dataset, ranges []episode.Range, opts 
 }
 
 // shapeOf describes a dataset's selection to the plan.
-func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths map[string][]int32) (plan.DatasetShape, error) {
+func shapeOf(d *Dataset, split string, ranges []episode.Range, lengths map[string][]int32, minOffset int) (plan.DatasetShape, error) {
 	s := plan.DatasetShape{
 		Name:      d.Config.Name,
 		Source:    d.Config.Source,
 		Split:     split,
 		Weight:    d.Config.Weight,
-		MinOffset: d.Config.Offset.Min,
+		MinOffset: minOffset,
 	}
 	segs, err := d.Data.Info().Segments(ranges)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/window"
 )
 
 // Options configures a Pipeline: the mount's flags.
@@ -112,6 +113,10 @@ type Pipeline struct {
 	valStats *build.Stats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
+	// step mode (a `sample` block): the batch's layout and the assemblers
+	// of step samples; nil in pair mode
+	layout *window.Layout
+	steps  []*window.Assembler
 }
 
 // Rank is one rank's two views.
@@ -171,7 +176,12 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err := p.Mix.NormStats(ctx, cfg.Normalize.Any(), opts.Workers, opts.Progress); err != nil {
 		return nil, err
 	}
-	asm, err := assemblers(p.Mix)
+	var asm []*pairs.Assembler
+	if cfg.Sample != nil {
+		p.steps, p.layout, err = stepAssemblers(p.Mix)
+	} else {
+		asm, err = assemblers(p.Mix)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +277,13 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// within one retry budget (see fetchbatch.go).
 		opts.Fetch = p.Mix.fetchBatch
 	}
-	b, err := build.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
+	var b *build.Builder
+	var err error
+	if p.layout != nil {
+		b, err = build.NewSteps(pl, p.Mix.buildDatasets(), p.steps, p.layout, p.Pool, opts)
+	} else {
+		b, err = build.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +311,10 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		Build:     build,
 		Budget:    budget,
 		Readahead: p.opts.Readahead,
-		Memfd:     p.opts.Memfd,
+		// Step-mode batches are served as windows of one buffer, through
+		// the page cache: never a memfd of their own.
+		Memfd:      p.opts.Memfd && p.layout == nil,
+		Headerless: p.layout != nil,
 	})
 }
 

@@ -16,11 +16,14 @@ import (
 // The caches, fetches and samples are the daemon's, shared by every rank.
 // Fields are in the order of their JSON names.
 type stats struct {
-	BadEpisodes       []build.BadEpisode   `json:"bad_episodes"`
-	BuildLatency      batch.Summary        `json:"build_latency"`
-	DecodeMemory      decodeMemoryStats    `json:"decode_memory"`
-	DiskCache         diskCacheStats       `json:"disk_cache"`
-	Fetch             fetchStats           `json:"fetch"`
+	BadEpisodes  []build.BadEpisode `json:"bad_episodes"`
+	BuildLatency batch.Summary      `json:"build_latency"`
+	DecodeMemory decodeMemoryStats  `json:"decode_memory"`
+	DiskCache    diskCacheStats     `json:"disk_cache"`
+	Fetch        fetchStats         `json:"fetch"`
+	// FramesDecoded, in step mode, counts the frames the train view's
+	// builds decoded (each once per batch however many samples use it).
+	FramesDecoded     *int64               `json:"frames_decoded,omitempty"`
 	Memory            memoryStats          `json:"memory"`
 	RAMCache          ramCacheStats        `json:"ram_cache"`
 	Ranks             map[string]rankStats `json:"ranks,omitempty"`
@@ -219,6 +222,10 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		Substitutions:     subs,
 		BadEpisodes:       bad,
 		DecodeMemory:      decodeMemory(p.decodeMem),
+	}
+	if p.layout != nil {
+		n := p.Builds.FramesDecoded.Load()
+		out.FramesDecoded = &n
 	}
 	if r != nil {
 		out.Train, out.Val = &schedulerField{sched(r.Train)}, &schedulerField{sched(r.Val)}

@@ -37,6 +37,7 @@ var layer = map[string]int{
 	"frames":     3,
 	"frames/...": 3,
 	"pairs":      3,
+	"window":     3, // step samples: pairs' sibling
 	"episodes":   3,
 	"norm":       3,
 
@@ -67,16 +68,17 @@ var sideways = map[string][]string{
 	"format/...":        {"format/...", "format"},
 	"frames":            {"frames/..."},
 	"plan":              {"keyed", "config"},
-	"pairs":             {"config", "frames", "keyed", "plan"}, // pairs builds the samples the plan names
-	"norm":              {"config"},                            // the offset range the statistics cover
-	"scripts/...":       {"internal/testkit/fakehub"},          // scripts/fakehub serves the tests' fake Hub
+	"pairs":             {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
+	"window":            {"config", "frames", "keyed", "plan", "pairs"}, // window builds step samples, with pairs' helpers
+	"norm":              {"config"},                                     // the offset range the statistics cover
+	"scripts/...":       {"internal/testkit/fakehub"},                   // scripts/fakehub serves the tests' fake Hub
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "norm", "batch", "build"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "window", "norm", "batch", "build"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

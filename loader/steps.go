@@ -1,0 +1,326 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/oxefs/oxefs/batch"
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/window"
+)
+
+// openSteps resolves a dataset's side of step samples (a `sample` block):
+// its camera per slot, checked against its image features, and its deltas
+// in steps, through its metadata's fps or its config's. Problems go to add,
+// naming the field and the valid choices.
+func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, args ...any)) config.ConfigErrors {
+	info := d.Data.Info()
+	var images []string
+	for _, f := range info.Features.All() {
+		if config.IsCamera(configFeatures([]episode.Feature{f})[0]) {
+			images = append(images, f.Key)
+		}
+	}
+	slots := make([]string, len(s.Cameras))
+	for i, c := range s.Cameras {
+		slots[i] = c.Name
+	}
+	dc := &d.Config
+	cams, err := dc.SlotKeys(s, images)
+	if err != nil {
+		add("cameras", "%v", err)
+	}
+	for _, slot := range slices.Sorted(maps.Keys(cams)) {
+		key := cams[slot]
+		if !slices.Contains(slots, slot) {
+			add("cameras", "no camera slot %q in sample.cameras (slots: %s)", slot, strings.Join(slots, ", "))
+			continue
+		}
+		f, ok := info.Features.Lookup(key)
+		if !ok || !slices.Contains(images, key) {
+			add("cameras", "slot %s: no image feature %q (image keys: %s)", slot, key, strings.Join(images, ", "))
+			continue
+		}
+		if strings.HasPrefix(f.Encoding, "video") {
+			if err := av.Available(); err != nil {
+				add("cameras", "%s is stored as video (%s), which oxefs decodes with libavcodec: %v", key, f.Encoding, err)
+			}
+		}
+	}
+	d.Cameras = cams
+	deltas, fps, err := window.Resolve(s, dc, info.FPS)
+	if err != nil {
+		field := "sample"
+		if strings.Contains(err.Error(), "fps") {
+			field = "fps"
+		}
+		add(field, "%v", err)
+	}
+	d.Deltas, d.FPS = deltas, fps
+	return nil
+}
+
+// minOffset is the offset every t of the dataset's samples leaves before
+// the episode's end: its offset's least for pairs, drop_last for step
+// samples.
+func (m *Mix) minOffset(dc *config.DatasetConfig) int {
+	if m.Config.Sample != nil {
+		return m.Config.Sample.DropLast
+	}
+	return dc.Offset.Min
+}
+
+// checkLength is checkLength for the mix's kind of samples. For step
+// samples an episode must be longer than drop_last, and where the lengths
+// are known, the longest must hold the action chunk.
+func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) config.ConfigErrors {
+	s := m.Config.Sample
+	if s == nil {
+		if e := checkLength(ctx, d, field, split, ranges, lengths, log); e != nil {
+			return config.ConfigErrors{e}
+		}
+		return nil
+	}
+	dc := &d.Config
+	var c lengthCheck
+	_, local := d.Data.Backend().(storage.Filer)
+	switch {
+	case lengths != nil:
+		c = checkLengthsOf(lengths, s.DropLast)
+	case local:
+		var err error
+		if c, err = probeLengths(ctx, d, ranges, s.DropLast); err != nil {
+			log.Warn("could not check episode lengths against drop_last", "dataset", dc.Name, "split", split, "err", err)
+			return nil
+		}
+	}
+	var errs config.ConfigErrors
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &config.ConfigError{Line: m.Config.Line("sample"), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case !c.known:
+	case c.longest == 0:
+		bad("sample.drop_last", "no episode of %s %q can be read (%d episodes, all corrupt)", field, split, c.seen)
+	case !c.ok:
+		bad("sample.drop_last", "drop_last %d: no episode of %s %q is longer (the longest of its %d episodes has %d steps); lower drop_last to at most %d, or leave the dataset out",
+			s.DropLast, field, split, c.seen, c.longest, c.longest-1)
+	}
+	if lengths == nil || c.longest == 0 {
+		return errs
+	}
+	if span := window.Span(d.Deltas.Action); span > c.longest {
+		at := slices.Index(lengths, int32(c.longest))
+		bad("sample.action", "the action chunk spans %d steps (deltas %v), longer than every episode of %s %q: the longest, %s, has %d steps; shorten the chunk to at most %d",
+			span, d.Deltas.Action, field, split, episodeAt(d, ranges, at), c.longest, c.longest)
+	}
+	return errs
+}
+
+// episodeAt is the id of the at-th episode of ranges.
+func episodeAt(d *Dataset, ranges []episode.Range, at int) string {
+	for _, r := range ranges {
+		if int64(at) < r.Len() {
+			si, _ := d.Data.Info().Split(r.Split)
+			shard, rec := si.Locate(r.From + int64(at))
+			return d.Data.EpisodeID(episode.Key{Split: r.Split, Shard: shard, Record: int(rec)})
+		}
+		at -= int(r.Len())
+	}
+	return "?"
+}
+
+// stepAssemblers makes the layout of the mix's step samples and one
+// window.Assembler per dataset.
+func stepAssemblers(m *Mix) ([]*window.Assembler, *window.Layout, error) {
+	cfg := m.Config
+	spec := window.SpecOf(cfg, m.MaxStateDim, m.MaxActionDim)
+	lay, err := window.NewLayout(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]*window.Assembler, len(m.Datasets))
+	for i, d := range m.Datasets {
+		dc := d.Config
+		wc := window.Config{
+			Index:       m.datasetIndex(dc.Name),
+			Cameras:     d.Cameras,
+			Deltas:      d.Deltas,
+			ActionKeys:  dc.ActionKeys,
+			StateKey:    dc.StateKey,
+			LanguageKey: dc.LanguageKey,
+			Robot:       dc.Robot,
+		}
+		if d.Norm != nil {
+			wc.ActionNorm = affine(cfg.Normalize.Action, d.Norm.Action)
+			wc.StateNorm = affine(cfg.Normalize.State, d.Norm.State)
+		}
+		if out[i], err = window.New(d.Data.Info(), spec, lay, wc); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, lay, nil
+}
+
+// datasetIndex is a dataset's dataset_index: its position in the config's
+// datasets, those with weight ≤ 0 counted, so that an id survives a weight
+// change.
+func (m *Mix) datasetIndex(name string) int {
+	return slices.IndexFunc(m.Config.Datasets, func(d config.DatasetConfig) bool { return d.Name == name })
+}
+
+// Layout is the layout of a step-mode batch (every array's file in one
+// buffer); nil in pair mode.
+func (p *Pipeline) Layout() *window.Layout { return p.layout }
+
+// Parts are the files of a step-mode batch, for fs.Parted: each array's
+// file, a window of the batch's buffer. Nil in pair mode.
+func (p *Pipeline) Parts() []fs.Part {
+	if p.layout == nil {
+		return nil
+	}
+	out := make([]fs.Part, len(p.layout.Arrays))
+	for i, a := range p.layout.Arrays {
+		out[i] = fs.Part{Suffix: "." + a.File, Off: a.Off, Size: a.Size}
+	}
+	return out
+}
+
+// FSView is a view's batches as fs serves them: in step mode, batches of
+// several files (fs.Parted).
+func (p *Pipeline) FSView(s *batch.Scheduler) fs.Batches {
+	if p.layout == nil {
+		return FSView{s}
+	}
+	return partedView{FSView{s}, p.Parts()}
+}
+
+// FSView adapts a scheduler to fs.Batches (whose Get returns the
+// interface).
+type FSView struct{ *batch.Scheduler }
+
+// Get returns batch n.
+func (v FSView) Get(ctx context.Context, n int64) (fs.Batch, error) {
+	b, err := v.Scheduler.Get(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// partedView is a step-mode view: fs.Parted.
+type partedView struct {
+	FSView
+	parts []fs.Part
+}
+
+func (v partedView) Parts() []fs.Part { return v.parts }
+
+var _ fs.Parted = partedView{}
+
+// sampleInfo is info.json's "sample" section in step mode.
+type sampleInfo struct {
+	Mode     string     `json:"mode"`
+	DropLast int        `json:"drop_last"`
+	Slots    []slotInfo `json:"slots"`
+	// StateDeltas and ActionDeltas are the config's deltas in steps (null
+	// when given in seconds: then *Seconds, and each dataset's entry has
+	// them in steps).
+	StateDeltas   []int          `json:"state_deltas"`
+	StateSeconds  []float64      `json:"state_seconds,omitempty"`
+	ActionDeltas  []int          `json:"action_deltas"`
+	ActionSeconds []float64      `json:"action_seconds,omitempty"`
+	Arrays        []window.Array `json:"arrays"`
+}
+
+// slotInfo is one camera slot in info.json.
+type slotInfo struct {
+	Name    string    `json:"name"`
+	Size    [2]int    `json:"size"`
+	Deltas  []int     `json:"deltas"`
+	Seconds []float64 `json:"seconds,omitempty"`
+}
+
+// stepDeltas are a dataset's deltas in steps, in info.json.
+type stepDeltas struct {
+	Slots  map[string][]int `json:"slots"`
+	State  []int            `json:"state"`
+	Action []int            `json:"action"`
+}
+
+// partedServing says how step-mode batches are served, in info.json's
+// serving section.
+const partedServing = "step-mode batches are several .npy files, each a window of one buffer: served through the page cache (or --direct-io), never by passthrough"
+
+// sampleInfo is the "sample" section; nil in pair mode.
+func (p *Pipeline) sampleInfo() *sampleInfo {
+	if p.layout == nil {
+		return nil
+	}
+	s := p.Mix.Config.Sample
+	out := &sampleInfo{
+		Mode: "steps", DropLast: s.DropLast, Arrays: p.layout.Arrays,
+		StateDeltas: s.State.Steps, StateSeconds: s.State.Seconds,
+		ActionDeltas: s.Action.Steps, ActionSeconds: s.Action.Seconds,
+	}
+	spec := window.SpecOf(p.Mix.Config, 0, 0)
+	for i, c := range s.Cameras {
+		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
+	}
+	return out
+}
+
+// stepDatasetInfo fills a dataset's step-mode entries of info.json.
+func (p *Pipeline) stepDatasetInfo(d *Dataset, di *datasetInfo) {
+	if p.layout == nil {
+		return
+	}
+	idx := p.Mix.datasetIndex(d.Config.Name)
+	di.DatasetIndex = &idx
+	di.Cameras = d.Cameras
+	if di.Cameras == nil {
+		di.Cameras = map[string]string{}
+	}
+	di.FPS = d.FPS
+	sd := &stepDeltas{Slots: map[string][]int{}, State: d.Deltas.State, Action: d.Deltas.Action}
+	for i, c := range p.Mix.Config.Sample.Cameras {
+		sd.Slots[c.Name] = d.Deltas.Slots[i]
+	}
+	di.Deltas = sd
+}
+
+// BatchFiles returns copies of the files of batch n of view s, by their
+// suffix after the batch's name: ".npy" (pair mode) or one ".<array>.npy"
+// per array (step mode), and ".json" when the mix has metadata. It is the
+// in-process way to read what a mount serves (tests, benchmarks).
+func (p *Pipeline) BatchFiles(ctx context.Context, s *batch.Scheduler, n int64) (map[string][]byte, error) {
+	b, err := s.Get(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Release()
+	var whole []byte
+	for _, part := range b.NPY() {
+		whole = append(whole, part...)
+	}
+	out := map[string][]byte{}
+	if p.layout == nil {
+		out[".npy"] = whole
+	} else {
+		for _, part := range p.Parts() {
+			out[part.Suffix] = slices.Clone(whole[part.Off : part.Off+part.Size])
+		}
+	}
+	if m := b.Meta(); m != nil {
+		out[".json"] = slices.Clone(m)
+	}
+	return out, nil
+}

@@ -1,0 +1,429 @@
+package window
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/keyed"
+	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/plan"
+)
+
+// Assembler builds the step samples of one dataset. It is immutable after
+// New and shared by every worker; each worker brings its own Worker.
+type Assembler struct {
+	ds     *episode.Info
+	spec   Spec
+	lay    *Layout
+	cfg    Config
+	cams   []camera // by slot
+	action []vector
+	state  vector
+	// own dimensions
+	actionDim int
+	lang      langKind
+	langKey   string
+	langPer   int
+	langStep  bool
+}
+
+// camera is a slot's camera in the dataset: its image key ("" for none)
+// and the size the dataset declares (zero: unknown).
+type camera struct {
+	key      string
+	declared frames.Size
+}
+
+type vector struct {
+	key string
+	dim int
+}
+
+type langKind uint8
+
+const (
+	langNone langKind = iota
+	langText
+	langCodes
+)
+
+// New returns the Assembler of a dataset whose config passed package
+// config's rules; it refuses, as a caller's mistake, what would make Build
+// misbehave: a slot or key the dataset lacks, a delta list whose length is
+// not the Spec's, dimensions wider than the mix's.
+func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, error) {
+	a := &Assembler{ds: ds, spec: spec, lay: lay, cfg: cfg}
+	if !spec.Resize.Valid() || !spec.Decode.Valid() {
+		return nil, fmt.Errorf("dataset %s: resize %v, decode %v: out of range", ds.Name, spec.Resize, spec.Decode)
+	}
+	if len(cfg.Deltas.Slots) != len(spec.Slots) || len(cfg.Deltas.State) != spec.StateSteps || len(cfg.Deltas.Action) != spec.ActionSteps {
+		return nil, fmt.Errorf("dataset %s: deltas %v do not fit the mix's %d slots, %d state and %d action steps", ds.Name, cfg.Deltas, len(spec.Slots), spec.StateSteps, spec.ActionSteps)
+	}
+	feature := func(field, key string) (episode.Feature, error) {
+		f, ok := ds.Features.Lookup(key)
+		if !ok {
+			return f, fmt.Errorf("%s: %w", field, &episode.UnknownFeatureError{Dataset: ds.Name, Key: key})
+		}
+		return f, nil
+	}
+	slots := map[string]bool{}
+	for i, s := range spec.Slots {
+		slots[s.Name] = true
+		if len(cfg.Deltas.Slots[i]) != s.Steps {
+			return nil, fmt.Errorf("dataset %s: slot %s has %d deltas, the mix %d", ds.Name, s.Name, len(cfg.Deltas.Slots[i]), s.Steps)
+		}
+		var c camera
+		if key, ok := cfg.Cameras[s.Name]; ok {
+			f, err := feature("cameras."+s.Name, key)
+			if err != nil {
+				return nil, err
+			}
+			c.key = key
+			if len(f.Shape) == 3 {
+				c.declared = frames.Size{W: max(f.Shape[1], 0), H: max(f.Shape[0], 0)}
+			}
+		}
+		a.cams = append(a.cams, c)
+	}
+	for slot := range cfg.Cameras {
+		if !slots[slot] {
+			return nil, fmt.Errorf("dataset %s: cameras: no slot %q in the mix", ds.Name, slot)
+		}
+	}
+	for _, k := range cfg.ActionKeys {
+		f, err := feature("action_keys", k)
+		if err != nil {
+			return nil, err
+		}
+		a.action = append(a.action, vector{k, values(f.Shape)})
+		a.actionDim += values(f.Shape)
+	}
+	if a.actionDim > spec.MaxActionDim {
+		return nil, fmt.Errorf("action_keys: dataset %s: %v have %d values per step, more than the mix's action dimension %d", ds.Name, cfg.ActionKeys, a.actionDim, spec.MaxActionDim)
+	}
+	if cfg.StateKey != "" {
+		f, err := feature("state_key", cfg.StateKey)
+		if err != nil {
+			return nil, err
+		}
+		a.state = vector{cfg.StateKey, values(f.Shape)}
+	}
+	if a.state.dim > spec.MaxStateDim {
+		return nil, fmt.Errorf("state_key: dataset %s: %q has %d values per step, more than the mix's state dimension %d", ds.Name, cfg.StateKey, a.state.dim, spec.MaxStateDim)
+	}
+	if cfg.LanguageKey != "" {
+		f, err := feature("language_key", cfg.LanguageKey)
+		if err != nil {
+			return nil, err
+		}
+		a.langKey, a.lang, a.langStep = f.Key, langText, f.PerStep
+		if f.Kind != episode.KindText && f.DType != "string" {
+			if len(f.Shape) != 1 {
+				return nil, fmt.Errorf("language_key: dataset %s: %q has shape %v, not the [n] of code points", ds.Name, f.Key, f.Shape)
+			}
+			a.lang, a.langPer = langCodes, f.Shape[0]
+		}
+	}
+	return a, nil
+}
+
+func values(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// Config returns the dataset's config.
+func (a *Assembler) Config() Config { return a.cfg }
+
+// ActionDim and StateDim are the dataset's own dimensions.
+func (a *Assembler) ActionDim() int { return a.actionDim }
+
+// StateDim is the state key's values per step (0 without one).
+func (a *Assembler) StateDim() int { return a.state.dim }
+
+// SelectT chooses t for a sample of an episode of steps steps: the
+// sample's unit when samples_per_episode is 0, else keyed.Draw(key,
+// keyed.StreamT, steps−drop_last). An episode of at most drop_last steps
+// has no t: a *pairs.ShortEpisodeError without dataset and episode.
+func SelectT(spec Spec, key uint64, unit, steps int) (int, error) {
+	starts := steps - spec.DropLast
+	if starts <= 0 {
+		return 0, &pairs.ShortEpisodeError{Steps: steps, Need: spec.DropLast + 1}
+	}
+	if spec.SamplesPerEpisode >= 1 {
+		return keyed.Draw(key, keyed.StreamT, starts), nil
+	}
+	if unit < 0 || unit >= starts {
+		return 0, fmt.Errorf("unit %d is not a t of an episode of %d steps with drop_last %d", unit, steps, spec.DropLast)
+	}
+	return unit, nil
+}
+
+// Build writes sample i of batch b from episode ep: every array's part of
+// sample i, and m when it is not nil. Errors are those of pairs' Build: a
+// *pairs.ShortEpisodeError, a *episode.CorruptError for bad data, or a
+// read's error naming the episode. After an error sample i holds partial
+// data and must be rewritten.
+func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep episode.Episode, b *Batch, i int, m *Meta) error {
+	if ep.Dataset() != a.ds.Name || ep.Key() != s.Episode {
+		return fmt.Errorf("dataset %s: asked to build sample of %s/%v from episode %s", a.ds.Name, a.ds.Name, s.Episode, ep.ID())
+	}
+	if b.Layout != a.lay || i < 0 || i >= b.Layout.Arrays[0].Shape[0] {
+		return fmt.Errorf("sample %d of a batch of another layout", i)
+	}
+	steps := ep.Steps()
+	t, err := SelectT(a.spec, s.Key, s.Unit, steps)
+	if err != nil {
+		var se *pairs.ShortEpisodeError
+		if errors.As(err, &se) {
+			se.Dataset, se.Episode = a.ds.Name, ep.ID()
+			return se
+		}
+		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
+	}
+	l := b.Layout
+	if l.state >= 0 {
+		if err := a.writeState(w, ep, t, b, i); err != nil {
+			return err
+		}
+	}
+	if l.action >= 0 {
+		if err := a.writeAction(w, ep, t, b, i); err != nil {
+			return err
+		}
+	}
+	if m != nil {
+		m.DatasetName, m.EpisodeID, m.Robot = a.ds.Name, ep.ID(), a.cfg.Robot
+		if err := a.language(w, ep, t, m); err != nil {
+			return err
+		}
+	}
+	binary.LittleEndian.PutUint64(l.sample(b.Buf, l.datasetIndex, i), uint64(a.cfg.Index))
+	binary.LittleEndian.PutUint64(l.sample(b.Buf, l.frameIndex, i), uint64(t))
+	return a.writeFrames(ctx, w, s, ep, t, b, i)
+}
+
+// window fills idx with clamp(t+d, 0, steps−1) per delta and pad with
+// whether t+d is outside the episode.
+func window(deltas []int, t, steps int, idx []int, pad []byte) []int {
+	idx = idx[:0]
+	for j, d := range deltas {
+		x := t + d
+		p := byte(0)
+		if x < 0 || x >= steps {
+			p = 1
+		}
+		pad[j] = p
+		idx = append(idx, min(max(x, 0), steps-1))
+	}
+	return idx
+}
+
+func putF32(dst []byte, v float64) { binary.LittleEndian.PutUint32(dst, math.Float32bits(float32(v))) }
+
+// writeState writes observation.state, its _is_pad and state_mask.
+func (a *Assembler) writeState(w *Worker, ep episode.Episode, t int, b *Batch, i int) error {
+	l := b.Layout
+	dst := l.sample(b.Buf, l.state, i)
+	pad := l.sample(b.Buf, l.statePad, i)
+	mask := l.sample(b.Buf, l.stateMask, i)
+	S := a.spec.MaxStateDim
+	for j := range mask {
+		mask[j] = b2u(j < a.state.dim)
+	}
+	w.idx = window(a.cfg.Deltas.State, t, ep.Steps(), w.idx, pad)
+	clear(dst)
+	if a.state.dim == 0 {
+		return nil
+	}
+	vals, err := a.vectors(w, ep, a.state)
+	if err != nil {
+		return err
+	}
+	row := w.row[:0]
+	for j, step := range w.idx {
+		row = append(row[:0], vals[step*a.state.dim:(step+1)*a.state.dim]...)
+		a.cfg.StateNorm.Apply(row)
+		for k, x := range row {
+			putF32(dst[4*(j*S+k):], x)
+		}
+	}
+	w.row = row
+	return nil
+}
+
+// writeAction writes action, action_is_pad and action_mask: the action
+// keys concatenated per step, normalised per step.
+func (a *Assembler) writeAction(w *Worker, ep episode.Episode, t int, b *Batch, i int) error {
+	l := b.Layout
+	dst := l.sample(b.Buf, l.action, i)
+	pad := l.sample(b.Buf, l.actPad, i)
+	mask := l.sample(b.Buf, l.actionMask, i)
+	A := a.spec.MaxActionDim
+	for j := range mask {
+		mask[j] = b2u(j < a.actionDim)
+	}
+	w.idx = window(a.cfg.Deltas.Action, t, ep.Steps(), w.idx, pad)
+	clear(dst)
+	if a.actionDim == 0 {
+		return nil
+	}
+	H := len(w.idx)
+	w.chunk = append(w.chunk[:0], make([]float64, H*a.actionDim)...)
+	at := 0
+	for _, k := range a.action {
+		vals, err := a.vectors(w, ep, k)
+		if err != nil {
+			return err
+		}
+		for j, step := range w.idx {
+			copy(w.chunk[j*a.actionDim+at:], vals[step*k.dim:(step+1)*k.dim])
+		}
+		at += k.dim
+	}
+	for j := range H {
+		row := w.chunk[j*a.actionDim : (j+1)*a.actionDim]
+		a.cfg.ActionNorm.Apply(row)
+		for k, x := range row {
+			putF32(dst[4*(j*A+k):], x)
+		}
+	}
+	return nil
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// vectors reads every step of a numeric feature into the worker's
+// scratch and checks that there is one vector per step.
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64, error) {
+	v, err := ep.Feature(k.key)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := v.Float64s(w.floats[:0])
+	if err != nil {
+		return nil, err
+	}
+	w.floats = vals
+	if len(vals) != ep.Steps()*k.dim {
+		return nil, ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d steps of %d", k.key, len(vals), ep.Steps(), k.dim))
+	}
+	return vals, nil
+}
+
+// language sets m.Task, the instruction at t (or the episode's).
+func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) error {
+	if a.lang == langNone {
+		m.Task = ""
+		return nil
+	}
+	v, err := ep.Feature(a.langKey)
+	if err != nil {
+		return err
+	}
+	step := 0
+	if a.langStep {
+		step = t
+	}
+	var text []byte
+	switch a.lang {
+	case langText:
+		text = v.Bytes(step)
+	case langCodes:
+		vals, err := v.Float64s(w.floats[:0])
+		if err != nil {
+			return err
+		}
+		w.floats = vals
+		per := a.langPer
+		if len(vals) < (step+1)*per {
+			return ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
+		}
+		w.text = pairs.DecodeCodes(w.text[:0], vals[step*per:(step+1)*per])
+		text = w.text
+	}
+	if string(text) != m.Task {
+		m.Task = string(text)
+	}
+	return nil
+}
+
+// source returns the frames of image key in ep as the frames.Source the
+// assembler decodes through (see pairs' camera).
+func (a *Assembler) source(w *Worker, ep episode.Episode, c camera) (frames.Source, error) {
+	v, err := ep.Feature(c.key)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := v.(frames.Stream); ok {
+		w.video = frames.Video{Key: c.key, Steps: ep.Steps(), Stream: s, Size: c.declared, SizeFrom: "the dataset declares"}
+		return &w.video, nil
+	}
+	w.images = frames.Images{Key: c.key, Steps: ep.Steps(), Encoded: v, Size: c.declared, SizeFrom: "features.json declares"}
+	return &w.images, nil
+}
+
+var _ frames.Stream = episode.Video(nil)
+
+// decode decodes steps (ascending, distinct) of slot k's camera into the
+// worker's scratch, in the batch's layout, and returns the scratch: frame
+// j of it is steps[j]. Bad frame data is corrupt data of the episode.
+func (a *Assembler) decode(ctx context.Context, w *Worker, ep episode.Episode, k int, steps []int) ([]byte, error) {
+	c, s := a.cams[k], a.spec.Slots[k]
+	src, err := a.source(w, ep, c)
+	if err != nil {
+		return nil, err
+	}
+	if src.Len() != ep.Steps() {
+		return nil, ep.Corrupt(fmt.Errorf("%s has %d frames for %d steps", c.key, src.Len(), ep.Steps()))
+	}
+	n := len(steps) * s.H * s.W * 3
+	if cap(w.scratch) < n {
+		w.scratch = make([]byte, n)
+	}
+	buf := w.scratch[:n]
+	slot := frames.Slot{
+		Buf: buf, Frames: len(steps), H: s.H, W: s.W,
+		Layout: frames.Layout(a.spec.Layout),     // same values: pairs' TestEnumsMatchFrames
+		Resize: frames.ResizeMode(a.spec.Resize), // same values
+		Decode: frames.DecodeMode(a.spec.Decode), // same values
+	}
+	w.decoded += int64(len(steps))
+	if err := src.Decode(ctx, w.dec, steps, slot); err != nil {
+		var ie *frames.ImageError
+		if errors.As(err, &ie) {
+			return nil, ep.Corrupt(err)
+		}
+		return nil, fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
+	}
+	return buf, nil
+}
+
+// copyFrame copies frame from of src, a region of nsrc frames, to frame to
+// of dst, a region of ndst frames, both hw pixels a frame in layout lay.
+func copyFrame(lay config.Layout, hw int, dst []byte, ndst, to int, src []byte, nsrc, from int) {
+	if lay == config.BCFHW {
+		for c := range 3 {
+			copy(dst[(c*ndst+to)*hw:(c*ndst+to+1)*hw], src[(c*nsrc+from)*hw:(c*nsrc+from+1)*hw])
+		}
+		return
+	}
+	copy(dst[to*hw*3:(to+1)*hw*3], src[from*hw*3:(from+1)*hw*3])
+}
+
+// DropLast is the mix's drop_last.
+func (a *Assembler) DropLast() int { return a.spec.DropLast }
