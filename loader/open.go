@@ -209,7 +209,7 @@ func (m *Mix) buildDatasets() []build.Dataset {
 func (m *Mix) BareDatasets() []bench.BareDataset {
 	out := make([]bench.BareDataset, len(m.Datasets))
 	for i, d := range m.Datasets {
-		out[i] = bench.BareDataset{Episodes: d.Episodes, ImageKey: d.Config.ImageKey, Frames: m.Config.FramesOf(&d.Config)}
+		out[i] = bench.BareDataset{Episodes: d.Episodes, ImageKey: d.Image.Key, Frames: m.Config.FramesOf(&d.Config)}
 		if len(d.Image.Shape) >= 2 {
 			out[i].Height, out[i].Width = d.Image.Shape[0], d.Image.Shape[1]
 		}
@@ -441,7 +441,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, sample *config.S
 		// not from image_key.
 		ferrs = slices.DeleteFunc(ferrs, func(e *config.ConfigError) bool { return e.Field == "image_key" })
 		use.ImageKey = ""
-		errs = append(errs, openSteps(d, sample, add)...)
+		openSteps(d, sample, add)
 	}
 	errs = append(errs, ferrs...)
 	d.Config.ImageKey = use.ImageKey

@@ -21,7 +21,7 @@ import (
 // its camera per slot, checked against its image features, and its deltas
 // in steps, through its metadata's fps or its config's. Problems go to add,
 // naming the field and the valid choices.
-func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, args ...any)) config.ConfigErrors {
+func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, args ...any)) {
 	info := d.Data.Info()
 	var images []string
 	for _, f := range info.Features.All() {
@@ -56,6 +56,14 @@ func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, ar
 		}
 	}
 	d.Cameras = cams
+	// The first slot the dataset maps is its camera where one is asked
+	// for (the bare decode loop).
+	for _, slot := range slots {
+		if key, ok := cams[slot]; ok {
+			d.Image, _ = info.Features.Lookup(key)
+			break
+		}
+	}
 	deltas, fps, err := window.Resolve(s, dc, info.FPS)
 	if err != nil {
 		field := "sample"
@@ -65,7 +73,6 @@ func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, ar
 		add(field, "%v", err)
 	}
 	d.Deltas, d.FPS = deltas, fps
-	return nil
 }
 
 // minOffset is the offset every t of the dataset's samples leaves before

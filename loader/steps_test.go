@@ -726,3 +726,55 @@ func TestStepsValView(t *testing.T) {
 		parseNPYFile(t, a.File, files["."+a.File])
 	}
 }
+
+// TestStepsCorruptEpisode: tiny_table with one record's image gone
+// (testdata/corrupt/missing_image): its samples fail after claiming frames
+// that other samples of the batch wait for; those decode for themselves or
+// are replaced, and every batch is the same bytes with 1 worker in order
+// and 4 in reverse, the substitutions counted.
+func TestStepsCorruptEpisode(t *testing.T) {
+	spec := &config.SampleSpec{
+		Cameras: []config.CameraSlot{{Name: "primary", Size: [2]int{24, 32}, Deltas: config.Deltas{Steps: []int{-2, -1, 0}}}},
+		Action:  config.Deltas{Steps: []int{0, 1}},
+	}
+	yaml := "batch_size: 8\nwindow_shards: 1\nsamples_per_episode: 3\nseed: 4\ndatasets:\n  - name: table\n    source: " +
+		filepath.Join(testkit.Testdata(t), "corrupt/missing_image") + "\n    action_keys: [steps/action]\n"
+	read := func(workers int, reverse bool) ([][]byte, map[string]int64) {
+		p, err := openStepPipeline(t, stepConfig(t, yaml, spec), workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := p.Train.Len()
+		out := make([][]byte, n)
+		for k := range n {
+			if reverse {
+				k = n - 1 - k
+			}
+			files, err := p.BatchFiles(context.Background(), p.Train, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range p.Layout().Arrays {
+				out[k] = append(out[k], files["."+a.File]...)
+			}
+			out[k] = append(out[k], files[".json"]...)
+		}
+		var st struct {
+			Substitutions map[string]int64 `json:"substitutions"`
+		}
+		if err := json.Unmarshal(p.Stats(), &st); err != nil {
+			t.Fatal(err)
+		}
+		return out, st.Substitutions
+	}
+	one, subs := read(1, false)
+	four, _ := read(4, true)
+	for n := range one {
+		if !bytes.Equal(one[n], four[n]) {
+			t.Fatalf("batch %d differs between 1 worker in order and 4 in reverse", n)
+		}
+	}
+	if subs["corrupt"] == 0 {
+		t.Fatalf("substitutions %v: the record without its image was not replaced", subs)
+	}
+}
