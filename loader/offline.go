@@ -39,7 +39,7 @@ func CheckOffline(ctx context.Context, cfg *config.Config, env *format.Env) erro
 			dcs = append(dcs, &cfg.Datasets[i])
 		}
 	}
-	return checkOffline(ctx, dcs, cfg.SamplesPerEpisode == 0, cfg.Sample, env)
+	return checkOffline(ctx, dcs, cfg.SamplesPerEpisode == 0, cfg, env)
 }
 
 // checkOffline checks that, for every dataset, the cache holds what its
@@ -48,7 +48,7 @@ func CheckOffline(ctx context.Context, cfg *config.Config, env *format.Env) erro
 // (format.OfflineChecker: shards, files), and, when needLengths
 // (samples_per_episode 0), episode lengths covering them. Sources of local
 // files need none of it: they are read in place.
-func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths bool, sample *config.SampleSpec, env *format.Env) error {
+func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths bool, cfg *config.Config, env *format.Env) error {
 	var (
 		missing []string
 		have    []*config.DatasetConfig
@@ -65,7 +65,7 @@ func checkOffline(ctx context.Context, dcs []*config.DatasetConfig, needLengths 
 		}
 		have = append(have, dc) // what its selections read is checked once it is open
 	}
-	opened, err := openAll(ctx, have, sample, env)
+	opened, err := openAll(ctx, have, cfg, env)
 	if err != nil {
 		return err
 	}

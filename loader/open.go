@@ -153,11 +153,11 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 		active = append(active, d)
 	}
 	if opts.Offline {
-		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, cfg.Sample, env); err != nil {
+		if err := checkOffline(ctx, active, cfg.SamplesPerEpisode == 0, cfg, env); err != nil {
 			return nil, err
 		}
 	}
-	opened, err := openAll(ctx, active, cfg.Sample, env)
+	opened, err := openAll(ctx, active, cfg, env)
 	if err != nil {
 		return nil, err
 	}
@@ -248,14 +248,14 @@ func joinRanges(train, val []episode.Range) []episode.Range {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
-func openAll(ctx context.Context, dcs []*config.DatasetConfig, sample *config.SampleSpec, env *format.Env) ([]opened, error) {
+func openAll(ctx context.Context, dcs []*config.DatasetConfig, cfg *config.Config, env *format.Env) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
 	for j, dc := range dcs {
 		g.Go(func() error {
-			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, sample, env)
+			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, cfg, env)
 			return gctx.Err()
 		})
 	}
@@ -406,7 +406,7 @@ func (m *Mix) EpisodeRefs(samples []plan.Sample) []format.EpisodeRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, sample *config.SampleSpec, env *format.Env) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
+func openDataset(ctx context.Context, dc *config.DatasetConfig, cfg *config.Config, env *format.Env) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
 	var errs config.ConfigErrors
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
@@ -436,12 +436,12 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, sample *config.S
 		checkShards(sc, train, val, add)
 	}
 	use, ferrs := dc.CheckFeatures(configFeatures(data.Info().Features.All()))
-	if sample != nil {
+	if cfg.Sample != nil {
 		// Step samples take their cameras from `cameras` (openSteps),
 		// not from image_key.
 		ferrs = slices.DeleteFunc(ferrs, func(e *config.ConfigError) bool { return e.Field == "image_key" })
 		use.ImageKey = ""
-		openSteps(d, sample, add)
+		ferrs = append(ferrs, openSteps(d, cfg, add)...)
 	}
 	errs = append(errs, ferrs...)
 	d.Config.ImageKey = use.ImageKey

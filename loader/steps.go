@@ -2,6 +2,7 @@ package loader
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -21,7 +22,8 @@ import (
 // its camera per slot, checked against its image features, and its deltas
 // in steps, through its metadata's fps or its config's. Problems go to add,
 // naming the field and the valid choices.
-func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, args ...any)) {
+func openSteps(d *Dataset, c *config.Config, add func(key, format string, args ...any)) config.ConfigErrors {
+	s := c.Sample
 	info := d.Data.Info()
 	var images []string
 	for _, f := range info.Features.All() {
@@ -64,15 +66,16 @@ func openSteps(d *Dataset, s *config.SampleSpec, add func(key, format string, ar
 			break
 		}
 	}
-	deltas, fps, err := window.Resolve(s, dc, info.FPS)
-	if err != nil {
-		field := "sample"
-		if strings.Contains(err.Error(), "fps") {
-			field = "fps"
-		}
-		add(field, "%v", err)
-	}
+	deltas, fps, err := window.Resolve(c, dc, info.FPS)
 	d.Deltas, d.FPS = deltas, fps
+	var ce config.ConfigErrors
+	if errors.As(err, &ce) {
+		return ce
+	}
+	if err != nil {
+		add("sample", "%v", err)
+	}
+	return nil
 }
 
 // minOffset is the offset every t of the dataset's samples leaves before
@@ -124,7 +127,7 @@ func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, 
 	if lengths == nil || c.longest == 0 {
 		return errs
 	}
-	if span := window.Span(d.Deltas.Action); span > c.longest {
+	if span := config.Span(d.Deltas.Action); span > c.longest {
 		at := slices.Index(lengths, int32(c.longest))
 		bad("sample.action", "the action chunk spans %d steps (deltas %v), longer than every episode of %s %q: the longest, %s, has %d steps; shorten the chunk to at most %d",
 			span, d.Deltas.Action, field, split, episodeAt(d, ranges, at), c.longest, c.longest)

@@ -34,8 +34,21 @@ func stepConfig(t *testing.T, yaml string, s *config.SampleSpec, cameras ...map[
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What config.Parse does for a sample block: deltas left out are t
+	// alone, and datasets have no pair offset.
+	zero := func(d *config.Deltas) {
+		if d.Len() == 0 {
+			d.Steps = []int{0}
+		}
+	}
+	for i := range s.Cameras {
+		zero(&s.Cameras[i].Deltas)
+	}
+	zero(&s.State)
+	zero(&s.Action)
 	cfg.Sample = s
 	for i := range cfg.Datasets {
+		cfg.Datasets[i].Offset = config.Offset{}
 		if i < len(cameras) {
 			cfg.Datasets[i].Cameras = cameras[i]
 		}

@@ -1,8 +1,6 @@
 package window
 
 import (
-	"fmt"
-	"math"
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/pairs"
@@ -16,59 +14,32 @@ type Deltas struct {
 	Action []int
 }
 
-// Resolve returns a dataset's deltas in steps and the fps they were
-// resolved with: the dataset's metadata's (infoFPS), else its config's
-// `fps`, else 0. Deltas in seconds need an fps; a config fps that
-// disagrees with the metadata's is an error; each error names the field.
-func Resolve(s *config.SampleSpec, dc *config.DatasetConfig, infoFPS float64) (Deltas, float64, error) {
-	fps := infoFPS
-	if dc.FPS > 0 {
-		if infoFPS > 0 && math.Abs(dc.FPS-infoFPS) > 1e-9 {
-			return Deltas{}, 0, fmt.Errorf("dataset %s: fps: %g, but its metadata says %g (leave fps out)", dc.Name, dc.FPS, infoFPS)
-		}
-		fps = dc.FPS
-	}
-	var out Deltas
-	resolve := func(field string, d config.Deltas) ([]int, error) {
-		if d.Len() == 0 {
-			return []int{0}, nil
-		}
-		if len(d.Steps) > 0 && len(d.Seconds) > 0 {
-			return nil, fmt.Errorf("dataset %s: %s: give steps or seconds, not both", dc.Name, field)
-		}
-		steps, err := d.Resolve(fps)
-		if err != nil {
-			return nil, fmt.Errorf("dataset %s: %s: %w", dc.Name, field, err)
-		}
-		return steps, nil
-	}
-	for _, c := range s.Cameras {
-		d, err := resolve("sample.cameras."+c.Name, c.Deltas)
-		if err != nil {
-			return Deltas{}, 0, err
-		}
-		out.Slots = append(out.Slots, d)
-	}
-	var err error
-	if out.State, err = resolve("sample.state", s.State); err != nil {
+// Resolve returns dataset dc's deltas in steps, slots in the sample
+// block's order, and the frame rate they were resolved with: its
+// metadata's (infoFPS), else its config's `fps`, else 0
+// (config.DatasetConfig.FrameRate, config.Config.StepDeltas). Errors are
+// config.ConfigErrors naming the dataset and the field.
+func Resolve(c *config.Config, dc *config.DatasetConfig, infoFPS float64) (Deltas, float64, error) {
+	fps, err := dc.FrameRate(infoFPS)
+	if err != nil {
 		return Deltas{}, 0, err
 	}
-	if out.Action, err = resolve("sample.action", s.Action); err != nil {
+	sd, err := c.StepDeltas(dc, infoFPS)
+	if err != nil {
 		return Deltas{}, 0, err
+	}
+	// A config built in code may leave deltas out, where Parse fills [0].
+	orZero := func(d []int) []int {
+		if len(d) == 0 {
+			return []int{0}
+		}
+		return d
+	}
+	out := Deltas{State: orZero(sd.State), Action: orZero(sd.Action)}
+	for _, slot := range c.Sample.Cameras {
+		out.Slots = append(out.Slots, orZero(sd.Slots[slot.Name]))
 	}
 	return out, fps, nil
-}
-
-// Span is the steps the deltas reach over: max − min + 1 (1 for none).
-func Span(d []int) int {
-	if len(d) == 0 {
-		return 1
-	}
-	lo, hi := d[0], d[0]
-	for _, x := range d {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	return hi - lo + 1
 }
 
 // Config is one dataset's side of step samples.

@@ -440,8 +440,9 @@ func TestResolve(t *testing.T) {
 		State:   config.Deltas{Steps: []int{-1, 0}},
 		Action:  config.Deltas{Seconds: []float64{0, 0.1, 0.2, 0.25}},
 	}
+	cfg := &config.Config{Sample: spec}
 	dc := &config.DatasetConfig{Name: "d"}
-	d, fps, err := Resolve(spec, dc, 20)
+	d, fps, err := Resolve(cfg, dc, 20)
 	if err != nil || fps != 20 {
 		t.Fatal(err, fps)
 	}
@@ -449,25 +450,21 @@ func TestResolve(t *testing.T) {
 	if !slices.Equal(d.Slots[0], []int{-2, 0}) || !slices.Equal(d.Slots[1], []int{0}) || !slices.Equal(d.State, []int{-1, 0}) || !slices.Equal(d.Action, []int{0, 2, 4, 5}) {
 		t.Fatalf("resolved %+v", d)
 	}
-	if _, _, err := Resolve(spec, dc, 0); err == nil || !strings.Contains(err.Error(), "fps") || !strings.Contains(err.Error(), "sample.cameras.primary") {
+	if _, _, err := Resolve(cfg, dc, 0); err == nil || !strings.Contains(err.Error(), "fps") || !strings.Contains(err.Error(), "sample.cameras.primary") {
 		t.Fatalf("seconds without fps: %v", err)
 	}
 	dc.FPS = 10
-	if d, fps, err := Resolve(spec, dc, 0); err == nil {
+	if d, fps, err := Resolve(cfg, dc, 0); err == nil {
 		t.Fatalf("0.25 s at 10 fps is not a whole frame, resolved %v at %g", d, fps)
 	} else if !strings.Contains(err.Error(), "sample.action") {
 		t.Fatalf("error does not name the field: %v", err)
 	}
 	spec.Action = config.Deltas{Seconds: []float64{0, 0.1}}
-	if d, fps, err := Resolve(spec, dc, 0); err != nil || fps != 10 || !slices.Equal(d.Action, []int{0, 1}) || !slices.Equal(d.Slots[0], []int{-1, 0}) {
+	if d, fps, err := Resolve(cfg, dc, 0); err != nil || fps != 10 || !slices.Equal(d.Action, []int{0, 1}) || !slices.Equal(d.Slots[0], []int{-1, 0}) {
 		t.Fatalf("fps from the config: %v %g %v", d, fps, err)
 	}
-	if _, _, err := Resolve(spec, dc, 30); err == nil || !strings.Contains(err.Error(), "fps") {
+	if _, _, err := Resolve(cfg, dc, 30); err == nil || !strings.Contains(err.Error(), "fps") {
 		t.Fatalf("config fps 10 against metadata 30: %v", err)
-	}
-	spec.State = config.Deltas{Steps: []int{0}, Seconds: []float64{0}}
-	if _, _, err := Resolve(spec, &config.DatasetConfig{Name: "d"}, 10); err == nil || !strings.Contains(err.Error(), "not both") {
-		t.Fatalf("steps and seconds: %v", err)
 	}
 }
 
