@@ -1,7 +1,6 @@
 package window
 
 import (
-
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/pairs"
 )
