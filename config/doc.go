@@ -14,9 +14,10 @@
 //     LanguageOf for language_key), checked by DatasetConfig.CheckFeatures
 //     against a small neutral Feature description; in step mode IsCamera
 //     applies to each camera slot's key instead of image_key;
-//   - the rules that need a dataset's metadata or episode lengths in step
-//     mode: Config.StepDeltas (deltas in seconds through the dataset's
-//     fps, DatasetConfig.FrameRate) and Config.CheckLongest.
+//   - the rules that need a dataset's metadata in step mode:
+//     Config.StepDeltas (deltas in seconds through the dataset's fps,
+//     DatasetConfig.FrameRate). Those that need episode lengths (drop_last,
+//     the action chunk) are package loader's, which knows the lengths.
 //
 // A config without a `sample` block serves frame pairs (FramesOf, the
 // dataset's offset); with one, step samples (SampleSpec, StepDeltas, and

@@ -285,24 +285,3 @@ func Span(steps []int) int {
 	}
 	return slices.Max(steps) - slices.Min(steps) + 1
 }
-
-// CheckLongest checks the sample block against dataset d's longest
-// episode, where episode lengths are known: longest steps, in the episode
-// named episode. drop_last must leave it a t, and the action chunk of sd
-// (d's StepDeltas) must fit in it. Problems are ConfigErrors naming the
-// field, the dataset and the episode.
-func (c *Config) CheckLongest(d *DatasetConfig, sd StepDeltas, longest int, episode string) error {
-	if c.Sample == nil {
-		return nil
-	}
-	var p problems
-	if drop := c.Sample.DropLast; drop >= longest {
-		p.add(c.sampleLine("sample.drop_last"), d.Name, "sample.drop_last",
-			"%d leaves no t in any episode: the longest, %s, has %d steps (drop_last must be below %d for this dataset)", drop, episode, longest, longest)
-	}
-	if span := Span(sd.Action); span > longest {
-		p.add(c.sampleLine("sample.action"), d.Name, "sample.action",
-			"the chunk spans %d steps (%d … %d), longer than every episode: the longest, %s, has %d steps", span, slices.Min(sd.Action), slices.Max(sd.Action), episode, longest)
-	}
-	return p.err()
-}

@@ -443,33 +443,6 @@ datasets:
 	}
 }
 
-// TestCheckLongest: drop_last must leave a t in the longest episode, and
-// the chunk must fit in it.
-func TestCheckLongest(t *testing.T) {
-	c, err := Parse([]byte("sample:\n  drop_last: 7\n  action: {steps: \"-1:15\"}\ndatasets: [{name: a, source: /x}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sd, err := c.StepDeltas(&c.Datasets[0], 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.CheckLongest(&c.Datasets[0], sd, 16, "a/train/0/3"); err != nil {
-		t.Errorf("16 steps: %v", err)
-	}
-	err = c.CheckLongest(&c.Datasets[0], sd, 15, "a/train/0/3")
-	if err == nil || !strings.Contains(err.Error(), `line 3: dataset "a": sample.action: the chunk spans 16 steps (-1 … 14), longer than every episode: the longest, a/train/0/3, has 15 steps`) {
-		t.Errorf("15 steps: %v", err)
-	}
-	err = c.CheckLongest(&c.Datasets[0], sd, 7, "a/train/1/0")
-	if err == nil || !strings.Contains(err.Error(), `line 2: dataset "a": sample.drop_last: 7 leaves no t in any episode: the longest, a/train/1/0, has 7 steps (drop_last must be below 7`) {
-		t.Errorf("7 steps: %v", err)
-	}
-	if Span(nil) != 0 || Span([]int{3, -2, 0}) != 6 {
-		t.Error("Span")
-	}
-}
-
 // stepFeatures are a dataset's features with one image, for the first
 // slot.
 var stepFeatures = []Feature{

@@ -354,14 +354,20 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var errs config.ConfigErrors
+	var (
+		errs config.ConfigErrors
+		fits []lengthFit
+	)
 	for j, o := range opened {
 		dc := &o.ds.Config
-		errs = append(errs, m.checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log)...)
+		e, fit := m.checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log)
+		errs, fits = append(errs, e...), append(fits, fit)
 		if dc.ValSplit != "" {
-			errs = append(errs, m.checkLength(ctx, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log)...)
+			e, fit := m.checkLength(ctx, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log)
+			errs, fits = append(errs, e...), append(fits, fit)
 		}
 	}
+	errs = append(errs, checkChunk(fits, log)...)
 	if len(errs) > 0 {
 		return errs
 	}
@@ -441,7 +447,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, cfg *config.Conf
 		// not from image_key.
 		ferrs = slices.DeleteFunc(ferrs, func(e *config.ConfigError) bool { return e.Field == "image_key" })
 		use.ImageKey = ""
-		ferrs = append(ferrs, openSteps(d, cfg, add)...)
+		ferrs = append(ferrs, openSteps(d, cfg, use.Cameras, add)...)
 	}
 	errs = append(errs, ferrs...)
 	d.Config.ImageKey = use.ImageKey

@@ -19,41 +19,24 @@ import (
 )
 
 // openSteps resolves a dataset's side of step samples (a `sample` block):
-// its camera per slot, checked against its image features, and its deltas
-// in steps, through its metadata's fps or its config's. Problems go to add,
-// naming the field and the valid choices.
-func openSteps(d *Dataset, c *config.Config, add func(key, format string, args ...any)) config.ConfigErrors {
+// its camera per slot (cams: config.FeatureUse.Cameras, which
+// config.DatasetConfig.CheckFeatures checked against its image features),
+// whether oxefs can decode those stored as video, and its deltas in steps,
+// through its metadata's fps or its config's. Problems go to add, naming
+// the field and the valid choices, or are returned.
+func openSteps(d *Dataset, c *config.Config, cams map[string]string, add func(key, format string, args ...any)) config.ConfigErrors {
 	s := c.Sample
 	info := d.Data.Info()
-	var images []string
-	for _, f := range info.Features.All() {
-		if config.IsCamera(configFeatures([]episode.Feature{f})[0]) {
-			images = append(images, f.Key)
-		}
-	}
 	slots := make([]string, len(s.Cameras))
 	for i, c := range s.Cameras {
 		slots[i] = c.Name
 	}
 	dc := &d.Config
-	cams, err := dc.SlotKeys(s, images)
-	if err != nil {
-		add("cameras", "%v", err)
-	}
 	for _, slot := range slices.Sorted(maps.Keys(cams)) {
-		key := cams[slot]
-		if !slices.Contains(slots, slot) {
-			add("cameras", "no camera slot %q in sample.cameras (slots: %s)", slot, strings.Join(slots, ", "))
-			continue
-		}
-		f, ok := info.Features.Lookup(key)
-		if !ok || !slices.Contains(images, key) {
-			add("cameras", "slot %s: no image feature %q (image keys: %s)", slot, key, strings.Join(images, ", "))
-			continue
-		}
-		if strings.HasPrefix(f.Encoding, "video") {
+		f, ok := info.Features.Lookup(cams[slot])
+		if ok && strings.HasPrefix(f.Encoding, "video") {
 			if err := av.Available(); err != nil {
-				add("cameras", "%s is stored as video (%s), which oxefs decodes with libavcodec: %v", key, f.Encoding, err)
+				add("cameras", "%s is stored as video (%s), which oxefs decodes with libavcodec: %v", f.Key, f.Encoding, err)
 			}
 		}
 	}
@@ -91,13 +74,13 @@ func (m *Mix) minOffset(dc *config.DatasetConfig) int {
 // checkLength is checkLength for the mix's kind of samples. For step
 // samples an episode must be longer than drop_last, and where the lengths
 // are known, the longest must hold the action chunk.
-func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) config.ConfigErrors {
+func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (errs config.ConfigErrors, chunk lengthFit) {
 	s := m.Config.Sample
 	if s == nil {
 		if e := checkLength(ctx, d, field, split, ranges, lengths, log); e != nil {
-			return config.ConfigErrors{e}
+			return config.ConfigErrors{e}, chunk
 		}
-		return nil
+		return nil, chunk
 	}
 	dc := &d.Config
 	var c lengthCheck
@@ -109,10 +92,9 @@ func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, 
 		var err error
 		if c, err = probeLengths(ctx, d, ranges, s.DropLast); err != nil {
 			log.Warn("could not check episode lengths against drop_last", "dataset", dc.Name, "split", split, "err", err)
-			return nil
+			return nil, chunk
 		}
 	}
-	var errs config.ConfigErrors
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: m.Config.Line("sample"), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
@@ -125,14 +107,55 @@ func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, 
 			s.DropLast, field, split, c.seen, c.longest, c.longest-1)
 	}
 	if lengths == nil || c.longest == 0 {
-		return errs
+		return errs, chunk
 	}
+	chunk.known = true
 	if span := config.Span(d.Deltas.Action); span > c.longest {
 		at := slices.Index(lengths, int32(c.longest))
-		bad("sample.action", "the action chunk spans %d steps (deltas %v), longer than every episode of %s %q: the longest, %s, has %d steps; shorten the chunk to at most %d",
-			span, d.Deltas.Action, field, split, episodeAt(d, ranges, at), c.longest, c.longest)
+		chunk.short = &config.ConfigError{Line: m.Config.Line("sample"), Dataset: dc.Name, Field: "sample.action",
+			Msg: fmt.Sprintf("the action chunk spans %d steps (deltas %v), longer than every episode of %s %q: the longest, %s, has %d steps",
+				span, d.Deltas.Action, field, split, episodeAt(d, ranges, at), c.longest)}
 	}
-	return errs
+	return errs, chunk
+}
+
+// lengthFit is what the lengths of one split say of the action chunk:
+// known when they are known, and short, a message, when the chunk is
+// longer than every episode of the split.
+type lengthFit struct {
+	known bool
+	short *config.ConfigError
+}
+
+// checkChunk judges the action chunk against every split whose lengths
+// are known. A chunk longer than every episode of the whole mix is a
+// config error (no sample could fill it: a chunk in the wrong unit, say);
+// a chunk longer than one dataset's episodes only pads each of its
+// samples, as LeRobot does, and is logged as a warning.
+func checkChunk(fits []lengthFit, log *slog.Logger) config.ConfigErrors {
+	var short config.ConfigErrors
+	fitsSomewhere := false
+	for _, f := range fits {
+		switch {
+		case f.short != nil:
+			short = append(short, f.short)
+		case f.known:
+			fitsSomewhere = true
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	if !fitsSomewhere {
+		for _, e := range short {
+			e.Msg += "; no episode of the mix holds the chunk: shorten it to at most the longest"
+		}
+		return short
+	}
+	for _, e := range short {
+		log.Warn("every sample of this dataset pads the end of its action chunk (action_is_pad)", "dataset", e.Dataset, "why", e.Msg)
+	}
+	return nil
 }
 
 // episodeAt is the id of the at-th episode of ranges.

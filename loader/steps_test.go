@@ -791,3 +791,27 @@ func TestStepsCorruptEpisode(t *testing.T) {
 		t.Fatalf("substitutions %v: the record without its image was not replaced", subs)
 	}
 }
+
+// TestCheckChunk: a chunk longer than every episode of one split pads its
+// samples (a warning), and is an error only when no split of the mix whose
+// lengths are known holds it.
+func TestCheckChunk(t *testing.T) {
+	short := func(ds string) lengthFit {
+		return lengthFit{known: true, short: &config.ConfigError{Dataset: ds, Field: "sample.action", Msg: "the action chunk spans 50 steps"}}
+	}
+	var logged bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logged, nil))
+	if errs := checkChunk([]lengthFit{short("kuka"), {known: true}, {}}, log); errs != nil {
+		t.Fatalf("a chunk another dataset holds: %v", errs)
+	}
+	if !strings.Contains(logged.String(), "kuka") || !strings.Contains(logged.String(), "action_is_pad") {
+		t.Fatalf("no warning naming the dataset: %q", logged.String())
+	}
+	errs := checkChunk([]lengthFit{short("kuka"), short("bridge"), {}}, log)
+	if len(errs) != 2 || !strings.Contains(errs.Error(), "no episode of the mix holds the chunk") || !strings.Contains(errs.Error(), "bridge") {
+		t.Fatalf("a chunk no episode holds: %v", errs)
+	}
+	if errs := checkChunk([]lengthFit{{}, {}}, log); errs != nil {
+		t.Fatalf("lengths unknown: %v", errs)
+	}
+}
