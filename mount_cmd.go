@@ -28,12 +28,28 @@ type mountCmd struct {
 	// Python package sets it): a trainer killed with SIGKILL, by the OOM
 	// killer or a preemption, then leaves no daemon holding its memory.
 	ExitWithParent bool `help:"Shut down as on SIGTERM when the process that started the daemon exits (oxefs.mount in Python sets this)." name:"exit-with-parent"`
+	// ExitWhenUnlocked ties the daemon to every process that holds a lock
+	// on a file: the local ranks of a torchrun job share one daemon so.
+	ExitWhenUnlocked string `help:"Shut down as on SIGTERM once no other process holds a flock on this file (each user holds a shared lock while it reads; oxefs.mount in the ranks of a torchrun job shares one daemon this way)." name:"exit-when-unlocked" placeholder:"FILE" type:"existingfile"`
+	RemoveOnExit     string `help:"On exit, once unmounted, remove this directory made for the daemon (its mountpoint, log, lock file): the files and empty directories directly in it, then itself, never deeper." name:"remove-on-exit" placeholder:"DIR" type:"existingdir"`
 }
 
 func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
-	var parentGone <-chan struct{} // nil: never
+	if err := checkRemoveDir(c.RemoveOnExit); err != nil {
+		return err
+	}
+	if c.RemoveOnExit != "" {
+		defer removeOwnDir(log, c.RemoveOnExit) // last: after the unmount and p.Close
+	}
+	var parentGone, usersGone <-chan struct{} // nil: never
 	if c.ExitWithParent {
 		parentGone = watchParent(ctx, os.Getppid())
+	}
+	if c.ExitWhenUnlocked != "" {
+		var err error
+		if usersGone, err = watchLock(ctx, c.ExitWhenUnlocked); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(c.Mountpoint, 0o755); err != nil {
 		return err
@@ -109,6 +125,9 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return c.drain(log, p, srv, gone)
 	case <-parentGone:
 		log.Info("the process that started the daemon exited (--exit-with-parent): shutting down")
+		return c.drain(log, p, srv, gone)
+	case <-usersGone:
+		log.Info("no process holds the lock any more (--exit-when-unlocked): shutting down", "file", c.ExitWhenUnlocked)
 		return c.drain(log, p, srv, gone)
 	case <-gone:
 		log.Info("unmounted from outside")

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestWatchLock: the daemon's --exit-when-unlocked waits while a user
+// holds a shared lock, fires once the last user lets go, and then holds
+// the file exclusively, so that a newcomer cannot join a daemon that is
+// shutting down.
+func TestWatchLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "users.lock")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	users := make([]*os.File, 2)
+	for i := range users {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+			t.Fatal(err)
+		}
+		users[i] = f
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gone, err := watchLock(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range users {
+		select {
+		case <-gone:
+			t.Fatalf("the lock was reported free with %d of %d users holding it", len(users)-i, len(users))
+		case <-time.After(600 * time.Millisecond): // more than two polls
+		}
+		if err := syscall.Flock(int(u.Fd()), syscall.LOCK_UN); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no report 10 s after the last user let go")
+	}
+	late, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	if err := syscall.Flock(int(late.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		t.Fatal("a newcomer took a shared lock on a daemon that is shutting down")
+	}
+	if _, err := watchLock(ctx, filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Fatal("a missing lock file was accepted")
+	}
+}
+
+// TestRemoveOwnDir: --remove-on-exit removes the files and empty
+// directories directly in its directory, then the directory, and never
+// descends: a directory that still holds something is left whole.
+func TestRemoveOwnDir(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	root := t.TempDir()
+	own := filepath.Join(root, "own")
+	for _, d := range []string{own, filepath.Join(own, "mnt")} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"daemon.log", "users.lock"} {
+		if err := os.WriteFile(filepath.Join(own, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeOwnDir(log, own)
+	if _, err := os.Stat(own); !os.IsNotExist(err) {
+		t.Fatalf("%s is still there (%v)", own, err)
+	}
+
+	kept := filepath.Join(root, "kept")
+	deep := filepath.Join(kept, "sub", "data.bin")
+	if err := os.MkdirAll(filepath.Dir(deep), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(deep, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removeOwnDir(log, kept)
+	if _, err := os.Stat(deep); err != nil {
+		t.Fatalf("a file two levels down was removed: %v", err)
+	}
+
+	for _, bad := range []string{"/", "//", filepath.Join(root, "missing"), deep} {
+		if err := checkRemoveDir(bad); err == nil {
+			t.Errorf("--remove-on-exit %s was accepted", bad)
+		}
+	}
+}
