@@ -9,7 +9,7 @@ DataLoader workers), and reads info.json and stats.json.
 
 from ._batches import Batches, Loader, rank_dir, read_info, read_stats
 from ._dist import rank_world
-from ._mount import Mount, OxefsError, find_binary, mount
+from ._mount import Mount, OxefsError, find_binary, mount, node_ranks
 
-__all__ = ["Batches", "Loader", "Mount", "OxefsError", "find_binary", "mount", "rank_dir", "rank_world", "read_info", "read_stats"]
+__all__ = ["Batches", "Loader", "Mount", "OxefsError", "find_binary", "mount", "node_ranks", "rank_dir", "rank_world", "read_info", "read_stats"]
 __version__ = "0.1.0"
