@@ -243,3 +243,44 @@ def test_per_node_outside_torchrun(monkeypatch):
     monkeypatch.setenv("LOCAL_RANK", "6")
     with pytest.raises(ValueError, match="LOCAL_RANK=6 LOCAL_WORLD_SIZE=4"):
         oxefs.node_ranks()
+
+
+def _readme_recipe():
+    """The first sh block of the README's "Multi-GPU training", as argv."""
+    import shlex
+
+    with open(os.path.join(_REPO, "README.md")) as f:
+        text = f.read()
+    section = text[text.index("\n## Multi-GPU training\n"):]
+    section = section[:section.index("\n## ", 1)]
+    block = section[section.index("```sh\n") + len("```sh\n"):]
+    return shlex.split(block[:block.index("```")].replace("\\\n", " "))
+
+
+def test_readme_torchrun_recipe(tmp_path):
+    """The README's torchrun command, as written (with 2 ranks instead of
+    8, the test's mix.yaml and the package on PYTHONPATH), from the
+    repository's root: both ranks train the same number of steps through
+    one daemon that the ranks started, gone 5 s after them."""
+    _need_fuse()
+    pytest.importorskip("torch", reason="torch is not installed")
+    argv = _readme_recipe()
+    assert argv[:3] == ["python3", "-m", "torch.distributed.run"], argv
+    assert argv[argv.index("--nproc_per_node") + 1] == "8" and "mix.yaml" in argv, argv
+    argv[0] = sys.executable
+    argv[argv.index("--nproc_per_node") + 1] = "2"
+    cfg = _tiny_mix(tmp_path, "batch_size: 4\nimage_size: [32, 32]\nnum_batches: 7\n")
+    argv[argv.index("mix.yaml")] = str(cfg)
+    env = dict(os.environ, PYTHONPATH=_PYTHON, OMP_NUM_THREADS="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    r = subprocess.run(argv, cwd=_REPO, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = sorted(line[line.index("rank "):] for line in r.stdout.splitlines() if " of 2: " in line)
+    # 7 batches over 2 ranks: 4 steps each.
+    assert [line.split(":")[0] for line in lines] == ["rank 0 of 2", "rank 1 of 2"], r.stdout
+    assert all(" 4 steps" in line for line in lines), r.stdout
+    pids = {line.rsplit("daemon ", 1)[1] for line in lines}
+    assert len(pids) == 1 and pids != {"started outside"}, r.stdout
+    pid = int(pids.pop())
+    left = _left_behind(pid, [])
+    _cleanup(pid, [])
+    assert not left, f"5 s after the last rank: {left}"
