@@ -46,20 +46,6 @@ def _mounted(path):
         return any(line.split()[1] == path for line in f)
 
 
-def _daemons(binary_path_fragment):
-    """Process ids whose command line is `oxefs mount` with this fragment."""
-    out = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().decode(errors="replace").split("\0")
-        except OSError:
-            continue
-        if len(argv) > 2 and argv[1] == "mount" and any(binary_path_fragment in a for a in argv) and _alive(pid):
-            out.append(int(pid))
-    return out
-
-
 def _left_behind(pid, paths, within=5.0):
     """What is still there `within` seconds from now, checking as it goes:
     the daemon, a mount, a path."""
@@ -138,12 +124,25 @@ _RANK_SCRIPT = """
 import os, sys, time
 sys.path.insert(0, {python!r})
 import torch.distributed as dist, oxefs
+
+
+def _argv(pid):
+    try:
+        with open(f"/proc/{{pid}}/cmdline", "rb") as f:
+            return f.read().decode(errors="replace").split(chr(0))
+    except OSError:
+        return []
+
+
 dist.init_process_group("gloo")
 with oxefs.mount({config!r}, args=["--cache-dir", {cache!r}], timeout=240) as m:
     ds = oxefs.Batches(m)
     b = ds[0]
     dist.barrier()  # every local rank is inside its block: now count
     print("RANK", dist.get_rank(), m.pid, m.path, ds.path, m.shared, ",".join(map(str, m.info["ranks"])), b["frames"].shape[0], flush=True)
+    if dist.get_rank() == 0:  # `oxefs mount` processes of this config (pgrep -f)
+        daemons = [p for p in os.listdir("/proc") if p.isdigit() and _argv(p)[1:2] == ["mount"] and {config!r} in _argv(p)]
+        print("DAEMONS", len(daemons), flush=True)
     dist.barrier()
 dist.destroy_process_group()
 """
@@ -174,6 +173,7 @@ def test_torchrun_one_daemon_per_node(tmp_path, nproc):
     pids = {int(row[2]) for row in rows}
     paths = {row[3] for row in rows}
     assert len(pids) == 1 and len(paths) == 1, f"{len(pids)} daemons for {nproc} local ranks:\n{r.stdout}"
+    assert "DAEMONS 1\n" in r.stdout, r.stdout
     (pid,), (path,) = pids, paths
     for row in rows:
         assert row[4] == os.path.join(path, "rank", row[1]), row
@@ -183,11 +183,12 @@ def test_torchrun_one_daemon_per_node(tmp_path, nproc):
     assert not left, f"5 s after the last rank: {left}"
 
 
-def test_shared_daemon_outlives_the_rank_that_started_it(tmp_path, monkeypatch):
-    """Two local ranks (as torchrun's environment describes them) in two
-    processes: the one that started the daemon leaves first, the other
-    still reads through it; the daemon ends with the last one."""
-    _need_fuse()
+def _two_local_ranks(tmp_path):
+    """Two processes that torchrun's environment calls the local ranks 0
+    and 1 of a node, each inside `with oxefs.mount(config)`; each prints
+    the daemon's pid, the mountpoint and whether it started the daemon,
+    then waits for a line on stdin, reads its last batch and prints the
+    count and the batch size."""
     cfg = _tiny_mix(tmp_path, "batch_size: 2\nimage_size: [32, 32]\nnum_batches: 8\n")
     script = textwrap.dedent(f"""
         import os, sys
@@ -205,6 +206,15 @@ def test_shared_daemon_outlives_the_rank_that_started_it(tmp_path, monkeypatch):
                    TORCHELASTIC_RUN_ID=f"test-{os.getpid()}-{tmp_path.name}")
         procs.append(subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       text=True, env=env))
+    return procs
+
+
+def test_shared_daemon_outlives_the_rank_that_started_it(tmp_path):
+    """Two local ranks in two processes: the one that started the daemon
+    leaves first, the other still reads through it; the daemon ends with
+    the last one."""
+    _need_fuse()
+    procs = _two_local_ranks(tmp_path)
     try:
         first = procs[0].stdout.readline().split()
         second = procs[1].stdout.readline().split()
@@ -226,6 +236,26 @@ def test_shared_daemon_outlives_the_rank_that_started_it(tmp_path, monkeypatch):
     left = _left_behind(pid, [path, os.path.dirname(path)])
     _cleanup(pid, [path])
     assert not left, f"5 s after the last rank: {left}"
+
+
+def test_killed_local_ranks_leave_nothing(tmp_path):
+    """Every local rank of a shared daemon killed with SIGKILL (torchrun
+    tearing a failed job down, the OOM killer): within 5 s no daemon,
+    mount or node directory is left."""
+    _need_fuse()
+    procs = _two_local_ranks(tmp_path)
+    try:
+        first = procs[0].stdout.readline().split()
+        second = procs[1].stdout.readline().split()
+        assert first[:2] == second[:2], f"two daemons: {first} {second}"
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    pid, path = int(first[0]), first[1]
+    left = _left_behind(pid, [path, os.path.dirname(path)])
+    _cleanup(pid, [path])
+    assert not left, f"5 s after SIGKILL of both ranks: {left}"
 
 
 def test_per_node_outside_torchrun(monkeypatch):
