@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# LeRobot figures for the README, in-process on `oxefs synth` data: the
+# LeRobot figures for docs/performance.md, in-process on `oxefs synth` data: the
 # pipeline over a LeRobot-shaped synth mix (AV1 video) against a bare
 # decode loop over the same samples' video frames (`bench --bare-decode`:
 # the same frames and decoder, no scheduler, resize or metadata), and

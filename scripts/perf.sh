@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the README's Performance table: medians of RUNS runs of
+# Reproduces docs/performance.md's figures: medians of RUNS runs of
 # `oxefs bench`, in-process and through a mount, on `oxefs synth` data.
 #   ./scripts/perf.sh                 # DATA=/tmp/oxefs-synth OUT=perf-out RUNS=3
 # Needs /dev/fuse for the mount rows; takes about 15 minutes on 2 cores.

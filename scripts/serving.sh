@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side figures for the README: through the mount (FUSE passthrough,
+# Side-by-side figures for docs/performance.md: through the mount (FUSE passthrough,
 # and the page cache with --no-passthrough) against in-process, and
 # `decode: fast` against `decode: exact` in-process, on `oxefs synth` data.
 # Each repetition runs every case once, in turn, so that a slow spell of a

@@ -1,4 +1,4 @@
-"""LeRobot's own loader on oxefs's step-sample work, for the README's
+"""LeRobot's own loader on oxefs's step-sample work, for docs/performance.md's
 comparison: the same config file that `oxefs bench --config` reads (a mix
 of LeRobot v3 datasets with a `sample:` block) is turned into
 LeRobotDataset(root, delta_timestamps=...) per dataset, and a torch
