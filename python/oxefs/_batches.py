@@ -211,11 +211,13 @@ class Batches:
     "frames" (uint8, [B, F, H, W, 3] or [B, 3, F, H, W] as info.json's
     frames.layout says) and the metadata fields (action, action_mask,
     initial_state, state_mask, frame_idx, frame_indices, offset as arrays;
-    dataset_name, episode_id, language, robot as lists). In step mode
+    dataset_name, episode_id, language, robot as lists; on the val view
+    is_repeat, bool, true for the samples that only fill its last batch). In step mode
     (info.json has "sample") it has every array that info["sample"]["arrays"]
     lists, by its name (observation.images.<slot>, its _is_pad,
     image_mask, observation.state, action, their masks, dataset_index,
-    frame_index...), each read from its own batches/NNNNNN.<file>, plus the
+    frame_index, sample_is_pad: the val view's repeats...), each read from
+    its own batches/NNNNNN.<file>, plus the
     strings of NNNNNN.json (dataset_name, episode_id, task, robot; lists of
     str) when the mount writes one. It is a map-style dataset: use it with
     a torch DataLoader (batch_size=None, since items are batches already)

@@ -106,20 +106,66 @@ def test_writing_into_batches_pair_mode(tiny):
     assert int(out.split()[-1]) >= 3 * 2 * 8, out
 
 
-def test_writing_into_batches_step_mode(tmp_path):
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory):
+    """Two synthetic datasets (train and val splits) as step samples, in
+    batches of 5."""
+    _need_mount()
+    d = tmp_path_factory.mktemp("steps")
+    subprocess.run([oxefs.find_binary(), "synth", str(d / "synth"), "--datasets", "2", "--episodes", "3", "--steps", "30"],
+                   check=True, capture_output=True)
+    text = (d / "synth" / "mix-steps.yaml").read_text().replace("batch_size: 64", "batch_size: 5")
+    cfg = d / "mix.yaml"
+    cfg.write_text(text)
+    with oxefs.mount(cfg, args=["--cache-dir", str(d / "cache")]) as mnt:
+        assert "sample" in mnt.info
+        yield mnt
+
+
+def test_writing_into_batches_step_mode(steps):
     """The same in step mode: every array, each camera slot's frames
     mapped from the mount."""
-    _need_mount()
-    exe = oxefs.find_binary()
-    subprocess.run([exe, "synth", str(tmp_path / "synth"), "--datasets", "2", "--episodes", "2", "--steps", "30"],
-                   check=True, capture_output=True)
-    text = (tmp_path / "synth" / "mix-steps.yaml").read_text().replace("batch_size: 64", "batch_size: 4")
-    cfg = tmp_path / "mix.yaml"
-    cfg.write_text(text)
-    with oxefs.mount(cfg, args=["--cache-dir", str(tmp_path / "cache")]) as mnt:
-        assert "sample" in mnt.info
-        out = _in_subprocess(_WRITE_SCRIPT, mnt.path)
-        assert int(out.split()[-1]) >= 3 * 2 * 10, out
+    out = _in_subprocess(_WRITE_SCRIPT, steps.path)
+    assert int(out.split()[-1]) >= 3 * 2 * 10, out
+
+
+def _check_one_pass(units, repeat):
+    """One pass of a val view: the unmarked samples are distinct units,
+    and each marked one repeats a unit of the pass."""
+    first = [u for u, r in zip(units, repeat) if not r]
+    again = [u for u, r in zip(units, repeat) if r]
+    assert len(set(first)) == len(first), "a unit served twice, unmarked"
+    assert set(again) <= set(first)
+    return len(again)
+
+
+def test_val_repeats_marked_pair_mode(tiny):
+    """The val view's last batch is topped up with repeats: is_repeat (a
+    bool array per batch) marks them; the train view has no is_repeat."""
+    val = oxefs.Batches(tiny, val=True)
+    units, repeat = [], []
+    for b in val:
+        assert b["is_repeat"].dtype == np.bool_ and b["is_repeat"].shape == (len(b["episode_id"]),)
+        units += b["episode_id"]
+        repeat += list(b["is_repeat"])
+    assert _check_one_pass(units, repeat) > 0
+    assert "is_repeat" not in oxefs.Batches(tiny)[0]
+
+
+def test_val_repeats_marked_step_mode(steps):
+    """In step mode sample_is_pad, listed in info.json's sample.arrays after
+    frame_index, marks them; all false on the train view."""
+    names = [a["name"] for a in steps.info["sample"]["arrays"]]
+    assert names[-2:] == ["frame_index", "sample_is_pad"]
+    units, repeat = [], []
+    for b in oxefs.Batches(steps, val=True):
+        pad = b["sample_is_pad"]
+        assert pad.dtype == np.bool_ and pad.shape == (5,)
+        units += b["episode_id"]  # samples_per_episode 1: a unit is an episode (a repeat draws a new t)
+        repeat += list(pad)
+    assert _check_one_pass(units, repeat) > 0
+    for n in range(3):
+        assert not oxefs.Batches(steps)[n]["sample_is_pad"].any()
 
 
 def _digest(batch):
