@@ -34,6 +34,7 @@ type Builder struct {
 	// constants
 	meta        config.MetaMode
 	strict      bool
+	markRepeats bool
 	sampleBytes int
 	batchSize   int
 }
@@ -62,13 +63,20 @@ type Options struct {
 	// once, so that decode workers never wait on the network. Its error
 	// fails the batch.
 	Fetch func(ctx context.Context, samples []plan.Sample) error
+	// MarkRepeats marks the samples that only fill a one-pass view's
+	// batches (the val view): those of a dataset-epoch after the first,
+	// whose units the view has served already. Pair mode: the .json's
+	// is_repeat; step mode: sample_is_pad. Unset (the train view, which
+	// runs through epochs by design), is_repeat is left out and
+	// sample_is_pad is all false.
+	MarkRepeats bool
 }
 
 // New builds plan's batches with one assembler per dataset.
 func New(plan *plan.Plan, datasets []Dataset, asm []*pairs.Assembler, pool *Pool, opts Options) (*Builder, error) {
 	b := &Builder{
 		plan: plan, datasets: datasets, asm: asm, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
-		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
+		meta: opts.Meta, strict: opts.Strict, markRepeats: opts.MarkRepeats, batchSize: plan.BatchSize(),
 		subs: newSubstitutions(len(datasets)),
 	}
 	for _, a := range asm {
@@ -98,7 +106,7 @@ func NewSteps(plan *plan.Plan, datasets []Dataset, asm []*window.Assembler, layo
 	}
 	return &Builder{
 		plan: plan, datasets: datasets, steps: asm, layout: layout, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
-		meta: opts.Meta, strict: opts.Strict, batchSize: plan.BatchSize(),
+		meta: opts.Meta, strict: opts.Strict, markRepeats: opts.MarkRepeats, batchSize: plan.BatchSize(),
 		subs: newSubstitutions(len(datasets)),
 	}, nil
 }
@@ -279,5 +287,11 @@ func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, 
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("batch %d: %w", n, err)
 	}
+	for i, s := range samples {
+		b.layout.SetSamplePad(buf, i, b.repeat(s))
+	}
 	return window.MetaJSON(b.meta, metas)
 }
+
+// repeat is whether sample s only fills its batch (Options.MarkRepeats).
+func (b *Builder) repeat(s plan.Sample) bool { return b.markRepeats && s.Epoch > 0 }

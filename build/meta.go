@@ -27,6 +27,11 @@ type batchMeta struct {
 	ActionMask []mask   `json:"action_mask,omitempty"`
 	StateMask  []mask   `json:"state_mask,omitempty"`
 	Robot      []string `json:"robot,omitempty"`
+	// IsRepeat is true for a sample that only fills the batch: the val
+	// view's samples whose units it has served already. Only the val view
+	// writes it (Options.MarkRepeats), so the train view's bytes are
+	// unchanged.
+	IsRepeat []bool `json:"is_repeat,omitempty"`
 }
 
 // mask is a JSON array of 0s and 1s: the first n of width are 1.
@@ -77,6 +82,9 @@ func (b *Builder) metaJSON(samples []plan.Sample, metas []pairs.Meta) ([]byte, e
 	for i := range metas {
 		m := &metas[i]
 		out.DatasetName = append(out.DatasetName, m.DatasetName)
+		if b.markRepeats {
+			out.IsRepeat = append(out.IsRepeat, b.repeat(samples[i]))
+		}
 		if b.meta != config.MetaFull {
 			continue
 		}

@@ -103,7 +103,7 @@ type stepsArray struct {
 
 // layout is the contract's array list for a spec: per slot frames, then
 // per slot _is_pad, image_mask, state (3 arrays) and action (3 arrays)
-// when the mix has them, dataset_index, frame_index.
+// when the mix has them, dataset_index, frame_index, sample_is_pad.
 func (s *stepsSpec) layout(b int) []stepsArray {
 	first := &s.Samples[0]
 	var out []stepsArray
@@ -131,7 +131,8 @@ func (s *stepsSpec) layout(b int) []stepsArray {
 			stepsArray{"action_is_pad", "|b1", []int{b, len(first.Action)}},
 			stepsArray{"action_mask", "|b1", []int{b, s.ActionDim}})
 	}
-	return append(out, stepsArray{"dataset_index", "<i8", []int{b}}, stepsArray{"frame_index", "<i8", []int{b}})
+	return append(out, stepsArray{"dataset_index", "<i8", []int{b}}, stepsArray{"frame_index", "<i8", []int{b}},
+		stepsArray{"sample_is_pad", "|b1", []int{b}})
 }
 
 // TestMountStepsParity mounts each spec of the step-sample references
@@ -227,6 +228,7 @@ func checkStepsMount(t *testing.T, ref *stepsRef, spec *stepsSpec, dir string) {
 		units[s.View]++
 	}
 	seen := map[string]int{}
+	unmarked := map[string]int{} // the val view's samples not marked sample_is_pad
 	failures := 0
 	fail := func(format string, args ...any) {
 		t.Helper()
@@ -283,6 +285,14 @@ func checkStepsMount(t *testing.T, ref *stepsRef, spec *stepsSpec, dir string) {
 					continue
 				}
 				seen[key]++
+				switch pad := arrays["sample_is_pad"].row(j)[0]; {
+				case pad > 1:
+					fail("%s sample %d: sample_is_pad byte %d, want 0 or 1", base, j, pad)
+				case view == "batches" && pad != 0:
+					fail("%s sample %d: sample_is_pad on the train view", base, j)
+				case pad == 0:
+					unmarked[key]++
+				}
 				where := fmt.Sprintf("%s sample %d (%s)", base, j, key)
 				compareStepsSample(fail, where, ref, spec, r, arrays, j, meta.DatasetName[j], meta.Task[j], meta.Robot[j])
 			}
@@ -298,6 +308,11 @@ func checkStepsMount(t *testing.T, ref *stepsRef, spec *stepsSpec, dir string) {
 		g, c := group{s.View, s.DatasetName}, seen[s.key()]
 		if c == 0 {
 			fail("%s: never served in one pass", s.key())
+		}
+		// The val view's pass, less the samples that top up its last
+		// batch (sample_is_pad), serves each unit once.
+		if s.View == "val/batches" && unmarked[s.key()] != 1 {
+			fail("%s: served %d times unmarked in the val view's pass (%d in all), want once", s.key(), unmarked[s.key()], c)
 		}
 		if v, ok := lo[g]; !ok || c < v {
 			lo[g] = c

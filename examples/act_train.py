@@ -120,11 +120,12 @@ def batches(mount, args, pin):
         from torch.utils.data import DataLoader
 
         ds = oxefs.Batches(mount, torch=True, channels_first=True)
-        # Batches' items end at the view's length: repeat the epoch past it
-        # (oxefs.Loader reads later epochs by name instead).
-        order = [i % len(ds) for i in range(args.start, args.start + args.steps)]
+        # A mount's train view serves later epochs by index, up to
+        # ds.max_batch; a plain directory holds one epoch: repeat it.
+        order = [i if i <= ds.max_batch else i % len(ds) for i in range(args.start, args.start + args.steps)]
         return DataLoader(ds, batch_size=None, sampler=order, num_workers=args.workers, pin_memory=pin)
-    return oxefs.Loader(mount, torch=True, channels_first=True, pin_memory=pin, start=args.start, stop=args.start + args.steps)
+    stop = args.start + (1 if args.overfit else args.steps)
+    return oxefs.Loader(mount, torch=True, channels_first=True, pin_memory=pin, start=args.start, stop=stop)
 
 
 def train(mount, args):

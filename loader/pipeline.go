@@ -270,7 +270,7 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 }
 
 func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *build.Stats) (*batch.Scheduler, error) {
-	opts := build.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log}
+	opts := build.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train}
 	if p.Mix.hasRemote() {
 		// The batch's remote episodes arrive before the samples are
 		// queued, all at once and each on its own (an RLDS record's byte

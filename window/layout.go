@@ -122,6 +122,7 @@ type Layout struct {
 	actionMask       int
 	datasetIndex     int
 	frameIndex       int
+	samplePad        int
 }
 
 // NewLayout lays out the arrays of spec's batches.
@@ -165,6 +166,7 @@ func NewLayout(spec Spec) (*Layout, error) {
 	}
 	l.datasetIndex = add("dataset_index", DTypeI64, 8)
 	l.frameIndex = add("frame_index", DTypeI64, 8)
+	l.samplePad = add("sample_is_pad", DTypeBool, 1)
 
 	var off int64
 	for i := range l.Arrays {
@@ -203,6 +205,17 @@ func (l *Layout) WriteHeaders(buf []byte) {
 		}
 		clear(buf[end:next])
 	}
+}
+
+// SetSamplePad writes sample i's sample_is_pad in buf, a batch buffer:
+// true for a sample that only fills the batch (the val view's repeats).
+// Every sample's is written by the builder, since buffers are reused.
+func (l *Layout) SetSamplePad(buf []byte, i int, pad bool) {
+	var v byte
+	if pad {
+		v = 1
+	}
+	l.sample(buf, l.samplePad, i)[0] = v
 }
 
 // sample returns sample i's part of array k in buf.

@@ -37,7 +37,7 @@ func TestLayoutFilesAreNPY(t *testing.T) {
 			"observation.images.primary", "observation.images.wrist", "observation.images.left",
 			"observation.images.primary_is_pad", "observation.images.wrist_is_pad", "observation.images.left_is_pad",
 			"image_mask", "observation.state", "observation.state_is_pad", "state_mask",
-			"action", "action_is_pad", "action_mask", "dataset_index", "frame_index",
+			"action", "action_is_pad", "action_mask", "dataset_index", "frame_index", "sample_is_pad",
 		}
 		if !slices.Equal(names, want) {
 			t.Fatalf("arrays %v, want %v", names, want)

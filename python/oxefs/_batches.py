@@ -20,6 +20,7 @@ _ARRAY_FIELDS = {
     "frame_idx": np.int64,
     "frame_indices": np.int64,
     "offset": np.int64,
+    "is_repeat": np.bool_,
 }
 
 
@@ -91,11 +92,9 @@ def _to_torch(batch, pin_memory=False):
     out = {}
     for key, value in batch.items():
         if isinstance(value, np.ndarray):
-            with warnings.catch_warnings():
-                # A frames array mapped read-only from the mount: torch
-                # shares its memory and warns that it is not writable.
-                warnings.simplefilter("ignore", UserWarning)
-                t = torch.from_numpy(value)
+            # Mapped arrays are copy-on-write (_MMAP_MODE): writable, so
+            # torch shares their memory without a warning.
+            t = torch.from_numpy(value)
             out[key] = t.pin_memory() if pin_memory and not t.is_pinned() else t
         else:
             out[key] = value
@@ -174,6 +173,15 @@ def _step_arrays(info, path):
     return out
 
 
+# How frames are mapped: copy-on-write (MAP_PRIVATE). The mount's files
+# are read-only; a read-only mapping handed to torch (which cannot mark a
+# tensor read-only) kills the process with SIGSEGV at the first in-place
+# write, as an augmentation does. A private mapping reads the file's pages
+# without a copy, and a write copies only the pages it touches into the
+# process's own memory: the file, and every other reader, never see it.
+_MMAP_MODE = "c"
+
+
 # Channels-first view of a frames array, [B, T, 3, H, W], per layout.
 _CHANNELS_FIRST = {"BFHWC": (0, 1, 4, 2, 3), "BCFHW": (0, 2, 1, 3, 4)}
 
@@ -203,19 +211,29 @@ class Batches:
     "frames" (uint8, [B, F, H, W, 3] or [B, 3, F, H, W] as info.json's
     frames.layout says) and the metadata fields (action, action_mask,
     initial_state, state_mask, frame_idx, frame_indices, offset as arrays;
-    dataset_name, episode_id, language, robot as lists). In step mode
+    dataset_name, episode_id, language, robot as lists; on the val view
+    is_repeat, bool, true for the samples that only fill its last batch). In step mode
     (info.json has "sample") it has every array that info["sample"]["arrays"]
     lists, by its name (observation.images.<slot>, its _is_pad,
     image_mask, observation.state, action, their masks, dataset_index,
-    frame_index...), each read from its own batches/NNNNNN.<file>, plus the
+    frame_index, sample_is_pad: the val view's repeats...), each read from
+    its own batches/NNNNNN.<file>, plus the
     strings of NNNNNN.json (dataset_name, episode_id, task, robot; lists of
     str) when the mount writes one. It is a map-style dataset: use it with
     a torch DataLoader (batch_size=None, since items are batches already)
     or index it directly.
 
+    Indices are batch numbers, the files' names. len() is the view's
+    listing, one epoch (iterating gives those); the train view also serves
+    every later index up to max_batch (info.json's train.max_batch: the
+    next epochs), so batches[n] works for any n in [0, max_batch]. The val
+    view is one pass: max_batch is len() - 1.
+
     mmap: frames (step mode: the observation.images.<slot> arrays; the
-    small arrays are read) are mapped from the file (np.load(mmap_mode="r"))
-    instead of read into memory; torch: items hold torch tensors (sharing
+    small arrays are read) are mapped from the file copy-on-write
+    (np.load(mmap_mode="c")) instead of read into memory: writing into
+    them (an in-place augmentation) copies the pages it touches and never
+    reaches the file; torch: items hold torch tensors (sharing
     the arrays' memory) instead of numpy arrays; channels_first: frames as
     a [B, T, 3, H, W] view (LeRobot's layout; no copy), whatever the
     mount's layout. rank: which rank's batches a daemon serving several
@@ -232,6 +250,7 @@ class Batches:
         self.dir = os.path.join(self.path, "val", "batches") if val else os.path.join(self.path, "batches")
         self.info = info
         self.length = view["num_batches"]
+        self.max_batch = view.get("max_batch", self.length - 1)
         self.meta = meta and info.get("meta") != "none"
         self.mmap = mmap
         self.torch = torch
@@ -252,6 +271,12 @@ class Batches:
     def __len__(self):
         return self.length
 
+    def __iter__(self):
+        # One epoch: the listing. (Without this, iteration would call
+        # __getitem__ up to max_batch.)
+        for i in range(self.length):
+            yield self[i]
+
     def read(self, index, pinned=False):
         """Batch index as numpy arrays, whatever torch says; pinned: its
         arrays (pair mode: the frames) as pinned torch tensors read
@@ -266,7 +291,7 @@ class Batches:
                 if pinned:
                     frames = _read_pinned(name + ".npy")
                 else:
-                    frames = np.load(name + ".npy", mmap_mode="r" if self.mmap else None)
+                    frames = np.load(name + ".npy", mmap_mode=_MMAP_MODE if self.mmap else None)
             except FileNotFoundError:
                 raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
             batch = {"frames": frames}
@@ -287,7 +312,7 @@ class Batches:
                 if pinned:
                     x = _read_pinned(path)
                 else:
-                    x = np.load(path, mmap_mode="r" if self.mmap and a.name in self.frames else None)
+                    x = np.load(path, mmap_mode=_MMAP_MODE if self.mmap and a.name in self.frames else None)
             except FileNotFoundError:
                 raise IndexError(f"batch {index}: {path} does not exist (the view lists {self.length})") from None
             dtype = x.dtype if isinstance(x, np.ndarray) else x.numpy().dtype
@@ -309,9 +334,38 @@ class Batches:
         return batch
 
     def __getitem__(self, index):
-        if not 0 <= index < self.length:
-            raise IndexError(f"batch {index} of {self.length}")
+        if not 0 <= index <= self.max_batch:
+            raise IndexError(f"batch {index}: the view serves batches 0..{self.max_batch} ({self.length} listed, one epoch)")
         return self._finish(self.read(index), self.torch)
+
+
+def _batch_range(batches, start, stop, epoch, view):
+    """Loader's [start, stop), from its start, stop and epoch arguments
+    (see Loader). Bad arguments raise ValueError naming them and the
+    batches the view serves."""
+    n, last = len(batches), batches.max_batch
+    where = f"the {view} view of {batches.path} lists {n} batches per epoch and serves 0..{last}"
+    if n < 1:
+        raise ValueError(f"{where}: no epoch to read")
+    if epoch is not None:
+        if not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"epoch {epoch!r}: need an int ≥ 0")
+        lo, hi = epoch * n, (epoch + 1) * n
+        if hi - 1 > last:
+            raise ValueError(f"epoch {epoch}: {where}")
+        if start is None:
+            start = lo
+        elif not lo <= start <= hi:
+            raise ValueError(f"start {start} is not in epoch {epoch}, batches {lo}..{hi - 1}: pass epoch {start // n} or no epoch")
+        stop = hi if stop is None else stop
+    start = 0 if start is None else start
+    if not 0 <= start <= last:
+        raise ValueError(f"start {start}: need a batch index in 0..{last} ({where})")
+    if stop is None:
+        stop = (start // n + 1) * n  # the end of start's epoch
+    if stop > last + 1:
+        raise ValueError(f"stop {stop} is past batch {last}: {where}")
+    return start, max(stop, start)
 
 
 class Loader:
@@ -320,27 +374,50 @@ class Loader:
     parallel already, and worker processes would only copy them again.
 
     Each batch is a dict as Batches gives it (pair mode or step mode).
-    Frames are mapped (np.load(mmap_mode="r")), and with torch=True handed
-    to torch without a copy (torch.from_numpy); step mode's small arrays
+    Frames are mapped copy-on-write (np.load(mmap_mode="c")), and with
+    torch=True handed to torch without a copy (torch.from_numpy): writing
+    into them works and never touches the file; step mode's small arrays
     are read. pin_memory=True reads instead every array file (pair mode:
     the frames) straight into page-locked memory (one read of each file,
     on the read-ahead thread), so that .to("cuda", non_blocking=True) is
     an asynchronous DMA; without a CUDA device it warns once and reads
     unpinned. channels_first=True gives frames as a [B, T, 3, H, W] view
-    (LeRobot's layout, still uint8: convert on the GPU). start and stop
-    select batch indices [start, stop) (stop defaults to the view's
-    length); batches are a pure function of their index, so resuming a run
-    is starting where it stopped. readahead is how many batches are read
-    ahead. rank: as for Batches.
+    (LeRobot's layout, still uint8: convert on the GPU). readahead is how
+    many batches are read ahead. rank: as for Batches.
+
+    Epochs and resume. An epoch is the view's listing, N = len(Batches)
+    batches; epoch e is batches [e*N, (e+1)*N), which the train view
+    serves by index (each epoch new samples, no config change). start and
+    stop are batch indices (the files' names) and select [start, stop);
+    epoch=e makes them default to epoch e's bounds, and a start given
+    with it must lie in epoch e. Without epoch, start defaults to 0 and
+    stop to the end of start's epoch, so Loader(mnt, start=150) on a
+    100-batch listing reads 150..199. Batches are a pure function of their
+    index, so a run resumed at batch n reads the bytes an uninterrupted
+    run reads there:
+
+        for epoch in range(step // N, epochs):
+            for batch in Loader(mnt, epoch=epoch, start=step):
+                ...; step += 1          # checkpoint step, the next batch
+
+    A range past the view's max_batch (the val view: one pass, epoch 0
+    only) raises ValueError naming it.
     """
 
-    def __init__(self, mount, val=False, start=0, stop=None, readahead=2, torch=False, pin_memory=False, meta=True, rank=None,
-                 channels_first=False):
+    def __init__(self, mount, val=False, start=None, stop=None, readahead=2, torch=False, pin_memory=False, meta=True, rank=None,
+                 channels_first=False, epoch=None):
         if readahead < 1:
             raise ValueError(f"readahead {readahead}: need at least 1")
         self.batches = Batches(mount, val=val, meta=meta, mmap=True, rank=rank, channels_first=channels_first)
-        self.start = start
-        self.stop = len(self.batches) if stop is None else stop
+        self.start, self.stop = _batch_range(self.batches, start, stop, epoch, "val" if val else "train")
+        if len(self.batches) == 1 and not val and epoch is None and stop is None:
+            # A small mix at samples_per_episode 1: one pass over its
+            # episodes fills one batch, and Loader(mnt) reads just that.
+            warnings.warn(
+                f"oxefs.Loader: {self.batches.path} lists 1 batch per epoch (num_batches defaults to one pass over the "
+                "sample units, episodes × samples_per_episode, in batches of batch_size): iterate epochs with "
+                "Loader(mnt, epoch=e), or set num_batches or samples_per_episode in the mix",
+                RuntimeWarning, stacklevel=2)
         self.readahead = readahead
         self.torch = torch or pin_memory
         self.pin_memory = pin_memory and _can_pin()

@@ -76,7 +76,7 @@ def write(root, batch_size=4, num_batches=3, val_batches=0, layout="BFHWC", meta
                   ("observation.state_is_pad", "|b1", [b, len(state_deltas)]), ("state_mask", "|b1", [b, state_dim])]
     specs += [("action", "<f4", [b, len(action_deltas), action_dim]),
               ("action_is_pad", "|b1", [b, len(action_deltas)]), ("action_mask", "|b1", [b, action_dim]),
-              ("dataset_index", "<i8", [b]), ("frame_index", "<i8", [b])]
+              ("dataset_index", "<i8", [b]), ("frame_index", "<i8", [b]), ("sample_is_pad", "|b1", [b])]
     arrays = [{"name": n, "file": n + ".npy", "dtype": dt, "shape": shape} for n, dt, shape in specs]
 
     def batch():

@@ -62,8 +62,11 @@ def test_batches_as_arrays(demo):
     # Mapped frames are the same bytes.
     mapped = oxefs.Batches(demo, mmap=True)[0]["frames"]
     assert isinstance(mapped, np.memmap) and (np.asarray(mapped) == b["frames"]).all()
-    with pytest.raises(IndexError):
-        ds[len(ds)]
+    # Past the listing (one epoch) come the next epochs, up to max_batch.
+    assert ds.max_batch == info["train"]["max_batch"] > len(ds)
+    assert ds[len(ds)]["frames"].shape == shape
+    with pytest.raises(IndexError, match="serves batches 0.."):
+        ds[ds.max_batch + 1]
 
 
 def test_validation_view(demo):
@@ -92,9 +95,9 @@ def test_loader_reads_ahead_in_order(demo):
 def test_loader_reports_errors(demo):
     n = len(oxefs.Batches(demo))
     # The view serves later epochs by name, so reading past its listing
-    # works; a negative start is an error the consumer sees.
-    with pytest.raises(IndexError):
-        list(oxefs.Loader(demo, start=-1, stop=1))
+    # works; a negative start is refused, naming it.
+    with pytest.raises(ValueError, match="start -1"):
+        oxefs.Loader(demo, start=-1, stop=1)
     assert len(list(oxefs.Loader(demo, start=n, stop=n + 1))) == 1
 
 

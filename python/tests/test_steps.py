@@ -155,11 +155,15 @@ def test_step_loader_start_stop(steps):
     for b, w in zip(got, want["train"][1:]):
         _same_batch(b, w)
     assert isinstance(got[0]["observation.images.primary"], np.memmap)
-    # Past what the directory holds: an IndexError naming the file.
+    # Past what the directory holds (its info.json has no max_batch: one
+    # epoch): refused, naming the range; a missing file is an IndexError
+    # naming it.
+    with pytest.raises(ValueError, match=r"stop 4 is past batch 2"):
+        oxefs.Loader(root, start=2, stop=4)
+    with pytest.raises(ValueError, match="start -1"):
+        oxefs.Loader(root, start=-1, stop=1)
     with pytest.raises(IndexError, match=r"000003\.observation\.images\.primary\.npy does not exist"):
-        list(oxefs.Loader(root, start=3, stop=4))
-    with pytest.raises(IndexError):
-        list(oxefs.Loader(root, start=-1, stop=1))
+        oxefs.Batches(root).read(3)
 
 
 def test_step_pinned_reads_every_array(steps, monkeypatch):
