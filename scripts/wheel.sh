@@ -34,6 +34,7 @@ whl=$(ls "$tmp"/dist/oxefs-*.whl)
 case "$whl" in
   *-py3-none-any.whl) echo "wheel.sh: $whl carries no binary" >&2; exit 1 ;;
 esac
-"$py" -m zipfile -l "$whl" | grep -q 'oxefs/_bin/oxefs ' || { echo "wheel.sh: no oxefs/_bin/oxefs in $whl" >&2; exit 1; }
+"$py" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).getinfo("oxefs/_bin/oxefs")' "$whl" 2>/dev/null ||
+  { echo "wheel.sh: no oxefs/_bin/oxefs in $whl" >&2; exit 1; }
 mv "$whl" "$out/"
 echo "$out/$(basename "$whl")"
