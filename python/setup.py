@@ -77,6 +77,8 @@ class BuildPyWithDaemon(build_py):
         super().run()
         kind, where = _binary_source()
         self.distribution.oxefs_binary = None
+        if getattr(self, "editable_mode", False):  # pip install -e: the sources are the package
+            kind, where = None, "an editable install runs the sources, which hold no binary"
         if kind is None:
             _say(f"building a pure-Python package without the oxefs daemon ({where}); "
                  "oxefs.mount() will run the oxefs from OXEFS_BIN or PATH. "

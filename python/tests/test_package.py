@@ -94,7 +94,14 @@ def test_wheel_carries_daemon(tmp_path):
     assert r.returncode == 0, r.stderr
     exe = r.stdout.strip()
     assert exe.startswith(venv + os.sep) and exe.endswith(os.path.join("oxefs", "_bin", "oxefs")), exe
-    # OXEFS_BIN still overrides the packaged binary.
+    # The packaged binary comes before an oxefs on PATH ...
+    decoy = tmp_path / "decoy"
+    decoy.mkdir()
+    os.symlink(shutil.which("false") or "/bin/false", decoy / "oxefs")
+    r = _in_venv(python, tmp_path, "import oxefs; print(oxefs.find_binary())",
+                 PATH=str(decoy) + os.pathsep + _clean_env()["PATH"])
+    assert r.returncode == 0 and r.stdout.strip() == exe, r.stdout + r.stderr
+    # ... and OXEFS_BIN still overrides it.
     r = _in_venv(python, tmp_path, "import oxefs; print(oxefs.find_binary())", OXEFS_BIN=str(tmp_path / "missing"))
     assert r.returncode != 0 and "not an executable" in r.stderr, r.stderr
 
