@@ -29,10 +29,13 @@ def _need_build_tools():
 
 
 def _leftovers():
-    """Untracked and ignored paths under python/ other than bytecode caches."""
-    r = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", "python"],
-                       cwd=REPO, capture_output=True, text=True, check=True)
-    return {line for line in r.stdout.splitlines() if "__pycache__" not in line}
+    """Every path under python/ but bytecode caches: a build that writes
+    build/, *.egg-info or a binary beside the sources changes it."""
+    found = set()
+    for root, dirs, files in os.walk(PYDIR):
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", ".pytest_cache")]
+        found.update(os.path.relpath(os.path.join(root, n), PYDIR) for n in dirs + files)
+    return found
 
 
 def _clean_env(path=None):
