@@ -31,6 +31,7 @@ import threading
 import time
 
 from ._batches import read_info
+from ._binary import packaged_binary
 from ._dist import rank_world
 
 
@@ -66,15 +67,18 @@ class Mount:
 
 
 def find_binary(binary=None):
-    """The oxefs binary: binary, else $OXEFS_BIN, else oxefs on PATH."""
+    """The oxefs binary: binary, else $OXEFS_BIN, else the one this package
+    carries (a wheel built with Go), else oxefs on PATH."""
     for candidate in (binary, os.environ.get("OXEFS_BIN")):
         if candidate:
             if not os.access(candidate, os.X_OK):
                 raise OxefsError(f"oxefs binary {candidate!r} is not an executable file")
             return candidate
-    found = shutil.which("oxefs")
+    found = packaged_binary() or shutil.which("oxefs")
     if found is None:
-        raise OxefsError("no oxefs binary: put it on PATH, set OXEFS_BIN, or pass binary=")
+        raise OxefsError("no oxefs binary: none inside this oxefs package (a checkout, or installed where Go "
+                         "was missing), none on PATH, no OXEFS_BIN; install a wheel built by scripts/wheel.sh, "
+                         "put oxefs on PATH, set OXEFS_BIN, or pass binary=")
     return found
 
 

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Build the oxefs Python wheel with the oxefs daemon inside it, for this
+# platform: `pip install oxefs-*.whl` then `oxefs.mount()` works on a machine
+# without Go (it needs glibc, and libturbojpeg0 / libavcodec for JPEG and
+# video as the binary always does: they are loaded at run time).
+#   ./scripts/wheel.sh [OUTDIR]          (default dist/; prints the wheel's path)
+# OXEFS_WHEEL_BIN=/path/to/oxefs packages that binary instead of building one
+# (go build -trimpath with cgo on, about a minute on 2 cores). Needs python3
+# with pip, setuptools and wheel; works offline (no build isolation). Writes
+# nothing into the checkout but OUTDIR.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+out="$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)"
+py=${PYTHON:-python3}
+for cand in "$py" /usr/bin/python3; do
+  if "$cand" -c 'import setuptools, wheel, pip' 2>/dev/null; then py=$cand; break; fi
+done
+"$py" -c 'import setuptools, wheel, pip' || {
+  echo "wheel.sh: $py lacks pip, setuptools or wheel (apt-get install python3-pip python3-setuptools python3-wheel)" >&2; exit 1; }
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "${OXEFS_WHEEL_BIN:-}" ]; then
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$repo/python/pyproject.toml")
+  echo "wheel.sh: go build (cgo on) oxefs $version" >&2
+  (cd "$repo" && CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$tmp/oxefs" .)
+  export OXEFS_WHEEL_BIN="$tmp/oxefs"
+elif [ "$OXEFS_WHEEL_BIN" = none ]; then
+  echo "wheel.sh: OXEFS_WHEEL_BIN=none: this script builds the wheel that carries the daemon" >&2; exit 2
+fi
+
+"$py" -m pip wheel --no-deps --no-build-isolation --no-index -q -w "$tmp/dist" "$repo/python" >&2
+whl=$(ls "$tmp"/dist/oxefs-*.whl)
+case "$whl" in
+  *-py3-none-any.whl) echo "wheel.sh: $whl carries no binary" >&2; exit 1 ;;
+esac
+"$py" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).getinfo("oxefs/_bin/oxefs")' "$whl" 2>/dev/null ||
+  { echo "wheel.sh: no oxefs/_bin/oxefs in $whl" >&2; exit 1; }
+mv "$whl" "$out/"
+echo "$out/$(basename "$whl")"
