@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,14 +16,10 @@ import (
 // here): the first build faults the pages in, in the decode workers, for
 // about the same total cost.
 func memfdBuffer(header []byte, size int64) (*buffer, error) {
-	fd, err := unix.MemfdCreate("oxefs-batch", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("memfd_create: %w", err)
-	}
 	n := int64(len(header)) + size
-	if err := unix.Ftruncate(fd, n); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("memfd of %d bytes: %w", n, err)
+	fd, err := newMemfd(n)
+	if err != nil {
+		return nil, err
 	}
 	mem, err := unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
@@ -30,28 +27,76 @@ func memfdBuffer(header []byte, size int64) (*buffer, error) {
 		return nil, fmt.Errorf("mapping a memfd of %d bytes: %w", n, err)
 	}
 	copy(mem, header)
-	return &buffer{frames: mem[len(header):], npy: mem, fd: fd, wd: -1}, nil
+	return &buffer{frames: mem[len(header):], npy: mem, mem: mem, fds: []int{fd}}, nil
+}
+
+// newMemfd makes a memfd of n bytes.
+func newMemfd(n int64) (int, error) {
+	fd, err := unix.MemfdCreate("oxefs-batch", unix.MFD_CLOEXEC)
+	if err != nil {
+		return -1, fmt.Errorf("memfd_create: %w", err)
+	}
+	if err := unix.Ftruncate(fd, n); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("memfd of %d bytes: %w", n, err)
+	}
+	return fd, nil
+}
+
+// memfdParts returns a buffer of size bytes, one range of this process's
+// address space for the builder, made of one memfd per part, each exactly
+// the part's size (the kernel serves a passthrough file up to its backing
+// file's end) and mapped shared at the part's offset. The parts must tile
+// the range page by page (see tiles): each starts on a page, where the
+// previous one's last page ends. Like memfdBuffer it does not populate
+// the mappings.
+func memfdParts(size int64, parts []Part) (*buffer, error) {
+	if err := tiles(size, parts, int64(unix.Getpagesize())); err != nil {
+		return nil, err
+	}
+	// Reserve the range, then map each part's memfd over its place in it.
+	mem, err := unix.Mmap(-1, 0, int(size), unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, fmt.Errorf("reserving %d bytes for a batch of %d files: %w", size, len(parts), err)
+	}
+	b := &buffer{frames: mem, mem: mem}
+	for _, p := range parts {
+		fd, err := newMemfd(p.Size)
+		if err != nil {
+			b.free()
+			return nil, err
+		}
+		b.fds = append(b.fds, fd)
+		at := unsafe.Pointer(&mem[p.Off])
+		if _, err := unix.MmapPtr(fd, 0, at, uintptr(p.Size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_FIXED); err != nil {
+			b.free()
+			return nil, fmt.Errorf("mapping a memfd of %d bytes at %d of a batch: %w", p.Size, p.Off, err)
+		}
+	}
+	return b, nil
 }
 
 // free unmaps and closes a memfd buffer: its pages go back to the system
 // once no reader maps them any more. A heap buffer is left to the
 // collector.
 func (b *buffer) free() {
-	if b.fd < 0 {
+	if b.mem == nil {
 		return
 	}
-	unix.Munmap(b.npy)
-	unix.Close(b.fd)
-	b.fd, b.npy, b.frames = -1, nil, nil
+	unix.Munmap(b.mem)
+	for _, fd := range b.fds {
+		unix.Close(fd)
+	}
+	b.fds, b.mem, b.npy, b.frames = nil, nil, nil, nil
 }
 
 // fdPath names a descriptor of this process for open(2).
 func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
-// lend opens a new read-only description of the memfd, for the kernel to
-// serve a file from.
-func (b *buffer) lend() (int, error) {
-	return unix.Open(fdPath(b.fd), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+// lend opens a new read-only description of memfd i (the whole .npy file's
+// is 0), for the kernel to serve a file from.
+func (b *buffer) lend(i int) (int, error) {
+	return unix.Open(fdPath(b.fds[i]), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 }
 
 // returns tells the scheduler when descriptions lent are closed for good:
@@ -72,22 +117,25 @@ func newReturns() (*returns, error) {
 	return &returns{f: os.NewFile(uintptr(fd), "inotify")}, nil
 }
 
-// watch starts watching b's memfd.
+// watch starts watching each of b's memfds; on error it watches none.
 func (r *returns) watch(b *buffer) error {
-	wd, err := unix.InotifyAddWatch(int(r.f.Fd()), fdPath(b.fd), unix.IN_CLOSE_NOWRITE)
-	if err != nil {
-		return fmt.Errorf("inotify_add_watch on a memfd: %w", err)
+	for _, fd := range b.fds {
+		wd, err := unix.InotifyAddWatch(int(r.f.Fd()), fdPath(fd), unix.IN_CLOSE_NOWRITE)
+		if err != nil {
+			r.unwatch(b)
+			return fmt.Errorf("inotify_add_watch on a memfd: %w", err)
+		}
+		b.wds = append(b.wds, wd)
 	}
-	b.wd = wd
 	return nil
 }
 
-// unwatch stops watching b's memfd (before it is freed).
+// unwatch stops watching b's memfds (before they are freed).
 func (r *returns) unwatch(b *buffer) {
-	if b.wd >= 0 {
-		unix.InotifyRmWatch(int(r.f.Fd()), uint32(b.wd))
-		b.wd = -1
+	for _, wd := range b.wds {
+		unix.InotifyRmWatch(int(r.f.Fd()), uint32(wd))
 	}
+	b.wds = nil
 }
 
 // run calls closed(wd) for each description closed for good, and lost()

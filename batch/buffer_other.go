@@ -8,9 +8,11 @@ var errNoMemfd = errors.New("memfd buffers need Linux")
 
 func memfdBuffer([]byte, int64) (*buffer, error) { return nil, errNoMemfd }
 
+func memfdParts(int64, []Part) (*buffer, error) { return nil, errNoMemfd }
+
 func (b *buffer) free() {}
 
-func (b *buffer) lend() (int, error) { return -1, errNoMemfd }
+func (b *buffer) lend(int) (int, error) { return -1, errNoMemfd }
 
 type returns struct{}
 

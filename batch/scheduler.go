@@ -59,6 +59,13 @@ type Config struct {
 	// files (step samples) is one such buffer, each file a window of it
 	// with its own header.
 	Headerless bool
+	// Parts, with Memfd and Headerless, are the files of a batch of
+	// several: each is then a memfd of its own, mapped at its place in the
+	// one buffer the builder fills, which Batch.PartBackingFd lends out.
+	// They must tile the buffer page by page (each starts on a page, where
+	// the previous one's last page ends; the last one's ends the buffer),
+	// or the batch gets a heap buffer (Stats.HeapFallbacks).
+	Parts []Part
 }
 
 // Stats counts the scheduler's work. Fields are updated atomically.
@@ -73,7 +80,7 @@ type Stats struct {
 	MemoryWaits   atomic.Int64 // a demanded build queued for memory
 	BuildNanos    atomic.Int64 // total build time
 	HeapFallbacks atomic.Int64 // Config.Memfd: buffers that had to be heap memory
-	Lent          atomic.Int64 // Config.Memfd: descriptions of memfds lent (Batch.BackingFd)
+	Lent          atomic.Int64 // Config.Memfd: descriptions of memfds lent (Batch.BackingFd, PartBackingFd)
 	LostReturns   atomic.Int64 // Config.Memfd: inotify queue overflows (lent memfds then never reused)
 }
 
@@ -157,6 +164,9 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	}
 	if cfg.Build == nil || cfg.Len < 0 || cfg.Readahead < 0 {
 		return nil, errors.New("batch: Config needs Build, Len ≥ 0 and Readahead ≥ 0")
+	}
+	if len(cfg.Parts) > 0 && !cfg.Headerless {
+		return nil, errors.New("batch: Config.Parts needs Headerless (the builder writes every file whole)")
 	}
 	header := NPYHeader(cfg.Shape)
 	if cfg.Headerless {
@@ -275,10 +285,30 @@ func (b *Batch) BackingFd() (int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	buf := b.e.buf
-	if buf.fd < 0 || buf.wd < 0 {
+	if buf.npy == nil || len(buf.wds) == 0 {
 		return -1, false
 	}
-	fd, err := buf.lend()
+	return b.lendLocked(0)
+}
+
+// PartBackingFd is BackingFd for file i of a batch of several
+// (Config.Parts): a new read-only descriptor of that file's memfd. It
+// reports false for a batch on the heap.
+func (b *Batch) PartBackingFd(i int) (int, bool) {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := b.e.buf
+	if buf.npy != nil || len(buf.wds) == 0 || i < 0 || i >= len(buf.fds) {
+		return -1, false
+	}
+	return b.lendLocked(i)
+}
+
+// lendLocked lends memfd i of the batch's buffer.
+func (b *Batch) lendLocked(i int) (int, bool) {
+	s, buf := b.s, b.e.buf
+	fd, err := buf.lend(i)
 	if err != nil {
 		return -1, false
 	}
@@ -473,7 +503,15 @@ func (s *Scheduler) newMemfdLocked() (*buffer, error) {
 		s.returns, s.watched = r, make(map[int]*buffer)
 		go r.run(s.returned, s.lostReturns)
 	}
-	buf, err := memfdBuffer(s.header, s.size)
+	var (
+		buf *buffer
+		err error
+	)
+	if len(s.cfg.Parts) > 0 {
+		buf, err = memfdParts(s.size, s.cfg.Parts)
+	} else {
+		buf, err = memfdBuffer(s.header, s.size)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -481,11 +519,14 @@ func (s *Scheduler) newMemfdLocked() (*buffer, error) {
 		buf.free()
 		return nil, err
 	}
-	s.watched[buf.wd] = buf
+	for _, wd := range buf.wds {
+		s.watched[wd] = buf
+	}
 	return buf, nil
 }
 
-// returned counts one description of a memfd closed for good; a buffer
+// returned counts one description of a memfd closed for good (any of a
+// buffer's memfds: lent counts them all); a buffer
 // evicted with descriptions out becomes spare with the last one.
 func (s *Scheduler) returned(wd int) {
 	s.mu.Lock()
@@ -526,8 +567,10 @@ func (s *Scheduler) lostReturns() {
 
 // dropLocked frees a buffer and takes it out of the budget.
 func (s *Scheduler) dropLocked(b *buffer) {
-	if b.wd >= 0 {
-		delete(s.watched, b.wd)
+	if len(b.wds) > 0 {
+		for _, wd := range b.wds {
+			delete(s.watched, wd)
+		}
 		s.returns.unwatch(b)
 	}
 	b.cooling = false

@@ -52,9 +52,12 @@
 // request, faster for large reads but not mappable. The page cache holds clean, reclaimable
 // copies of batches read; the daemon's own memory budget is unaffected.
 // .json, info.json and stats.json always use direct I/O (a .json stats as
-// 0 bytes, and stats.json changes). A part file is never served by
-// passthrough: the kernel serves a backing file from its offset 0, and a
-// part starts inside its batch's buffer.
+// 0 bytes, and stats.json changes). On a passthrough mount, a .npy file
+// whose Batch is a BackingFder, and a part file whose Batch is a
+// PartBackingFder, are served by the kernel from the memfd lent: the
+// kernel serves a backing file from its offset 0 to its end, so each part
+// lent is a memfd of its own, exactly the part's size. Any other batch
+// file on such a mount goes through the page cache.
 //
 // The kernel keeps an inode, and so this process a node, for every entry
 // it has looked up until it forgets it, which it does only under its own
@@ -131,8 +134,8 @@ type Batches interface {
 // Parted is Batches whose batch is several files, as step samples are (an
 // array per file): file i of batch n is named batchName(n)+Parts()[i].Suffix
 // and holds bytes [Off, Off+Size) of the concatenation of the batch's NPY
-// slices. Such batches have no plain .npy file and are never served by
-// passthrough (a passthrough file starts at offset 0 of its memfd).
+// slices. Such batches have no plain .npy file; a part is served by
+// passthrough where its Batch is a PartBackingFder.
 type Parted interface {
 	Parts() []Part
 }
@@ -152,6 +155,14 @@ type Part struct {
 // again.
 type BackingFder interface {
 	BackingFd() (int, bool)
+}
+
+// PartBackingFder is a Batch of a Parted view whose part i (in Parts()
+// order) is a memfd of its own, exactly the part's Size bytes, which the
+// kernel can serve from its offset 0. PartBackingFd lends a new
+// descriptor of it at each call, as BackingFd does.
+type PartBackingFder interface {
+	PartBackingFd(i int) (int, bool)
 }
 
 // Batch is a built batch, pinned in memory until Release.
@@ -651,19 +662,14 @@ func (h *openBatch) Read(ctx context.Context, dest []byte, off int64) (fuse.Read
 // PassthroughFd hands the kernel the batch's memfd as the file's backing
 // file, when the mount serves by passthrough (see serving): reads and
 // mappings of the .npy file then go from the memfd to the reader without
-// this process. go-fuse asks once per inode while it has no backing file
-// registered; every open of the inode is of the same pinned batch. A part
-// file is never served so: the kernel would serve it from the memfd's
-// offset 0, and a part starts inside it.
+// this process. A part file gets its part's own memfd (PartBackingFder).
+// go-fuse asks once per inode while it has no backing file registered;
+// every open of the inode is of the same pinned batch.
 func (h *openBatch) PassthroughFd() (int, bool) {
-	if h.file.meta || h.file.part >= 0 || h.file.dir.serve == nil || !h.file.dir.serve.passthrough.Load() {
+	if h.file.meta || h.file.dir.serve == nil || !h.file.dir.serve.passthrough.Load() {
 		return 0, false
 	}
-	bf, ok := h.b.(BackingFder)
-	if !ok {
-		return 0, false
-	}
-	fd, ok := bf.BackingFd()
+	fd, ok := h.backingFd()
 	if !ok {
 		return 0, false
 	}
@@ -678,6 +684,21 @@ func (h *openBatch) PassthroughFd() (int, bool) {
 		h.unref()
 	}
 	return fd, true
+}
+
+// backingFd asks the batch for the memfd of the file: the whole .npy's,
+// or the part's.
+func (h *openBatch) backingFd() (int, bool) {
+	if h.file.part >= 0 {
+		if bf, ok := h.b.(PartBackingFder); ok {
+			return bf.PartBackingFd(h.file.part)
+		}
+		return 0, false
+	}
+	if bf, ok := h.b.(BackingFder); ok {
+		return bf.BackingFd()
+	}
+	return 0, false
 }
 
 // Release closes the descriptor lent to the kernel (which keeps its own

@@ -36,9 +36,8 @@ type MountOptions struct {
 	// Batch is a BackingFder hands the kernel its memfd, and reads and
 	// mappings go from the memfd to the reader without this process.
 	// Where the kernel refuses, files are served as without it, and
-	// Server.Serving says so. The part files of a Parted view are never
-	// served so; a mount whose views are all Parted serves through the
-	// page cache, and Server.Refused says why.
+	// Server.Serving says so. A part file of a Parted view is served so
+	// when its Batch is a PartBackingFder that lends the part's memfd.
 	Passthrough bool
 	// DirectIO serves .npy files with direct I/O instead of through the
 	// page cache: faster large reads, but files cannot be mmapped. It
@@ -155,8 +154,6 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 	switch {
 	case mo.DirectIO:
 		s.mode = ServeDirectIO
-	case mo.Passthrough && allParted(opts):
-		s.refused = errPartedPassthrough
 	case mo.Passthrough:
 		if s.refused = probePassthrough(srv); s.refused == nil {
 			serve.passthrough.Store(true)
@@ -168,24 +165,6 @@ func Mount(dir string, opts Options, mo MountOptions) (*Server, error) {
 		s.dev = st.Dev
 	}
 	return s, nil
-}
-
-// errPartedPassthrough is why a mount whose views are all Parted does not
-// serve by passthrough.
-var errPartedPassthrough = errors.New("each batch is several files (step samples), which passthrough cannot serve: the kernel serves a backing file from its start, and a part starts inside its batch's buffer")
-
-// allParted reports whether every view of opts is Parted.
-func allParted(opts Options) bool {
-	views := []Batches{opts.Train, opts.Val}
-	for _, r := range opts.Ranks {
-		views = append(views, r.Train, r.Val)
-	}
-	for _, b := range views {
-		if _, ok := b.(Parted); b != nil && !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // probePassthrough registers a memfd as a backing file and unregisters

@@ -145,11 +145,6 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err := checkMem(cfg, opts.Mem, len(opts.Ranks)); err != nil {
 		return nil, err
 	}
-	if cfg.Sample != nil {
-		// Step-mode batches are windows of one heap buffer, never memfds
-		// (see view).
-		opts.Memfd = false
-	}
 	debug.SetMemoryLimit(gcLimit(opts.Mem, opts.Memfd))
 	st, err := OpenStorage(StorageOptions{
 		CacheDir: opts.CacheDir, Disk: opts.Disk, Retry: opts.Retry, MaxFetchRate: opts.MaxFetchRate, Offline: opts.Offline, Log: opts.Log,
@@ -316,10 +311,11 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		Build:     build,
 		Budget:    budget,
 		Readahead: p.opts.Readahead,
-		// Step-mode batches are served as windows of one buffer, through
-		// the page cache: never a memfd of their own.
+		// A step-mode batch is one buffer whose files are each a memfd of
+		// their own (batch.Config.Parts), for passthrough.
 		Memfd:      p.opts.Memfd,
 		Headerless: p.layout != nil,
+		Parts:      p.batchParts(),
 	})
 }
 

@@ -227,6 +227,19 @@ func (p *Pipeline) Parts() []fs.Part {
 	return out
 }
 
+// batchParts are the files of a step-mode batch for its scheduler
+// (batch.Config.Parts); nil in pair mode.
+func (p *Pipeline) batchParts() []batch.Part {
+	if p.layout == nil {
+		return nil
+	}
+	out := make([]batch.Part, len(p.layout.Arrays))
+	for i, a := range p.layout.Arrays {
+		out[i] = batch.Part{Off: a.Off, Size: a.Size}
+	}
+	return out
+}
+
 // FSView is a view's batches as fs serves them: in step mode, batches of
 // several files (fs.Parted).
 func (p *Pipeline) FSView(s *batch.Scheduler) fs.Batches {
@@ -291,7 +304,7 @@ type stepDeltas struct {
 
 // partedServing says how step-mode batches are served, in info.json's
 // serving section.
-const partedServing = "step-mode batches are several .npy files, each a window of one buffer: served through the page cache (or --direct-io), never by passthrough"
+const partedServing = "step-mode batches are several .npy files, each a window of one buffer and, with passthrough, each a memfd of its own served by the kernel"
 
 // sampleInfo is the "sample" section; nil in pair mode.
 func (p *Pipeline) sampleInfo() *sampleInfo {

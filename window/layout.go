@@ -70,9 +70,16 @@ const (
 	DTypeI64  = "<i8"
 )
 
-// align is where every file of a batch starts, and the size its .npy
-// header is padded to.
-const align = 64
+// FileAlign is where every file of a batch starts in its buffer: a page,
+// so that each file can be a memfd of its own mapped at its place in the
+// buffer and served from that memfd's offset 0 (FUSE passthrough; see
+// batch.Config.Parts). It changes no file's bytes, only the padding
+// between files in the buffer (a few KiB a batch).
+const FileAlign = 4096
+
+// headerAlign is the size a .npy header is padded to (NumPy's own
+// alignment of the data).
+const headerAlign = 64
 
 // Array is one array of a batch: one .npy file, a window of the batch's
 // buffer.
@@ -84,7 +91,7 @@ type Array struct {
 	DType string `json:"dtype"`
 	Shape []int  `json:"shape"`
 	// Off is where the file starts in the batch's buffer, a multiple of
-	// 64; Size the file's bytes, its header included; Header the header's.
+	// FileAlign; Size the file's bytes, its header included; Header the header's.
 	Off    int64 `json:"-"`
 	Size   int64 `json:"-"`
 	Header int   `json:"-"`
@@ -175,7 +182,7 @@ func NewLayout(spec Spec) (*Layout, error) {
 		a.Header = len(a.header)
 		a.Off = off
 		a.Size = int64(a.Header) + int64(b)*int64(a.PerSample())
-		off = (off + a.Size + align - 1) / align * align
+		off = (off + a.Size + FileAlign - 1) / FileAlign * FileAlign
 	}
 	l.Total = off
 	return l, nil
@@ -239,7 +246,7 @@ func npyHeader(dtype string, shape []int) []byte {
 	}
 	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", dtype, tuple)
 	total := 10 + len(dict) + 1 // magic, version, length, dict, '\n'
-	total += (align - total%align) % align
+	total += (headerAlign - total%headerAlign) % headerAlign
 	hlen := total - 10
 	h := make([]byte, 0, total)
 	h = append(h, "\x93NUMPY\x01\x00"...)

@@ -55,8 +55,8 @@ func TestLayoutFilesAreNPY(t *testing.T) {
 		dir := t.TempDir()
 		var end int64
 		for _, a := range l.Arrays {
-			if a.Off%64 != 0 || a.Off < end {
-				t.Errorf("%s at %d: not at a multiple of 64 after the previous file (ends %d)", a.Name, a.Off, end)
+			if a.Off%FileAlign != 0 || a.Off < end {
+				t.Errorf("%s at %d: not at a multiple of FileAlign after the previous file (ends %d)", a.Name, a.Off, end)
 			}
 			end = a.Off + a.Size
 			f := buf[a.Off : a.Off+a.Size]
@@ -84,7 +84,7 @@ func TestLayoutFilesAreNPY(t *testing.T) {
 				}
 			}
 		}
-		if l.Total%64 != 0 || l.Total < end {
+		if l.Total%FileAlign != 0 || l.Total < end {
 			t.Errorf("total %d for files ending at %d", l.Total, end)
 		}
 		numpyLoads(t, dir, l)
