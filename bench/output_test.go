@@ -60,3 +60,36 @@ func TestTicks(t *testing.T) {
 		t.Errorf("ticks(0, 1, 4) = %v", got)
 	}
 }
+
+// TestPrintSaysWhatItMeasured: the table names the process whose RSS it
+// shows (the daemon of a mount, this process in-process), calls the
+// sources' bytes read rather than fetched (a local mix downloads
+// nothing), and reports the mixture as the deviation from the targets in
+// points, without the dominant dataset's switch rate that alarms on
+// equal weights.
+func TestPrintSaysWhatItMeasured(t *testing.T) {
+	s := Summary{
+		Source: "in-process mix.yaml", MemBudget: 1 << 30, PeakRSS: 300 << 20, FetchedBytes: 300_000,
+		Targets: map[string]float64{"a": 0.5, "b": 0.5}, Shares: map[string]float64{"a": 0.52, "b": 0.48},
+		MaxDeviation: 0.02, Mixture: MixtureSummary{DominantSwitchRate: 1},
+	}
+	var b bytes.Buffer
+	s.Print(&b)
+	out := b.String()
+	for _, want := range []string{"pipeline peak RSS", "read from sources 0.3 MB", "within 2.00 points", "largest: a, +2.00"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("in-process table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"daemon", "fetched", "switches"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("in-process table says %q:\n%s", bad, out)
+		}
+	}
+	s.Source = "mount /mnt/oxe/batches"
+	b.Reset()
+	s.Print(&b)
+	if !strings.Contains(b.String(), "daemon peak RSS") {
+		t.Errorf("mount table lacks the daemon's peak RSS:\n%s", b.String())
+	}
+}
