@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bytes"
+	"encoding/xml"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -32,20 +34,55 @@ func TestSharesChart(t *testing.T) {
 		}
 	}
 
-	many := Summary{Targets: map[string]float64{}, Shares: map[string]float64{}}
-	for i := range 29 {
-		name := "synth_dataset_with_a_long_name_" + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
-		many.Targets[name], many.Shares[name] = 1.0/29, 1.0/29
+	if !strings.Contains(out, ">+2.00 pt<") || !strings.Contains(out, ">-2.00 pt<") {
+		t.Errorf("the shares chart does not show small's +2.00 and big's -2.00 points of deviation")
 	}
-	b.Reset()
-	recs := []Record{{Index: 5, DatasetCounts: map[string]int{"synth_dataset_with_a_long_name_a": 3}}}
+}
+
+// TestMixtureChartSmallMultiples: at 29 datasets the mixture chart has a
+// row per dataset, in order of target share, each labelled with its name
+// and, at the right, its target and its deviation in points (not "3.4% →
+// 3.5%"), with the running share and the target drawn in every row.
+func TestMixtureChartSmallMultiples(t *testing.T) {
+	many := Summary{Targets: map[string]float64{}, Shares: map[string]float64{}}
+	var names []string
+	for i := range 29 {
+		name := fmt.Sprintf("synth_dataset_with_a_long_name_%02d", i)
+		names = append(names, name)
+		w := float64(29-i) / 435 // 29+28+…+1 = 435: distinct targets
+		many.Targets[name], many.Shares[name] = w, w+0.0004
+	}
+	recs := []Record{
+		{Index: 5, DatasetCounts: map[string]int{names[0]: 3, names[1]: 1}},
+		{Index: 6, DatasetCounts: map[string]int{names[0]: 2, names[28]: 2}},
+	}
+	var b bytes.Buffer
 	if err := mixtureSVG(&b, recs, many); err != nil {
 		t.Fatal(err)
 	}
-	for name := range many.Targets {
-		if !strings.Contains(b.String(), name+": 3.4% → ") {
-			t.Errorf("legend lacks %s", name)
+	out := b.String()
+	if err := xml.Unmarshal(b.Bytes(), new(any)); err != nil {
+		t.Fatalf("not XML: %v", err)
+	}
+	last := -1
+	for _, name := range names { // largest target first
+		i := strings.Index(out, ">"+name+"<")
+		if i < last {
+			t.Errorf("%s is not below the rows of larger targets", name)
 		}
+		last = i
+		if want := fmt.Sprintf(">target %s, +0.04 pt<", pctFine(many.Targets[name])); !strings.Contains(out[i:], want) {
+			t.Errorf("row %s lacks %q", name, want)
+		}
+	}
+	if strings.Contains(out, "→") {
+		t.Errorf("the legend still reads target → measured")
+	}
+	if n := strings.Count(out, "<polyline"); n != 29 {
+		t.Errorf("%d running-share lines, want one per dataset (29)", n)
+	}
+	if n := strings.Count(out, `stroke-dasharray="4 3"`); n != 29 {
+		t.Errorf("%d target lines, want 29", n)
 	}
 }
 
