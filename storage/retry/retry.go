@@ -335,7 +335,7 @@ func (b *Backend) logRetry(ctx context.Context, name string, attempt int, off in
 		attrs = append(attrs, slog.Int64("offset", off))
 	}
 	attrs = append(attrs, slog.Any("error", err))
-	b.log.LogAttrs(ctx, level, "source not answering: retrying (--fetch-timeout bounds the time without progress)", attrs...)
+	b.log.LogAttrs(ctx, level, "source read failed: retrying (--fetch-timeout bounds the time without progress)", attrs...)
 }
 
 // nameError names the object in a permanent error, unless the error names
