@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/oxefs/oxefs/bench"
@@ -38,6 +39,10 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	case c.Mountpoint != "" && c.Offline:
 		return errors.New("--offline builds in-process from the cache; a MOUNTPOINT is read as its daemon serves it (mount it with --offline)")
 	case c.Mountpoint != "":
+		if given := givenFlags(os.Args[1:], buildFlags...); len(given) > 0 {
+			log.Warn("ignored with a MOUNTPOINT: the mount's daemon builds the batches with the flags it was started with; omit the MOUNTPOINT to build in-process with these",
+				"flags", strings.Join(given, " "))
+		}
 		m, err := bench.NewMount(c.Mountpoint, c.Val)
 		if err != nil {
 			return err
@@ -79,6 +84,29 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 	s.Print(os.Stdout)
 	fmt.Printf("files in %s\n", c.Out)
 	return nil
+}
+
+// buildFlags are the flags that shape how batches are built: a mount's
+// daemon took its own, so bench MOUNTPOINT ignores them.
+var buildFlags = []string{"--workers", "--mem", "--disk", "--decoder", "--readahead", "--rank", "--world", "--seed",
+	"--strict", "--max-fetch-rate", "--fetch-stall", "--fetch-timeout", "--cache-dir"}
+
+// givenFlags returns those of names that args give ("--workers 4" or
+// "--workers=4"), in the order of names.
+func givenFlags(args []string, names ...string) []string {
+	var out []string
+	for _, name := range names {
+		for _, a := range args {
+			if a == "--" {
+				break
+			}
+			if a == name || strings.HasPrefix(a, name+"=") {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // bare times the bare decode loop over the samples the benchmark would

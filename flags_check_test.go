@@ -124,3 +124,14 @@ func TestReadMachineMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestFusectlMessage: the line logged when the daemon exits with files
+// still open and cannot cut the connection says what it means for the
+// readers and how to have the connection cut at once.
+func TestFusectlMessage(t *testing.T) {
+	for _, want := range []string{"files still open", "ENOTCONN", "SIGBUS", "/sys/fs/fuse/connections", "mount -t fusectl"} {
+		if !strings.Contains(fusectlMissing, want) {
+			t.Errorf("the message lacks %q: %s", want, fusectlMissing)
+		}
+	}
+}

@@ -24,7 +24,7 @@ type cli struct {
 	Bench   benchCmd   `cmd:"" help:"Measure a mount, or without one the same batches built in-process (those of --config, or of the built-in demo mix)."`
 	Warm    warmCmd    `cmd:"" help:"Fetch the shards a mix needs into the disk cache and build missing indexes, with progress."`
 	Stats   statsCmd   `cmd:"" help:"Compute each dataset's normalisation statistics (mean, std, min, max, q01, q99 of actions and states), save and print them."`
-	Inspect inspectCmd `cmd:"" help:"Describe a TFDS/RLDS dataset: splits, shards, features, image keys."`
+	Inspect inspectCmd `cmd:"" help:"Describe a dataset, RLDS (TFDS) or LeRobot v3, local or on gs://, s3:// or the Hugging Face Hub (hf://): splits, files, features, image keys."`
 	Synth   synthCmd   `cmd:"" help:"Write OXE-like synthetic datasets and mix configs for offline trials."`
 	Version versionCmd `cmd:"" help:"Print the oxefs version."`
 }

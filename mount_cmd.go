@@ -17,7 +17,7 @@ import (
 type mountCmd struct {
 	Mountpoint string `arg:"" help:"Empty directory to mount on (see --nonempty); created if missing." type:"path"`
 	pipelineFlags
-	Ranks       string        `help:"Serve these ranks of --world from this one daemon, each under MOUNTPOINT/rank/R/ (e.g. 0-7 on the first 8-GPU node, 8-15 on the second): one cache, one decode pool, one --mem. Instead of --rank." placeholder:"0-7"`
+	Ranks       string        `help:"Serve these ranks of --world from this one daemon, each under MOUNTPOINT/rank/R/ (a list or ranges: 0-7 on the first 8-GPU node, 8-15 on the second, 0,2,4-5): one cache, one decode pool, one --mem. Instead of --rank." placeholder:"RANKS"`
 	AllowOther  bool          `help:"Let other users read the mount (needs user_allow_other in /etc/fuse.conf unless root)." name:"allow-other"`
 	Passthrough bool          `help:"Serve .npy files by FUSE passthrough where the kernel allows it (Linux 6.9 or later, as root): each batch is built in a memfd that the kernel reads and maps without the daemon. Elsewhere, and with --no-passthrough, files are served through the page cache." default:"true" negatable:""`
 	DirectIO    bool          `help:"Serve .npy files with direct I/O instead of passthrough or the page cache: each read goes to the daemon, nothing is cached, and numpy mmap_mode cannot map them." name:"direct-io"`
@@ -33,6 +33,14 @@ type mountCmd struct {
 	ExitWhenUnlocked string `help:"Shut down as on SIGTERM once no other process holds a flock on this file (each user holds a shared lock while it reads; oxefs.mount in the ranks of a torchrun job shares one daemon this way)." name:"exit-when-unlocked" placeholder:"FILE" type:"existingfile"`
 	RemoveOnExit     string `help:"On exit, once unmounted, remove this directory made for the daemon (its mountpoint, log, lock file): the files and empty directories directly in it, then itself, never deeper." name:"remove-on-exit" placeholder:"DIR" type:"existingdir"`
 }
+
+// fusectlMissing says, when the grace period ends with files still open
+// and the kernel's FUSE control filesystem is not mounted (so the daemon
+// cannot cut the connection itself), what that means for the readers.
+const fusectlMissing = "exiting with files still open: their reads now fail (ENOTCONN; SIGBUS in a mapping) " +
+	"past what the kernel already holds (a passthrough file keeps reading from its memfd). " +
+	"The daemon could not cut the connection first, as /sys/fs/fuse/connections (fusectl) is not mounted: " +
+	"it ends as the daemon exits; mount fusectl (mount -t fusectl none /sys/fs/fuse/connections) to cut it at once"
 
 func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err := checkRemoveDir(c.RemoveOnExit); err != nil {
@@ -201,7 +209,7 @@ func (c *mountCmd) drain(log *slog.Logger, p *loader.Pipeline, srv *fs.Server, g
 		log.Warn("second signal: cutting off open files", "open_files", srv.OpenFiles())
 	}
 	if !srv.Abort() {
-		log.Info("fusectl is not mounted: the connection ends as the daemon exits")
+		log.Info(fusectlMissing)
 	}
 	return nil
 }

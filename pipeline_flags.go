@@ -15,7 +15,7 @@ import (
 // pipelineFlags are the flags that shape what is built, shared by mount,
 // bench, warm and stats. Their check is in flags_check.go.
 type pipelineFlags struct {
-	Config       string        `help:"Mix config (YAML); without it, the built-in demo mix." type:"path" placeholder:"mix.yaml"`
+	Config       string        `help:"Mix config (YAML), e.g. mix.yaml; without it, the built-in demo mix." type:"path" placeholder:"FILE"`
 	CacheDir     string        `help:"Disk cache and index directory." default:"${cache_dir}" name:"cache-dir" type:"path"`
 	Mem          sizeFlag      `help:"Bound on everything the daemon holds: batches, readahead, RAM cache, buffers." default:"${mem}"`
 	Disk         sizeFlag      `help:"Bound on the disk cache of remote shards." default:"50GiB"`

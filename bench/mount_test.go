@@ -222,3 +222,21 @@ func TestInProcessHeaderless(t *testing.T) {
 		}
 	}
 }
+
+// TestNewMountRanksRoot: the top of a --ranks mount (an info.json with
+// ranks, no batches/) is refused with the rank directory to read instead.
+func TestNewMountRanksRoot(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "info.json"), []byte(`{"ranks": [0, 1, 2, 3], "world": 8, "pid": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewMount(dir, false)
+	if err == nil {
+		t.Fatal("NewMount accepted the top of a --ranks mount")
+	}
+	for _, want := range []string{"ranks 0-3 of world 8", filepath.Join(dir, "rank", "0"), "--ranks"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}

@@ -96,7 +96,11 @@ func firstErr(errs ...error) error {
 func writeMixture(w io.Writer, s Summary) error {
 	fmt.Fprintf(w, "measured_batches: %d\n", s.Mixture.MeasuredBatches)
 	fmt.Fprintf(w, "unique_dominant_datasets: %d\n", s.Mixture.UniqueDominantDatasets)
-	fmt.Fprintf(w, "dominant_switch_rate: %.4f\n", s.Mixture.DominantSwitchRate)
+	// The dominant dataset (the most samples of a batch) changes between
+	// consecutive batches at this rate; with weights alike it changes on
+	// most batches, as it should: only a rate near 0 on a mix of many
+	// datasets (long runs of one) says batches are not mixed.
+	fmt.Fprintf(w, "dominant_switch_rate: %.4f  # batches whose dominant dataset differs from the previous batch's; high is expected with similar weights\n", s.Mixture.DominantSwitchRate)
 	fmt.Fprintf(w, "max_share_deviation: %.4f\n", s.MaxDeviation)
 	fmt.Fprintln(w, "shares:")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -136,11 +140,45 @@ func (s Summary) Print(w io.Writer) {
 		row("CPU per sample", "%.2f ms (this process: pipeline and readers)", s.PipelineCPUms)
 	}
 	if s.MemBudget > 0 {
-		row("daemon peak RSS", "%.0f MiB (--mem %.0f MiB)", float64(s.PeakRSS)/(1<<20), float64(s.MemBudget)/(1<<20))
+		who := "daemon"
+		if s.InProcess() {
+			who = "pipeline" // this process: no daemon
+		}
+		row(who+" peak RSS", "%.0f MiB (--mem %.0f MiB)", float64(s.PeakRSS)/(1<<20), float64(s.MemBudget)/(1<<20))
 	}
-	row("cache hit rates", "RAM %.1f%%   disk %.1f%%   fetched %.1f MB", 100*s.RAMHitRate, 100*s.DiskHitRate, float64(s.FetchedBytes)/1e6)
-	row("mixture", "largest share deviation %.4f; dominant dataset switches %.0f%% of batches", s.MaxDeviation, 100*s.Mixture.DominantSwitchRate)
+	// Bytes read through the sources' retrying readers: remote downloads,
+	// and a local source's metadata and shards alike.
+	row("cache hit rates", "RAM %.1f%%   disk %.1f%%   read from sources %.1f MB", 100*s.RAMHitRate, 100*s.DiskHitRate, float64(s.FetchedBytes)/1e6)
+	// The dominant dataset's switch rate is in mixture_summary.txt: it
+	// says nothing alone (equal weights switch on most batches, as they
+	// should), so the table shows how far the mix served is from the one
+	// asked for.
+	d, dev := s.largestDeviation()
+	if d == "" {
+		row("mixture", "no dataset names in the batches' metadata")
+	} else {
+		row("mixture", "shares within %.2f points of their targets (largest: %s, %+.2f)", 100*s.MaxDeviation, d, 100*dev)
+	}
 	tw.Flush()
+}
+
+// InProcess reports whether the batches were built by this process (bench
+// without a MOUNTPOINT) rather than read from a mount's daemon.
+func (s Summary) InProcess() bool { return strings.HasPrefix(s.Source, "in-process") }
+
+// largestDeviation returns the dataset whose measured share is furthest
+// from its target, and the signed difference ("" when no share is known).
+func (s Summary) largestDeviation() (string, float64) {
+	name, dev := "", 0.0
+	for _, d := range datasetNames(s) {
+		if v := s.Shares[d] - s.Targets[d]; name == "" || math.Abs(v) > math.Abs(dev) {
+			name, dev = d, v
+		}
+	}
+	if len(s.Shares) == 0 {
+		return "", 0
+	}
+	return name, dev
 }
 
 func ms(sec float64) string { return fmt.Sprintf("%.1f ms", sec*1e3) }
@@ -249,54 +287,84 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 // legendRows is how many legend lines fit beside a plot, 16 px each.
 const legendRow = 16
 
-// mixtureSVG stacks each batch's dataset shares (x: batch, y: share),
-// the datasets in order of target share, the largest at the bottom, with
-// a legend of every dataset's target and measured share.
+// mixtureSVG draws the mixture over the run as small multiples, one row
+// per dataset in order of target share (the largest first), each on its
+// own scale so that 29 datasets stay readable in one colour: the
+// dataset's share of each batch (bars), its running share since the first
+// measured batch (line), its target (dashed), and at the right its target
+// and the measured share's deviation from it, in points.
 func mixtureSVG(w io.Writer, recs []Record, s Summary) error {
 	names := byShare(s)
-	// The legend's width: about 7 px a character at 12 px.
 	longest := 0
 	for _, d := range names {
 		longest = max(longest, len(d))
 	}
-	right := max(240, 40+7*(longest+18))
-	c := &chart{w: w, width: 700 + right, left: 60, right: right, top: 36, bottom: 56, xmin: 0, xmax: float64(max(len(recs), 1)), ymin: 0, ymax: 1}
-	c.height = max(440, c.top+legendRow*(len(names)+2)+c.bottom)
-	c.begin(fmt.Sprintf("Mixture per batch: each dataset's share of the batch's samples (%d batches)", len(recs)))
-	bw := c.pw() / c.xmax
+	const rowH = 30
+	c := &chart{w: w, left: 20 + 7*longest, right: 210, top: 52, bottom: 48, xmin: 0, xmax: float64(max(len(recs), 1)), ymin: 0, ymax: 1}
+	c.width = c.left + 640 + c.right
+	c.height = c.top + rowH*max(len(names), 1) + c.bottom
+	c.begin(fmt.Sprintf("Mixture over %d batches: each dataset's share per batch (bars), running share (line), target (dashed)", len(recs)))
+	fmt.Fprintf(w, `<text x="%d" y="40" fill="#555">each row on its own scale, top = the row's largest share; right: target, and measured − target in points</text>`+"\n", c.left)
+	totals := make([]int, len(recs))
 	for i, rec := range recs {
-		total := 0
 		for _, n := range rec.DatasetCounts {
-			total += n
+			totals[i] += n
 		}
-		if total == 0 {
-			continue
-		}
-		acc := 0.0
-		for k, d := range names {
-			f := float64(rec.DatasetCounts[d]) / float64(total)
-			if f > 0 {
-				fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="%s"/>`+"\n",
-					c.x(float64(i)), c.y(acc+f), bw, c.y(acc)-c.y(acc+f), colour(k, len(names)))
+	}
+	bw := c.pw() / c.xmax
+	lx := c.width - c.right + 10
+	for k, d := range names {
+		y0 := float64(c.top + rowH*(k+1) - 4) // the row's baseline
+		h := float64(rowH - 8)
+		share := func(i int) float64 {
+			if totals[i] == 0 {
+				return 0
 			}
-			acc += f
+			return float64(recs[i].DatasetCounts[d]) / float64(totals[i])
 		}
+		top := 2 * s.Targets[d]
+		for i := range recs {
+			top = max(top, share(i))
+		}
+		top = max(top, 1e-9)
+		yv := func(v float64) float64 { return y0 - h*v/top }
+		if k%2 == 0 {
+			fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.1f" height="%d" fill="#f4f4f4"/>`+"\n", c.left, y0-h-3, c.pw(), rowH)
+		}
+		for i := range recs {
+			if f := share(i); f > 0 {
+				fmt.Fprintf(w, `<rect x="%.2f" y="%.2f" width="%.2f" height="%.2f" fill="#9ecae1"/>`+"\n", c.x(float64(i)), yv(f), max(bw-0.3, 0.3), y0-yv(f))
+			}
+		}
+		fmt.Fprintf(w, `<line x1="%d" x2="%.1f" y1="%.2f" y2="%.2f" stroke="#555" stroke-dasharray="4 3"/>`+"\n", c.left, float64(c.left)+c.pw(), yv(s.Targets[d]), yv(s.Targets[d]))
+		var pts strings.Builder
+		seen, all := 0, 0
+		for i := range recs {
+			seen += recs[i].DatasetCounts[d]
+			all += totals[i]
+			if all > 0 {
+				fmt.Fprintf(&pts, "%.2f,%.2f ", c.x(float64(i)+1), yv(float64(seen)/float64(all)))
+			}
+		}
+		if pts.Len() > 0 {
+			fmt.Fprintf(w, `<polyline points="%s" fill="none" stroke="#08519c" stroke-width="1.5"/>`+"\n", strings.TrimSpace(pts.String()))
+		}
+		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", c.left-6, y0-h/2+4, xmlEscape(d))
+		fmt.Fprintf(w, `<text x="%d" y="%.1f">%s</text>`+"\n", lx, y0-h/2+4, xmlEscape(legendText(s, d)))
 	}
 	xt := batchTicks(len(recs))
 	first := int64(0)
 	if len(recs) > 0 {
 		first = recs[0].Index
 	}
-	c.axes(xt, ticks(0, 1, 4), func(v float64) string { return num(float64(first) + v) }, pct,
-		"batch index", "share of samples")
-	lx := c.width - c.right + 16
-	fmt.Fprintf(w, `<text x="%d" y="%d">dataset: target → measured</text>`+"\n", lx, c.top+10)
-	for k, d := range names {
-		y := c.top + legendRow*(k+1)
-		fmt.Fprintf(w, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s: %s → %s</text>`+"\n",
-			lx, y, colour(k, len(names)), lx+14, y+10, xmlEscape(d), pctFine(s.Targets[d]), pctFine(s.Shares[d]))
-	}
+	c.axes(xt, nil, func(v float64) string { return num(float64(first) + v) }, nil, "batch index", "")
 	return c.end()
+}
+
+// legendText is a dataset's target and its measured share's deviation
+// from it, in points: "target 3.4%, +0.04 pt".
+func legendText(s Summary, d string) string {
+	return fmt.Sprintf("target %s, %+.2f pt", pctFine(s.Targets[d]), 100*(s.Shares[d]-s.Targets[d]))
 }
 
 func pctFine(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
@@ -316,7 +384,7 @@ func sharesSVG(w io.Writer, s Summary) error {
 		longest = max(longest, len(d))
 	}
 	left := 20 + 7*longest
-	c := &chart{w: w, width: left + 640, left: left, right: 40, top: 56, bottom: 56, xmin: 0, xmax: top, ymin: 0, ymax: 1}
+	c := &chart{w: w, width: left + 700, left: left, right: 100, top: 56, bottom: 56, xmin: 0, xmax: top, ymin: 0, ymax: 1}
 	c.height = c.top + row*max(len(names), 1) + c.bottom
 	c.begin(fmt.Sprintf("Share of samples per dataset: target and measured (largest deviation %.2f points)", 100*s.MaxDeviation))
 	fmt.Fprintf(w, `<rect x="%d" y="30" width="10" height="8" fill="#bab0ac"/><text x="%d" y="38">target</text>`+"\n", c.left, c.left+14)
@@ -326,6 +394,7 @@ func sharesSVG(w io.Writer, s Summary) error {
 		fmt.Fprintf(w, `<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", c.left-6, y+14, xmlEscape(d))
 		fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.2f" height="8" fill="#bab0ac"/>`+"\n", c.left, y+3, c.x(s.Targets[d])-float64(c.left))
 		fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%.2f" height="8" fill="#4e79a7"/>`+"\n", c.left, y+11, c.x(s.Shares[d])-float64(c.left))
+		fmt.Fprintf(w, `<text x="%.1f" y="%.1f" font-size="11" fill="#555">%+.2f pt</text>`+"\n", c.x(max(s.Targets[d], s.Shares[d]))+4, y+14, 100*(s.Shares[d]-s.Targets[d]))
 	}
 	c.axes(ticks(0, top, 6), nil, pct, nil, "share of samples", "")
 	return c.end()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/oxefs/oxefs/batch"
 )
@@ -32,6 +33,9 @@ func NewMount(dir string, val bool) (Mount, error) {
 	if err != nil {
 		return Mount{}, fmt.Errorf("%s is not an oxefs mount (no info.json): %w", dir, err)
 	}
+	if err := rankRoot(dir, info); err != nil {
+		return Mount{}, err
+	}
 	files, err := arrayFiles(info)
 	if err != nil {
 		return Mount{}, fmt.Errorf("%s: %w", filepath.Join(dir, "info.json"), err)
@@ -41,6 +45,41 @@ func NewMount(dir string, val bool) (Mount, error) {
 		m.suffixes = append(m.suffixes, "."+f)
 	}
 	return m, nil
+}
+
+// rankRoot refuses the top of a --ranks mount, whose info.json lists the
+// ranks served and which holds no batches of its own: it names the rank
+// directories to read instead.
+func rankRoot(dir string, info []byte) error {
+	var doc struct {
+		Ranks []int `json:"ranks"`
+		World int   `json:"world"`
+	}
+	if json.Unmarshal(info, &doc) != nil || len(doc.Ranks) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "batches")); err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s serves ranks %s of world %d (mounted with --ranks), each under rank/R/: bench one rank, e.g. oxefs bench %s",
+		dir, rankList(doc.Ranks), doc.World, filepath.Join(dir, "rank", fmt.Sprint(doc.Ranks[0])))
+}
+
+// rankList writes ranks as "0-7" or "0, 2, 4": a run of consecutive ranks
+// as a range.
+func rankList(ranks []int) string {
+	consecutive := true
+	for i := 1; i < len(ranks); i++ {
+		consecutive = consecutive && ranks[i] == ranks[i-1]+1
+	}
+	if consecutive && len(ranks) > 2 {
+		return fmt.Sprintf("%d-%d", ranks[0], ranks[len(ranks)-1])
+	}
+	parts := make([]string, len(ranks))
+	for i, r := range ranks {
+		parts[i] = fmt.Sprint(r)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // arrayFiles returns the files of a batch after "NNNNNN.": the arrays'

@@ -250,3 +250,25 @@ func TestConfigJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestYAMLIndentationErrorLine: a key indented less than its siblings is
+// reported on its own line, not on the line where its block starts (the
+// YAML decoder's), and a problem the decoder already places is left as it
+// is.
+func TestYAMLIndentationErrorLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"key dedented", "batch_size: 8\nimage_size: [32, 32]\ndatasets:\n  - source: /data/bridge\n    name: bridge\n    image_key: image\n   weight: 2\n",
+			"line 7: did not find expected '-' indicator (in the block that starts on line 3: check the indentation of line 7)"},
+		{"key indented", "batch_size: 8\ndatasets:\n  - source: /data/bridge\n    name: bridge\n     weight: 2\n",
+			"line 5: mapping values are not allowed in this context"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

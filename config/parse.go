@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -62,7 +64,7 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		if errors.Is(err, io.EOF) {
 			p.add(0, "", "", "the config is empty: it needs at least `datasets`")
 		} else {
-			p.add(0, "", "", "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+			p.add(0, "", "", "%s", syntaxError(b, err))
 		}
 		return c, false
 	}
@@ -240,6 +242,45 @@ func (p *parser) mapping(n *yaml.Node, dataset string, valid []string, lines map
 		}
 		each(key, v)
 	}
+}
+
+// yamlLine is the "line N: " the YAML decoder puts before its message.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxError words the YAML decoder's error for the config's text b. The
+// decoder names the line where the block holding the problem starts, not
+// the problem's (a key indented one space less than its siblings on line
+// 7 reads "line 3: did not find expected '-' indicator", line 3 holding
+// `datasets:`): the first line that makes the text up to it fail with the
+// same problem is named instead, with the block's line beside it.
+func syntaxError(b []byte, err error) string {
+	msg := err.Error()
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return strings.TrimPrefix(msg, "yaml: ")
+	}
+	problem := msg[len(m[0]):]
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if len(lines) > 5000 {
+		return strings.TrimPrefix(msg, "yaml: ")
+	}
+	start, _ := strconv.Atoi(m[1])
+	for n := start; n <= len(lines); n++ {
+		var doc yaml.Node
+		perr := yaml.Unmarshal(bytes.Join(lines[:n], nil), &doc)
+		if perr == nil {
+			continue
+		}
+		pm := yamlLine.FindStringSubmatch(perr.Error())
+		if pm == nil || perr.Error()[len(pm[0]):] != problem {
+			break // a cut the text itself does not have: keep the decoder's line
+		}
+		if n == start {
+			break
+		}
+		return fmt.Sprintf("line %d: %s (in the block that starts on line %d: check the indentation of line %d)", n, problem, start, n)
+	}
+	return strings.TrimPrefix(msg, "yaml: ")
 }
 
 // resolve follows aliases to the node they name.

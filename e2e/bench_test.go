@@ -171,3 +171,21 @@ func TestBenchErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchRanksMount: `oxefs bench` on the top of a --ranks mount points
+// at MNT/rank/R instead of failing on a missing file, and on a rank's view
+// warns that the build flags it was given (--workers) are the daemon's,
+// not its own.
+func TestBenchRanksMount(t *testing.T) {
+	dir := t.TempDir()
+	startMount(t, dir, nil, "--cache-dir", t.TempDir(), "--world", "2", "--ranks", "0-1", "--mem", "512MiB")
+	_, stderr, code := runOxefs(t, nil, "bench", dir, "--out", t.TempDir())
+	oneLine(t, "", stderr, code, "--ranks", filepath.Join(dir, "rank", "0"))
+	_, stderr, code = runOxefs(t, nil, "bench", filepath.Join(dir, "rank", "1"), "--workers", "2", "--warmup", "0", "--batches", "2", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("bench rank/1: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "level=WARN") || !strings.Contains(stderr, "--workers") || !strings.Contains(stderr, "ignored with a MOUNTPOINT") {
+		t.Errorf("bench MOUNTPOINT --workers 2 did not warn that --workers is ignored:\n%s", stderr)
+	}
+}

@@ -158,3 +158,62 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("exit %d, output %q", code, out)
 	}
 }
+
+// TestHelpPlaceholdersAndSummaries: placeholders in --help do not read as
+// defaults (--ranks=RANKS, --config=FILE, not --ranks=0-7 or
+// --config=mix.yaml), and inspect's one-liner names both formats and the
+// remote stores.
+func TestHelpPlaceholdersAndSummaries(t *testing.T) {
+	out, errOut, code := runOxefs(t, nil, "mount", "--help")
+	if code != 0 {
+		t.Fatalf("mount --help: exit %d: %s", code, errOut)
+	}
+	for _, bad := range []string{"--ranks=0-7", "--config=mix.yaml"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("mount --help shows %s, which reads as a default:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{"--ranks=RANKS", "--config=FILE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("mount --help lacks %s:\n%s", want, out)
+		}
+	}
+	out, errOut, code = runOxefs(t, nil, "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d: %s", code, errOut)
+	}
+	i := strings.Index(out, "inspect <source>")
+	if i < 0 {
+		t.Fatalf("--help lacks inspect:\n%s", out)
+	}
+	summary := strings.Join(strings.Fields(out[i:min(len(out), i+300)]), " ")
+	for _, want := range []string{"RLDS", "LeRobot", "gs://", "s3://", "Hugging Face Hub"} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("inspect's summary lacks %q: %s", want, summary)
+		}
+	}
+}
+
+// TestDebugLogBuildLines: --log-level debug logs a line per batch built,
+// with its view, index and build time.
+func TestDebugLogBuildLines(t *testing.T) {
+	dir := t.TempDir()
+	d := startMount(t, dir, nil, "--cache-dir", t.TempDir(), "--readahead", "0")
+	if _, err := os.ReadFile(filepath.Join(dir, "batches", "000002.npy")); err != nil {
+		t.Fatal(err)
+	}
+	d.stop(t)
+	if strings.Contains(d.stderr(), "batch built") {
+		t.Errorf("a batch build logged at info level:\n%s", d.stderr())
+	}
+
+	dir = t.TempDir()
+	d = startMount(t, dir, nil, "--log-level", "debug", "--cache-dir", t.TempDir(), "--readahead", "0")
+	if _, err := os.ReadFile(filepath.Join(dir, "batches", "000002.npy")); err != nil {
+		t.Fatal(err)
+	}
+	d.stop(t)
+	if !regexp.MustCompile(`level=DEBUG msg="batch built" view=train batch=2 took=\S+`).MatchString(d.stderr()) {
+		t.Errorf("--log-level debug: no line for batch 2's build:\n%s", d.stderr())
+	}
+}

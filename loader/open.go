@@ -8,6 +8,7 @@ import (
 	"github.com/oxefs/oxefs/storage"
 
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -248,14 +249,32 @@ func joinRanges(train, val []episode.Range) []episode.Range {
 
 // openAll opens the datasets at most openParallel at a time and returns
 // every config problem they show, in line order.
+//
+// A source that gave up (storage.ErrUnavailable: every retry failed for
+// --fetch-timeout) stops the open: the datasets not yet opened are not
+// tried, and those being opened are abandoned, so a mix of many datasets
+// behind one dead endpoint fails within one fetch's bound rather than one
+// per wave of openParallel. The error names the sources that gave up and
+// how many datasets were left untried.
 func openAll(ctx context.Context, dcs []*config.DatasetConfig, cfg *config.Config, env *format.Env) ([]opened, error) {
 	out := make([]opened, len(dcs))
 	errs := make([]config.ConfigErrors, len(dcs))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(openParallel)
+	octx, giveUp := context.WithCancel(gctx)
+	defer giveUp()
 	for j, dc := range dcs {
 		g.Go(func() error {
-			out[j].ds, out[j].train, out[j].val, errs[j] = openDataset(gctx, dc, cfg, env)
+			if octx.Err() != nil {
+				return gctx.Err() // another source gave up: not tried
+			}
+			var unavailable bool
+			out[j].ds, out[j].train, out[j].val, errs[j], unavailable = openDataset(octx, dc, cfg, env)
+			if unavailable {
+				giveUp()
+			} else if octx.Err() != nil && gctx.Err() == nil {
+				errs[j] = nil // abandoned as another source gave up
+			}
 			return gctx.Err()
 		})
 	}
@@ -263,11 +282,18 @@ func openAll(ctx context.Context, dcs []*config.DatasetConfig, cfg *config.Confi
 		return nil, err
 	}
 	var all config.ConfigErrors
-	for _, e := range errs {
+	untried := 0
+	for j, e := range errs {
 		all = append(all, e...)
+		if e == nil && out[j].ds == nil {
+			untried++
+		}
 	}
 	if len(all) > 0 {
 		sort.SliceStable(all, func(i, j int) bool { return all[i].Line < all[j].Line })
+		if untried > 0 {
+			all = append(all, &config.ConfigError{Msg: fmt.Sprintf("%d more datasets not opened: a source gave up after --fetch-timeout (above)", untried)})
+		}
 		return nil, all
 	}
 	if err := useCameras(out); err != nil {
@@ -412,27 +438,25 @@ func (m *Mix) EpisodeRefs(samples []plan.Sample) []format.EpisodeRef {
 
 // openDataset opens one dataset and checks its config against the
 // metadata.
-func openDataset(ctx context.Context, dc *config.DatasetConfig, cfg *config.Config, env *format.Env) (*Dataset, []episode.Range, []episode.Range, config.ConfigErrors) {
-	var errs config.ConfigErrors
+func openDataset(ctx context.Context, dc *config.DatasetConfig, cfg *config.Config, env *format.Env) (_ *Dataset, train, val []episode.Range, errs config.ConfigErrors, unavailable bool) {
 	add := func(key, format string, args ...any) {
 		errs = append(errs, &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	src, err := storage.Open(ctx, dc.Source, sourceOptions(dc, env.Offline()))
 	if err != nil {
 		add("source", "%v", err)
-		return nil, nil, nil, errs
+		return nil, nil, nil, errs, errors.Is(err, storage.ErrUnavailable)
 	}
 	data, err := format.Open(ctx, dc.Name, src, env)
 	if err != nil {
 		add("source", "%v", err)
-		return nil, nil, nil, errs
+		return nil, nil, nil, errs, errors.Is(err, storage.ErrUnavailable)
 	}
 	d := &Dataset{Config: *dc, Data: data}
-	train, err := data.Select(dc.Split)
+	train, err = data.Select(dc.Split)
 	if err != nil {
 		add("split", "%v", err)
 	}
-	var val []episode.Range
 	if dc.ValSplit != "" {
 		if val, err = data.Select(dc.ValSplit); err != nil {
 			add("val_split", "%v", err)
@@ -460,7 +484,7 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, cfg *config.Conf
 		}
 	}
 	d.ActionDim, d.StateDim = use.ActionDim, use.StateDim
-	return d, train, val, errs
+	return d, train, val, errs, false
 }
 
 // checkShards checks the files of every split the selections read against

@@ -267,6 +267,14 @@ func TestOpenErrors(t *testing.T) {
 					t.Errorf("error does not say %q:\n%v", w, err)
 				}
 			}
+			// Each problem names its dataset once, at its start.
+			for line := range strings.Lines(err.Error()) {
+				for _, name := range []string{"bridge", "kuka", "gone"} {
+					if n := strings.Count(line, "dataset "+name) + strings.Count(line, `dataset "`+name+`"`); n > 1 {
+						t.Errorf("the dataset is named %d times: %s", n, line)
+					}
+				}
+			}
 		})
 	}
 }

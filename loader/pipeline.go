@@ -287,6 +287,10 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 	if err != nil {
 		return nil, err
 	}
+	view := "val"
+	if train {
+		view = "train"
+	}
 	build := func(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 		start := time.Now()
 		p.prefetch.advance(pl, n)
@@ -296,7 +300,17 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// whole-shard prefetch gets what the batches leave.
 		ctx = diskcache.WithPriority(ctx, n)
 		meta, err := b.Build(ctx, n, buf)
-		p.BuildLatency.Observe(time.Since(start))
+		took := time.Since(start)
+		p.BuildLatency.Observe(took)
+		if log := p.opts.Log; log != nil && log.Enabled(ctx, slog.LevelDebug) {
+			// --log-level debug: a line per batch built (readahead
+			// included), which says where the time goes.
+			attrs := []slog.Attr{slog.String("view", view), slog.Int64("batch", n), slog.Duration("took", took.Round(time.Microsecond))}
+			if err != nil {
+				attrs = append(attrs, slog.Any("err", err))
+			}
+			log.LogAttrs(ctx, slog.LevelDebug, "batch built", attrs...)
+		}
 		return meta, err
 	}
 	limit := pl.NumBatches() // the val view is one pass

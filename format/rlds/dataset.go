@@ -170,13 +170,11 @@ func (d *Dataset) Resolve(spec string) ([]episode.Range, error) {
 	return splitspec.Resolve(spec, d.info.Splits)
 }
 
-// Select resolves a TFDS split string; its errors also name the dataset.
+// Select resolves a TFDS split string, as Resolve (format.Dataset's
+// method: its caller names the dataset, as a mix config error does with
+// the entry's name and line).
 func (d *Dataset) Select(spec string) ([]episode.Range, error) {
-	r, err := d.Resolve(spec)
-	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", d.Name, err)
-	}
-	return r, nil
+	return d.Resolve(spec)
 }
 
 // ShardName returns the file name of a shard.

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"path"
 	"strings"
 	"sync/atomic"
@@ -37,7 +38,8 @@ type Backend struct {
 	client    *gstorage.Client
 	bucket    string
 	prefix    string
-	anonymous bool // reads without credentials
+	anonymous bool   // reads without credentials
+	emulator  string // STORAGE_EMULATOR_HOST when set: the endpoint read instead of GCS
 }
 
 var (
@@ -84,7 +86,8 @@ func NewWithClient(client *gstorage.Client, bucket, prefix string) *Backend {
 // anonymous client gets no credentials hint).
 func NewWithClientOptions(client *gstorage.Client, bucket, prefix string, opts storage.Options) *Backend {
 	client.SetRetry(gstorage.WithPolicy(gstorage.RetryNever))
-	return &Backend{client: client, bucket: bucket, prefix: prefix, anonymous: opts.Anonymous}
+	return &Backend{client: client, bucket: bucket, prefix: prefix, anonymous: opts.Anonymous,
+		emulator: os.Getenv("STORAGE_EMULATOR_HOST")}
 }
 
 // Location returns gs://bucket/prefix.
@@ -234,11 +237,19 @@ const anonymousHint = "if the bucket is public, read it without credentials: " +
 	"`anonymous: true` on the dataset in the mix config, or --anonymous for inspect"
 
 // Explain adds the anonymous remedy to credentials refused (HTTP 401 or
-// 403) by a backend that reads with credentials.
+// 403) by a backend that reads with credentials, and says which endpoint
+// to check when the connection itself fails (refused, unreachable, timed
+// out): the emulator of STORAGE_EMULATOR_HOST when it is set, else GCS.
 func (g *Backend) Explain(err error) error {
 	if ae, ok := errors.AsType[*googleapi.Error](err); ok && !g.anonymous &&
 		(ae.Code == http.StatusUnauthorized || ae.Code == http.StatusForbidden) {
 		return fmt.Errorf("%w; %s", err, anonymousHint)
+	}
+	if storage.NetworkFault(err) {
+		if g.emulator != "" {
+			return fmt.Errorf("%w; STORAGE_EMULATOR_HOST=%s sends every gs:// read there: start the emulator at that address, or unset the variable to read GCS", err, g.emulator)
+		}
+		return fmt.Errorf("%w; check that this machine reaches storage.googleapis.com (network, firewall, proxy, DNS)", err)
 	}
 	return err
 }

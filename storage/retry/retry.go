@@ -22,6 +22,13 @@ type Stats struct {
 	Retries  atomic.Int64 // attempts after the first of a fetch or a Stat
 	Bytes    atomic.Int64 // bytes delivered
 	Failures atomic.Int64 // fetches that failed, other than by cancellation
+
+	// warned maps a source's location to the highest attempt number a
+	// retry of it was logged at warn level for since it last answered
+	// (an *atomic.Int64): each backoff step of a failing source is one
+	// warn line, whatever the number of reads, and of Backends over it,
+	// that take the step at once.
+	warned sync.Map
 }
 
 // Backend wraps a storage.Backend with retries. One Backend serves any
@@ -34,6 +41,9 @@ type Backend struct {
 
 	// constants
 	policy Policy
+
+	// warned is stats.warned's counter for this source.
+	warned *atomic.Int64
 }
 
 var (
@@ -44,12 +54,15 @@ var (
 
 // New wraps b. A zero field of policy takes its DefaultPolicy value; stats,
 // when not nil, counts attempts, retries, bytes and failures; log, when not
-// nil, gets one debug record per retry.
+// nil, gets a record per retry: at warn level the first time any read of
+// the source reaches that attempt since the source last answered (so one
+// line per backoff step of the source, among every Backend sharing stats), at debug level for the others.
 func New(b storage.Backend, policy Policy, stats *Stats, log *slog.Logger) *Backend {
 	if stats == nil {
 		stats = new(Stats)
 	}
-	return &Backend{inner: b, stats: stats, log: log, policy: policy.WithDefaults()}
+	w, _ := stats.warned.LoadOrStore(b.Location(), new(atomic.Int64))
+	return &Backend{inner: b, stats: stats, log: log, policy: policy.WithDefaults(), warned: w.(*atomic.Int64)}
 }
 
 // Unwrap returns the wrapped backend.
@@ -128,6 +141,7 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 			}
 			return written, werr
 		case err == nil:
+			b.answered()
 			return written, nil
 		case ctx.Err() != nil:
 			return written, ctx.Err()
@@ -152,12 +166,7 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 			st.Failures.Add(1)
 			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
 		}
-		if b.log != nil {
-			b.log.LogAttrs(ctx, slog.LevelDebug, "fetch retry",
-				slog.String("source", b.inner.Location()), slog.String("file", name),
-				slog.Int("attempt", attempts), slog.Int64("offset", off+written),
-				slog.Duration("wait", wait), slog.Any("error", err))
-		}
+		b.logRetry(ctx, name, attempts, off+written, wait, p.MaxElapsed-time.Since(since), err)
 		if err := sleep(ctx, wait); err != nil {
 			return written, err
 		}
@@ -262,6 +271,7 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		cancel()
 		switch {
 		case err == nil:
+			b.answered()
 			return info, nil
 		case ctx.Err() != nil:
 			return storage.ObjectInfo{}, ctx.Err()
@@ -276,11 +286,56 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		if time.Since(start)+wait > p.MaxElapsed {
 			return storage.ObjectInfo{}, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
 		}
+		b.logRetry(ctx, name, attempts, -1, wait, p.MaxElapsed-time.Since(start), err)
 		if err := sleep(ctx, wait); err != nil {
 			return storage.ObjectInfo{}, err
 		}
 		backoff = min(2*backoff, p.MaxBackoff)
 	}
+}
+
+// answered ends a bout of failures: the next retry of the source is logged
+// at warn level again from its first step.
+func (b *Backend) answered() {
+	if b.warned.Load() != 0 {
+		b.warned.Store(0)
+	}
+}
+
+// logRetry logs the retry of name after attempt (at offset off, -1 for a
+// Stat): at warn level when no read of the source has reached that attempt
+// since it last answered, else at debug level. The record names the
+// source, the file, the error (with the backend's remedy: storage.Explainer)
+// and how long the read keeps trying.
+func (b *Backend) logRetry(ctx context.Context, name string, attempt int, off int64, wait, left time.Duration, err error) {
+	if b.log == nil {
+		return
+	}
+	level := slog.LevelDebug
+	for {
+		w := b.warned.Load()
+		if int64(attempt) <= w {
+			break
+		}
+		if b.warned.CompareAndSwap(w, int64(attempt)) {
+			level = slog.LevelWarn
+			break
+		}
+	}
+	if !b.log.Enabled(ctx, level) {
+		return
+	}
+	if ex, ok := b.inner.(storage.Explainer); ok {
+		err = ex.Explain(err)
+	}
+	attrs := []slog.Attr{slog.String("source", b.inner.Location()), slog.String("file", name),
+		slog.Int("attempt", attempt), slog.Duration("wait", wait.Round(time.Millisecond)),
+		slog.Duration("gives_up_in", max(left, 0).Round(time.Second))}
+	if off > 0 {
+		attrs = append(attrs, slog.Int64("offset", off))
+	}
+	attrs = append(attrs, slog.Any("error", err))
+	b.log.LogAttrs(ctx, level, "source read failed: retrying (--fetch-timeout bounds the time without progress)", attrs...)
 }
 
 // nameError names the object in a permanent error, unless the error names

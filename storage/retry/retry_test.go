@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,9 +132,56 @@ func TestFetchRetriesServerErrors(t *testing.T) {
 		t.Fatalf("%d log records, want one per retry (%d): %v", len(recs), len(codes), recs)
 	}
 	for i, rec := range recs {
-		if rec["level"] != "DEBUG" || rec["file"] != testShard || rec["attempt"] != strconv.Itoa(i+1) || rec["error"] == "" {
-			t.Errorf("log record %d = %v, want a DEBUG record naming file %s, attempt %d and the error", i, rec, testShard, i+1)
+		// Each is the source's first retry at its step: a warn line.
+		if rec["level"] != "WARN" || rec["file"] != testShard || rec["attempt"] != strconv.Itoa(i+1) || rec["error"] == "" ||
+			rec["source"] != src.Location() || rec["gives_up_in"] == "" {
+			t.Errorf("log record %d = %v, want a WARN record naming source %s, file %s, attempt %d, the error and the time left", i, rec, src.Location(), testShard, i+1)
 		}
+	}
+}
+
+// TestRetryWarnsOncePerStep: reads of one source that fail together, each
+// through its own Backend over shared Stats, log one warn line per backoff
+// step between them, the others' retries at debug level; once the source
+// answers, its next failure warns again.
+func TestRetryWarnsOncePerStep(t *testing.T) {
+	const failures = 6
+	var failed atomic.Int64
+	src, _, data := faultSetup(t, func(_ int64, _ int) testkit.Fault {
+		if failed.Add(1) <= failures {
+			return testkit.Respond(503)
+		}
+		return testkit.Pass()
+	})
+	logs := testkit.NewLogRecorder()
+	f := &fetcher{Policy: fastRetries, Stats: new(Stats), Log: slog.New(logs)}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { checkData(t, fetchWithin(t, context.Background(), f, src, testShard), data) })
+	}
+	wg.Wait()
+	warned := map[string]bool{}
+	debug := 0
+	for _, rec := range logs.All() {
+		switch rec["level"] {
+		case "WARN":
+			if warned[rec["attempt"]] {
+				t.Errorf("attempt %s warned twice: %v", rec["attempt"], logs.All())
+			}
+			warned[rec["attempt"]] = true
+		case "DEBUG":
+			debug++
+		}
+	}
+	if len(warned)+debug != failures || len(warned) == 0 {
+		t.Errorf("%d warn and %d debug records for %d failed attempts, want one warn per step and debug for the rest", len(warned), debug, failures)
+	}
+	// The source answered: a new failure warns from its first step.
+	failed.Store(failures - 1)
+	before := len(logs.All())
+	checkData(t, fetchWithin(t, context.Background(), f, src, testShard), data)
+	if recs := logs.All()[before:]; len(recs) != 1 || recs[0]["level"] != "WARN" || recs[0]["attempt"] != "1" {
+		t.Errorf("after the source answered, a failure logged %v, want one WARN record at attempt 1", recs)
 	}
 }
 
