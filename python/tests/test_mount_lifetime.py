@@ -276,13 +276,17 @@ def test_per_node_outside_torchrun(monkeypatch):
 
 
 def _readme_recipe():
-    """The first sh block of the README's "Multi-GPU training", as argv."""
+    """The first sh block of the README's "Multi-GPU training" (a section
+    at any heading level), as argv."""
+    import re
     import shlex
 
     with open(os.path.join(_REPO, "README.md")) as f:
         text = f.read()
-    section = text[text.index("\n## Multi-GPU training\n"):]
-    section = section[:section.index("\n## ", 1)]
+    m = re.search(r"\n(#+) Multi-GPU training\n", text)
+    section = text[m.start():]
+    end = re.search(r"\n#{1,%d} " % len(m.group(1)), section[1:])
+    section = section[:end.start() + 1] if end else section
     block = section[section.index("```sh\n") + len("```sh\n"):]
     return shlex.split(block[:block.index("```")].replace("\\\n", " "))
 
