@@ -22,10 +22,7 @@ type Assembler struct {
 	declared frames.Size // image size features.json declares; zero fields: unknown
 	actions  []vector
 	state    vector
-	langKey  string
-	lang     languageKind
-	langPer  int  // languageCodes: the code points of one instruction
-	langStep bool // the language is per step (else per episode)
+	lang     Language
 }
 
 // vector is one numeric feature read per step.
@@ -99,14 +96,8 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		if err != nil {
 			return nil, err
 		}
-		// config.LanguageOf accepted text (Text, string tensor) or an
-		// integer tensor of code points of shape [n].
-		a.langKey, a.lang, a.langStep = f.Key, languageText, f.PerStep
-		if f.Kind != episode.KindText && f.DType != "string" {
-			if len(f.Shape) != 1 {
-				return nil, fmt.Errorf("language_key: dataset %s: %q has shape %v, not the [n] of code points", ds.Name, f.Key, f.Shape)
-			}
-			a.lang, a.langPer = languageCodes, f.Shape[0]
+		if a.lang, err = NewLanguage(ds.Name, f); err != nil {
+			return nil, err
 		}
 	}
 	return a, nil
@@ -279,51 +270,16 @@ func padZeros(v []float64, n int) []float64 {
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
 func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64, error) {
-	v, err := ep.Feature(k.key)
-	if err != nil {
-		return nil, err
-	}
-	vals, err := v.Float64s(w.floats[:0])
-	if err != nil {
-		return nil, err
-	}
-	w.floats = vals
-	if len(vals) != ep.Steps()*k.dim {
-		return nil, ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d steps of %d", k.key, len(vals), ep.Steps(), k.dim))
-	}
-	return vals, nil
+	vals, err := StepVectors(ep, k.key, k.dim, w.floats)
+	w.floats = vals[:0]
+	return vals, err
 }
 
 // language sets m.Language, allocating only when it changes.
 func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) error {
-	if a.lang == languageNone {
-		m.Language = ""
-		return nil
-	}
-	v, err := ep.Feature(a.langKey)
+	text, err := a.lang.At(ep, t, &w.floats, &w.text)
 	if err != nil {
 		return err
-	}
-	step := 0
-	if a.langStep {
-		step = t
-	}
-	var text []byte
-	switch a.lang {
-	case languageText:
-		text = v.Bytes(step)
-	case languageCodes:
-		vals, err := v.Float64s(w.floats[:0])
-		if err != nil {
-			return err
-		}
-		w.floats = vals
-		per := a.langPer
-		if len(vals) < (step+1)*per {
-			return ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
-		}
-		w.text = decodeCodes(w.text[:0], vals[step*per:(step+1)*per])
-		text = w.text
 	}
 	if string(text) != m.Language {
 		m.Language = string(text)

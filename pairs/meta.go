@@ -93,8 +93,3 @@ func decodeCodes(dst []byte, vals []float64) []byte {
 	}
 	return dst
 }
-
-// DecodeCodes turns an integer instruction tensor into text, appending to
-// dst, as the pairs' language does (see decodeCodes); package window
-// reads the task of a step sample with it.
-func DecodeCodes(dst []byte, vals []float64) []byte { return decodeCodes(dst, vals) }

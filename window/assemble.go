@@ -27,10 +27,7 @@ type Assembler struct {
 	state  vector
 	// own dimensions
 	actionDim int
-	lang      langKind
-	langKey   string
-	langPer   int
-	langStep  bool
+	lang      pairs.Language
 }
 
 // camera is a slot's camera in the dataset: its image key ("" for none)
@@ -44,14 +41,6 @@ type vector struct {
 	key string
 	dim int
 }
-
-type langKind uint8
-
-const (
-	langNone langKind = iota
-	langText
-	langCodes
-)
 
 // New returns the Assembler of a dataset whose config passed package
 // config's rules; it refuses, as a caller's mistake, what would make Build
@@ -122,12 +111,8 @@ func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, erro
 		if err != nil {
 			return nil, err
 		}
-		a.langKey, a.lang, a.langStep = f.Key, langText, f.PerStep
-		if f.Kind != episode.KindText && f.DType != "string" {
-			if len(f.Shape) != 1 {
-				return nil, fmt.Errorf("language_key: dataset %s: %q has shape %v, not the [n] of code points", ds.Name, f.Key, f.Shape)
-			}
-			a.lang, a.langPer = langCodes, f.Shape[0]
+		if a.lang, err = pairs.NewLanguage(ds.Name, f); err != nil {
+			return nil, err
 		}
 	}
 	return a, nil
@@ -310,51 +295,17 @@ func b2u(b bool) byte {
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
 func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64, error) {
-	v, err := ep.Feature(k.key)
-	if err != nil {
-		return nil, err
-	}
-	vals, err := v.Float64s(w.floats[:0])
-	if err != nil {
-		return nil, err
-	}
-	w.floats = vals
-	if len(vals) != ep.Steps()*k.dim {
-		return nil, ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d steps of %d", k.key, len(vals), ep.Steps(), k.dim))
-	}
-	return vals, nil
+	vals, err := pairs.StepVectors(ep, k.key, k.dim, w.floats)
+	w.floats = vals[:0]
+	return vals, err
 }
 
-// language sets m.Task, the instruction at t (or the episode's).
+// language sets m.Task, the instruction at t (or the episode's),
+// allocating only when it changes.
 func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) error {
-	if a.lang == langNone {
-		m.Task = ""
-		return nil
-	}
-	v, err := ep.Feature(a.langKey)
+	text, err := a.lang.At(ep, t, &w.floats, &w.text)
 	if err != nil {
 		return err
-	}
-	step := 0
-	if a.langStep {
-		step = t
-	}
-	var text []byte
-	switch a.lang {
-	case langText:
-		text = v.Bytes(step)
-	case langCodes:
-		vals, err := v.Float64s(w.floats[:0])
-		if err != nil {
-			return err
-		}
-		w.floats = vals
-		per := a.langPer
-		if len(vals) < (step+1)*per {
-			return ep.Corrupt(fmt.Errorf("feature %q has %d values, want %d per step", a.langKey, len(vals), per))
-		}
-		w.text = pairs.DecodeCodes(w.text[:0], vals[step*per:(step+1)*per])
-		text = w.text
 	}
 	if string(text) != m.Task {
 		m.Task = string(text)
