@@ -150,6 +150,27 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 		}
 	}
 	metas := make([]pairs.Meta, len(samples))
+	err := b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
+		var m *pairs.Meta
+		if b.meta != config.MetaNone {
+			m = &metas[i]
+		}
+		dst := buf[i*b.sampleBytes : (i+1)*b.sampleBytes]
+		return b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
+			return b.asm[c.Dataset].Build(ctx, w.pairs, c, ep, dst, m)
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return b.metaJSON(samples, metas)
+}
+
+// each builds every sample of batch n on the decode pool, one job per
+// sample, and waits for them: build(i, s, w) writes sample i, s, with
+// worker w. A job still queued when ctx ends builds nothing. The samples'
+// errors are joined, naming the batch.
+func (b *Builder) each(ctx context.Context, n int64, samples []plan.Sample, build func(i int, s plan.Sample, w *worker) error) error {
 	errs := make([]error, len(samples))
 	var wg sync.WaitGroup
 	for i, s := range samples {
@@ -159,14 +180,7 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 				errs[i] = err // cancelled while queued: decode nothing
 				return
 			}
-			var m *pairs.Meta
-			if b.meta != config.MetaNone {
-				m = &metas[i]
-			}
-			dst := buf[i*b.sampleBytes : (i+1)*b.sampleBytes]
-			errs[i] = b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
-				return b.asm[c.Dataset].Build(ctx, w.pairs, c, ep, dst, m)
-			})
+			errs[i] = build(i, s, w)
 		}
 		wg.Add(1)
 		if err := b.pool.submit(ctx, job); err != nil {
@@ -178,9 +192,9 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("batch %d: %w", n, err)
+		return fmt.Errorf("batch %d: %w", n, err)
 	}
-	return b.metaJSON(samples, metas)
+	return nil
 }
 
 // sample builds one sample, substituting deterministically for a bad or
@@ -257,35 +271,19 @@ func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, 
 	}
 	batch := window.NewBatch(b.layout, buf)
 	metas := make([]window.Meta, len(samples))
-	errs := make([]error, len(samples))
-	var wg sync.WaitGroup
-	for i, s := range samples {
-		job := func(w *worker) {
-			defer wg.Done()
-			if err := ctx.Err(); err != nil {
-				errs[i] = err // cancelled while queued: decode nothing
-				return
-			}
-			var m *window.Meta
-			if b.meta != config.MetaNone {
-				m = &metas[i]
-			}
-			before := w.window.Decoded()
-			errs[i] = b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
-				return b.steps[c.Dataset].Build(ctx, w.window, c, ep, batch, i, m)
-			})
-			b.stats.FramesDecoded.Add(w.window.Decoded() - before)
+	err := b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
+		var m *window.Meta
+		if b.meta != config.MetaNone {
+			m = &metas[i]
 		}
-		wg.Add(1)
-		if err := b.pool.submit(ctx, job); err != nil {
-			wg.Done()
-			errs[i] = err
-			break
-		}
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("batch %d: %w", n, err)
+		before := w.window.Decoded()
+		defer func() { b.stats.FramesDecoded.Add(w.window.Decoded() - before) }()
+		return b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
+			return b.steps[c.Dataset].Build(ctx, w.window, c, ep, batch, i, m)
+		})
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i, s := range samples {
 		b.layout.SetSamplePad(buf, i, b.repeat(s))
