@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
@@ -20,15 +21,7 @@ type Assembler struct {
 	cfg      Config
 	frames   int         // F
 	declared frames.Size // image size features.json declares; zero fields: unknown
-	actions  []vector
-	state    vector
-	lang     Language
-}
-
-// vector is one numeric feature read per step.
-type vector struct {
-	key string
-	dim int
+	keys     Keys
 }
 
 // New returns the Assembler of cfg over the dataset's features. The mix
@@ -46,15 +39,8 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		return nil, fmt.Errorf("dataset %s: %dx%d frames, layout %v, resize %v: out of range", ds.Name, cfg.Height, cfg.Width, cfg.Layout, cfg.Resize)
 	}
 	a := &Assembler{ds: ds, cfg: cfg, frames: cfg.Frames.Count()}
-	feature := func(field, key string) (episode.Feature, error) {
-		f, ok := ds.Features.Lookup(key)
-		if !ok {
-			return f, fmt.Errorf("%s: %w", field, &episode.UnknownFeatureError{Dataset: ds.Name, Key: key})
-		}
-		return f, nil
-	}
 
-	img, err := feature("image_key", cfg.ImageKey)
+	img, err := LookupFeature(ds, "image_key", cfg.ImageKey)
 	if err != nil {
 		return nil, err
 	}
@@ -62,43 +48,20 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		a.declared = frames.Size{W: max(img.Shape[1], 0), H: max(img.Shape[0], 0)}
 	}
 
-	var own int
-	for _, k := range cfg.ActionKeys {
-		f, err := feature("action_keys", k)
-		if err != nil {
-			return nil, err
+	widest := func(n int) int {
+		if n == 0 {
+			return math.MaxInt // the dataset's own
 		}
-		a.actions = append(a.actions, vector{k, values(f.Shape)})
-		own += values(f.Shape)
+		return n
+	}
+	if a.keys, err = ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, widest(cfg.MaxActionDim), widest(cfg.MaxStateDim)); err != nil {
+		return nil, err
 	}
 	if a.cfg.MaxActionDim == 0 {
-		a.cfg.MaxActionDim = own
-	}
-	if a.cfg.MaxActionDim < own {
-		return nil, fmt.Errorf("action_keys: dataset %s: %v have %d values per step, more than the mix's action dimension %d", ds.Name, cfg.ActionKeys, own, a.cfg.MaxActionDim)
-	}
-	if cfg.StateKey != "" {
-		f, err := feature("state_key", cfg.StateKey)
-		if err != nil {
-			return nil, err
-		}
-		a.state = vector{cfg.StateKey, values(f.Shape)}
+		a.cfg.MaxActionDim = a.keys.ActionDim
 	}
 	if a.cfg.MaxStateDim == 0 {
-		a.cfg.MaxStateDim = a.state.dim
-	}
-	if a.cfg.MaxStateDim < a.state.dim {
-		return nil, fmt.Errorf("state_key: dataset %s: %q has %d values per step, more than the mix's state dimension %d", ds.Name, cfg.StateKey, a.state.dim, a.cfg.MaxStateDim)
-	}
-
-	if cfg.LanguageKey != "" {
-		f, err := feature("language_key", cfg.LanguageKey)
-		if err != nil {
-			return nil, err
-		}
-		if a.lang, err = NewLanguage(ds.Name, f); err != nil {
-			return nil, err
-		}
+		a.cfg.MaxStateDim = a.keys.State.Dim
 	}
 	return a, nil
 }
@@ -230,15 +193,15 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 	m.Robot = a.cfg.Robot
 
 	m.Action = m.Action[:0]
-	for _, k := range a.actions {
+	for _, k := range a.keys.Actions {
 		vals, err := a.vectors(w, ep, k)
 		if err != nil {
 			return err
 		}
-		for j := range k.dim {
+		for j := range k.Dim {
 			var sum float64
 			for s := sel.T; s < sel.T+sel.Offset; s++ {
-				sum += vals[s*k.dim+j]
+				sum += vals[s*k.Dim+j]
 			}
 			m.Action = append(m.Action, sum)
 		}
@@ -247,12 +210,12 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 	m.Action = padZeros(m.Action, a.cfg.MaxActionDim)
 
 	m.InitialState = m.InitialState[:0]
-	if a.state.key != "" {
-		vals, err := a.vectors(w, ep, a.state)
+	if a.keys.State.Key != "" {
+		vals, err := a.vectors(w, ep, a.keys.State)
 		if err != nil {
 			return err
 		}
-		m.InitialState = append(m.InitialState, vals[sel.T*a.state.dim:(sel.T+1)*a.state.dim]...)
+		m.InitialState = append(m.InitialState, vals[sel.T*a.keys.State.Dim:(sel.T+1)*a.keys.State.Dim]...)
 		a.cfg.StateNorm.apply(m.InitialState)
 	}
 	m.InitialState = padZeros(m.InitialState, a.cfg.MaxStateDim)
@@ -269,15 +232,15 @@ func padZeros(v []float64, n int) []float64 {
 
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64, error) {
-	vals, err := StepVectors(ep, k.key, k.dim, w.floats)
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k Vector) ([]float64, error) {
+	vals, err := StepVectors(ep, k.Key, k.Dim, w.floats)
 	w.floats = vals[:0]
 	return vals, err
 }
 
 // language sets m.Language, allocating only when it changes.
 func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) error {
-	text, err := a.lang.At(ep, t, &w.floats, &w.text)
+	text, err := a.keys.Language.At(ep, t, &w.floats, &w.text)
 	if err != nil {
 		return err
 	}

@@ -79,3 +79,69 @@ func StepVectors(ep episode.Episode, key string, dim int, dst []float64) ([]floa
 	}
 	return vals, nil
 }
+
+// Vector is one numeric feature read per step: its key and its values per
+// step.
+type Vector struct {
+	Key string
+	Dim int
+}
+
+// Keys are what a sample reads of a dataset besides its frames: its
+// action keys (concatenated in order), its state key and its language key,
+// resolved against the dataset's features.
+type Keys struct {
+	Actions   []Vector
+	ActionDim int    // the actions' values per step, together
+	State     Vector // Key "" without a state
+	Language  Language
+}
+
+// ResolveKeys resolves the keys against ds's features. A key the dataset
+// lacks is a *episode.UnknownFeatureError under its field; actions or a
+// state wider than maxAction or maxState (the mix's widest) are an error.
+func ResolveKeys(ds *episode.Info, actionKeys []string, stateKey, languageKey string, maxAction, maxState int) (Keys, error) {
+	feature := func(field, key string) (episode.Feature, error) { return LookupFeature(ds, field, key) }
+	var k Keys
+	for _, key := range actionKeys {
+		f, err := feature("action_keys", key)
+		if err != nil {
+			return Keys{}, err
+		}
+		k.Actions = append(k.Actions, Vector{key, values(f.Shape)})
+		k.ActionDim += values(f.Shape)
+	}
+	if k.ActionDim > maxAction {
+		return Keys{}, fmt.Errorf("action_keys: dataset %s: %v have %d values per step, more than the mix's action dimension %d", ds.Name, actionKeys, k.ActionDim, maxAction)
+	}
+	if stateKey != "" {
+		f, err := feature("state_key", stateKey)
+		if err != nil {
+			return Keys{}, err
+		}
+		k.State = Vector{stateKey, values(f.Shape)}
+	}
+	if k.State.Dim > maxState {
+		return Keys{}, fmt.Errorf("state_key: dataset %s: %q has %d values per step, more than the mix's state dimension %d", ds.Name, stateKey, k.State.Dim, maxState)
+	}
+	if languageKey != "" {
+		f, err := feature("language_key", languageKey)
+		if err != nil {
+			return Keys{}, err
+		}
+		if k.Language, err = NewLanguage(ds.Name, f); err != nil {
+			return Keys{}, err
+		}
+	}
+	return k, nil
+}
+
+// LookupFeature returns feature key of ds; a key ds lacks is a
+// *episode.UnknownFeatureError, under the config field that named it.
+func LookupFeature(ds *episode.Info, field, key string) (episode.Feature, error) {
+	f, ok := ds.Features.Lookup(key)
+	if !ok {
+		return f, fmt.Errorf("%s: %w", field, &episode.UnknownFeatureError{Dataset: ds.Name, Key: key})
+	}
+	return f, nil
+}

@@ -18,16 +18,12 @@ import (
 // Assembler builds the step samples of one dataset. It is immutable after
 // New and shared by every worker; each worker brings its own Worker.
 type Assembler struct {
-	ds     *episode.Info
-	spec   Spec
-	lay    *Layout
-	cfg    Config
-	cams   []camera // by slot
-	action []vector
-	state  vector
-	// own dimensions
-	actionDim int
-	lang      pairs.Language
+	ds   *episode.Info
+	spec Spec
+	lay  *Layout
+	cfg  Config
+	cams []camera // by slot
+	keys pairs.Keys
 }
 
 // camera is a slot's camera in the dataset: its image key ("" for none)
@@ -35,11 +31,6 @@ type Assembler struct {
 type camera struct {
 	key      string
 	declared frames.Size
-}
-
-type vector struct {
-	key string
-	dim int
 }
 
 // New returns the Assembler of a dataset whose config passed package
@@ -54,13 +45,6 @@ func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, erro
 	if len(cfg.Deltas.Slots) != len(spec.Slots) || len(cfg.Deltas.State) != spec.StateSteps || len(cfg.Deltas.Action) != spec.ActionSteps {
 		return nil, fmt.Errorf("dataset %s: deltas %v do not fit the mix's %d slots, %d state and %d action steps", ds.Name, cfg.Deltas, len(spec.Slots), spec.StateSteps, spec.ActionSteps)
 	}
-	feature := func(field, key string) (episode.Feature, error) {
-		f, ok := ds.Features.Lookup(key)
-		if !ok {
-			return f, fmt.Errorf("%s: %w", field, &episode.UnknownFeatureError{Dataset: ds.Name, Key: key})
-		}
-		return f, nil
-	}
 	slots := map[string]bool{}
 	for i, s := range spec.Slots {
 		slots[s.Name] = true
@@ -69,7 +53,7 @@ func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, erro
 		}
 		var c camera
 		if key, ok := cfg.Cameras[s.Name]; ok {
-			f, err := feature("cameras."+s.Name, key)
+			f, err := pairs.LookupFeature(ds, "cameras."+s.Name, key)
 			if err != nil {
 				return nil, err
 			}
@@ -85,55 +69,21 @@ func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, erro
 			return nil, fmt.Errorf("dataset %s: cameras: no slot %q in the mix", ds.Name, slot)
 		}
 	}
-	for _, k := range cfg.ActionKeys {
-		f, err := feature("action_keys", k)
-		if err != nil {
-			return nil, err
-		}
-		a.action = append(a.action, vector{k, values(f.Shape)})
-		a.actionDim += values(f.Shape)
-	}
-	if a.actionDim > spec.MaxActionDim {
-		return nil, fmt.Errorf("action_keys: dataset %s: %v have %d values per step, more than the mix's action dimension %d", ds.Name, cfg.ActionKeys, a.actionDim, spec.MaxActionDim)
-	}
-	if cfg.StateKey != "" {
-		f, err := feature("state_key", cfg.StateKey)
-		if err != nil {
-			return nil, err
-		}
-		a.state = vector{cfg.StateKey, values(f.Shape)}
-	}
-	if a.state.dim > spec.MaxStateDim {
-		return nil, fmt.Errorf("state_key: dataset %s: %q has %d values per step, more than the mix's state dimension %d", ds.Name, cfg.StateKey, a.state.dim, spec.MaxStateDim)
-	}
-	if cfg.LanguageKey != "" {
-		f, err := feature("language_key", cfg.LanguageKey)
-		if err != nil {
-			return nil, err
-		}
-		if a.lang, err = pairs.NewLanguage(ds.Name, f); err != nil {
-			return nil, err
-		}
+	var err error
+	if a.keys, err = pairs.ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, spec.MaxActionDim, spec.MaxStateDim); err != nil {
+		return nil, err
 	}
 	return a, nil
-}
-
-func values(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // Config returns the dataset's config.
 func (a *Assembler) Config() Config { return a.cfg }
 
 // ActionDim and StateDim are the dataset's own dimensions.
-func (a *Assembler) ActionDim() int { return a.actionDim }
+func (a *Assembler) ActionDim() int { return a.keys.ActionDim }
 
 // StateDim is the state key's values per step (0 without one).
-func (a *Assembler) StateDim() int { return a.state.dim }
+func (a *Assembler) StateDim() int { return a.keys.State.Dim }
 
 // SelectT chooses t for a sample of an episode of steps steps: the
 // sample's unit when samples_per_episode is 0, else keyed.Draw(key,
@@ -223,20 +173,20 @@ func (a *Assembler) writeState(w *Worker, ep episode.Episode, t int, b *Batch, i
 	mask := l.sample(b.Buf, l.stateMask, i)
 	S := a.spec.MaxStateDim
 	for j := range mask {
-		mask[j] = b2u(j < a.state.dim)
+		mask[j] = b2u(j < a.keys.State.Dim)
 	}
 	w.idx = window(a.cfg.Deltas.State, t, ep.Steps(), w.idx, pad)
 	clear(dst)
-	if a.state.dim == 0 {
+	if a.keys.State.Dim == 0 {
 		return nil
 	}
-	vals, err := a.vectors(w, ep, a.state)
+	vals, err := a.vectors(w, ep, a.keys.State)
 	if err != nil {
 		return err
 	}
 	row := w.row[:0]
 	for j, step := range w.idx {
-		row = append(row[:0], vals[step*a.state.dim:(step+1)*a.state.dim]...)
+		row = append(row[:0], vals[step*a.keys.State.Dim:(step+1)*a.keys.State.Dim]...)
 		a.cfg.StateNorm.Apply(row)
 		for k, x := range row {
 			putF32(dst[4*(j*S+k):], x)
@@ -255,28 +205,28 @@ func (a *Assembler) writeAction(w *Worker, ep episode.Episode, t int, b *Batch, 
 	mask := l.sample(b.Buf, l.actionMask, i)
 	A := a.spec.MaxActionDim
 	for j := range mask {
-		mask[j] = b2u(j < a.actionDim)
+		mask[j] = b2u(j < a.keys.ActionDim)
 	}
 	w.idx = window(a.cfg.Deltas.Action, t, ep.Steps(), w.idx, pad)
 	clear(dst)
-	if a.actionDim == 0 {
+	if a.keys.ActionDim == 0 {
 		return nil
 	}
 	H := len(w.idx)
-	w.chunk = append(w.chunk[:0], make([]float64, H*a.actionDim)...)
+	w.chunk = append(w.chunk[:0], make([]float64, H*a.keys.ActionDim)...)
 	at := 0
-	for _, k := range a.action {
+	for _, k := range a.keys.Actions {
 		vals, err := a.vectors(w, ep, k)
 		if err != nil {
 			return err
 		}
 		for j, step := range w.idx {
-			copy(w.chunk[j*a.actionDim+at:], vals[step*k.dim:(step+1)*k.dim])
+			copy(w.chunk[j*a.keys.ActionDim+at:], vals[step*k.Dim:(step+1)*k.Dim])
 		}
-		at += k.dim
+		at += k.Dim
 	}
 	for j := range H {
-		row := w.chunk[j*a.actionDim : (j+1)*a.actionDim]
+		row := w.chunk[j*a.keys.ActionDim : (j+1)*a.keys.ActionDim]
 		a.cfg.ActionNorm.Apply(row)
 		for k, x := range row {
 			putF32(dst[4*(j*A+k):], x)
@@ -294,8 +244,8 @@ func b2u(b bool) byte {
 
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64, error) {
-	vals, err := pairs.StepVectors(ep, k.key, k.dim, w.floats)
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k pairs.Vector) ([]float64, error) {
+	vals, err := pairs.StepVectors(ep, k.Key, k.Dim, w.floats)
 	w.floats = vals[:0]
 	return vals, err
 }
@@ -303,7 +253,7 @@ func (a *Assembler) vectors(w *Worker, ep episode.Episode, k vector) ([]float64,
 // language sets m.Task, the instruction at t (or the episode's),
 // allocating only when it changes.
 func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) error {
-	text, err := a.lang.At(ep, t, &w.floats, &w.text)
+	text, err := a.keys.Language.At(ep, t, &w.floats, &w.text)
 	if err != nil {
 		return err
 	}
