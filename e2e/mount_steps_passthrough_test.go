@@ -15,29 +15,7 @@ import (
 // counts the opens served by passthrough.
 func TestMountStepsPassthrough(t *testing.T) {
 	py := findPython(t, "numpy")
-	bridge, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
-	kuka, _ := filepath.Abs("testdata/datasets/tiny_kuka/1.0.0")
-	cfg := writeMixText(t, `batch_size: 6
-num_batches: 8
-sample:
-  cameras:
-    primary: {size: [24, 32], steps: [-1, 0]}
-    wrist: {size: [16, 16]}
-  state: {steps: [-1, 0]}
-  action: {steps: "0:4"}
-datasets:
-  - name: bridge
-    source: `+bridge+`
-    weight: 2
-    cameras: {primary: steps/observation/image, wrist: steps/observation/wrist_image}
-    state_key: steps/observation/state
-    action_keys: [steps/action/world_vector]
-  - name: kuka
-    source: `+kuka+`
-    weight: 1
-    cameras: {primary: steps/observation/image}
-    action_keys: [steps/action]
-`)
+	cfg := writeStepMix(t)
 	pt, pc := t.TempDir(), t.TempDir()
 	startMount(t, pt, nil, "--config", cfg, "--cache-dir", t.TempDir())
 	var info struct {

@@ -14,27 +14,7 @@ import (
 // R+2k, and the mix of two datasets, one without the wrist slot, keeps its
 // proportions per batch.
 func TestMountStepsRanks(t *testing.T) {
-	bridge, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
-	kuka, _ := filepath.Abs("testdata/datasets/tiny_kuka/1.0.0")
-	cfg := writeMixText(t, `batch_size: 6
-num_batches: 8
-sample:
-  cameras:
-    primary: {size: [24, 32], steps: [-1, 0]}
-    wrist: {size: [16, 16]}
-  action: {steps: "0:4"}
-datasets:
-  - name: bridge
-    source: `+bridge+`
-    weight: 2
-    cameras: {primary: steps/observation/image, wrist: steps/observation/wrist_image}
-    action_keys: [steps/action/world_vector]
-  - name: kuka
-    source: `+kuka+`
-    weight: 1
-    cameras: {primary: steps/observation/image}
-    action_keys: [steps/action]
-`)
+	cfg := writeStepMix(t)
 	single, ranks := t.TempDir(), t.TempDir()
 	startMount(t, single, nil, "--config", cfg, "--cache-dir", t.TempDir())
 	startMount(t, ranks, nil, "--config", cfg, "--cache-dir", t.TempDir(), "--world", "2", "--ranks", "0-1")
@@ -87,4 +67,34 @@ datasets:
 			t.Errorf("batch %d holds %v, want bridge 4 and kuka 2", n, count)
 		}
 	}
+}
+
+// writeStepMix writes a step-sample mix of two fixtures at 2:1: bridge
+// with both camera slots, the state and a chunk of 4, kuka without a
+// wrist camera or a state.
+func writeStepMix(t *testing.T) string {
+	t.Helper()
+	bridge, _ := filepath.Abs("testdata/datasets/tiny_bridge/1.0.0")
+	kuka, _ := filepath.Abs("testdata/datasets/tiny_kuka/1.0.0")
+	return writeMixText(t, `batch_size: 6
+num_batches: 8
+sample:
+  cameras:
+    primary: {size: [24, 32], steps: [-1, 0]}
+    wrist: {size: [16, 16]}
+  state: {steps: [-1, 0]}
+  action: {steps: "0:4"}
+datasets:
+  - name: bridge
+    source: `+bridge+`
+    weight: 2
+    cameras: {primary: steps/observation/image, wrist: steps/observation/wrist_image}
+    state_key: steps/observation/state
+    action_keys: [steps/action/world_vector]
+  - name: kuka
+    source: `+kuka+`
+    weight: 1
+    cameras: {primary: steps/observation/image}
+    action_keys: [steps/action]
+`)
 }

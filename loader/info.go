@@ -63,10 +63,10 @@ type datasetInfo struct {
 	Commit string `json:"commit,omitempty"`
 	// Step mode only: the dataset's dataset_index, camera per slot, fps
 	// (0: none) and deltas in steps.
-	DatasetIndex *int              `json:"dataset_index,omitempty"`
-	Cameras      map[string]string `json:"cameras,omitempty"`
-	FPS          float64           `json:"fps,omitempty"`
-	Deltas       *stepDeltas       `json:"deltas,omitempty"`
+	DatasetIndex *int               `json:"dataset_index,omitempty"`
+	Cameras      map[string]string  `json:"cameras,omitempty"`
+	FPS          float64            `json:"fps,omitempty"`
+	Deltas       *config.StepDeltas `json:"deltas,omitempty"`
 }
 
 // pinnedCommit returns the commit that b, or a backend it wraps, pinned

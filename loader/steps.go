@@ -295,13 +295,6 @@ type slotInfo struct {
 	Seconds []float64 `json:"seconds,omitempty"`
 }
 
-// stepDeltas are a dataset's deltas in steps, in info.json.
-type stepDeltas struct {
-	Slots  map[string][]int `json:"slots"`
-	State  []int            `json:"state"`
-	Action []int            `json:"action"`
-}
-
 // partedServing says how step-mode batches are served, in info.json's
 // serving section.
 const partedServing = "step-mode batches are several .npy files, each a window of one buffer and, with passthrough, each a memfd of its own served by the kernel"
@@ -336,7 +329,7 @@ func (p *Pipeline) stepDatasetInfo(d *Dataset, di *datasetInfo) {
 		di.Cameras = map[string]string{}
 	}
 	di.FPS = d.FPS
-	sd := &stepDeltas{Slots: map[string][]int{}, State: d.Deltas.State, Action: d.Deltas.Action}
+	sd := &config.StepDeltas{Slots: map[string][]int{}, State: d.Deltas.State, Action: d.Deltas.Action}
 	for i, c := range p.Mix.Config.Sample.Cameras {
 		sd.Slots[c.Name] = d.Deltas.Slots[i]
 	}
