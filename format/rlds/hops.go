@@ -291,7 +291,7 @@ func (r *versionReader) ReadAt(p []byte, off int64) (int, error) {
 		return copy(p, b), nil
 	}
 	r.hops.Add(1)
-	n, err := r.src.ReadAt(r.ctx, r.obj, p, off, store.ReadOptions{Keep: store.KeepNone})
+	n, err := r.src.ReadAt(r.ctx, r.obj, p, off, store.ReadOptions{Keep: store.KeepNone, CallerChecks: true})
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return n, io.EOF // the object is shorter than its size said
 	}

@@ -97,6 +97,9 @@ type Cache struct {
 	slicing slicing
 	// refetch bounds the fetches of bytes that failed a check (verify.go).
 	refetch refetchPolicy
+	// verifyRanges is a VerifyRanges: how a ranged read with no Check is
+	// verified (agree.go).
+	verifyRanges atomic.Int32
 
 	Stats Stats
 }
@@ -119,6 +122,9 @@ type Stats struct {
 	// and were fetched again; Rejected the reads that gave up after
 	// refetchPolicy.tries such fetches, keeping nothing (see verify.go).
 	Verified, Damaged, Rejected atomic.Int64
+	// Compared counts the ranges with no Check that were kept or served
+	// once two copies agreed (VerifyTwice).
+	Compared atomic.Int64
 }
 
 type fill struct {

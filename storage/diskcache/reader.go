@@ -75,6 +75,11 @@ type ReadOptions struct {
 	// cannot be checked (its blocks are shared by reads of any range):
 	// asking is an error.
 	Check func() io.WriteCloser
+	// CallerChecks says that the caller checks every byte it reads itself
+	// (an RLDS record header, which its length CRC covers) and reads them
+	// again when they fail: they are fetched once, as with a Check, not
+	// compared with a second copy (VerifyTwice). Not with KeepBlocks.
+	CallerChecks bool
 	// Extent, for a ReadAt with KeepRange, is the range to keep when it is
 	// more than the bytes read: the first read within it fetches and
 	// keeps all of it (an episode's bytes of a video file), later ones
@@ -104,6 +109,7 @@ func (b *Backend) ReadAt(ctx context.Context, o Object, p []byte, off int64, opt
 	if err := opts.valid(); err != nil {
 		return 0, fmt.Errorf("%s: %w", o.Name, err)
 	}
+	opts = opts.callerChecked()
 	if opts.Keep == KeepRange && opts.Extent.contains(off, int64(len(p))) {
 		x := opts.Extent
 		f, fallback, err := b.openAt(ctx, o, x.Off, x.Len, opts)
@@ -156,10 +162,23 @@ func (opts ReadOptions) valid() error {
 	if opts.Keep == KeepBlocks && opts.Check != nil {
 		return errors.New("a read that keeps blocks cannot be checked")
 	}
+	if opts.Keep == KeepBlocks && opts.CallerChecks {
+		return errors.New("a read that keeps blocks cannot be checked by its caller")
+	}
 	if opts.Keep != KeepRange && opts.Extent.Len > 0 {
 		return errors.New("only a read that keeps its range can keep an extent")
 	}
 	return nil
+}
+
+// callerChecked returns opts with a Check that refuses nothing when the
+// caller checks the bytes itself (CallerChecks) and gave none: such a
+// read is fetched once, as a checked one.
+func (opts ReadOptions) callerChecked() ReadOptions {
+	if opts.CallerChecks && opts.Check == nil {
+		opts.Check = summing
+	}
+	return opts
 }
 
 // readExtent reads p at off of o, within the extent x, from the source,
@@ -225,6 +244,7 @@ func (b *Backend) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadO
 	if err := opts.valid(); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Name, err)
 	}
+	opts = opts.callerChecked()
 	f, fallback, err := b.openAt(ctx, o, off, n, opts)
 	if !fallback {
 		return f, err
@@ -265,8 +285,16 @@ func (b *Backend) openAt(ctx context.Context, o Object, off, n int64, opts ReadO
 			return err
 		}
 		if buf, ok := b.copyFilling(ctx, o, off, n, opts.Check); ok {
-			_, err := w.Write(buf)
-			return err
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			if opts.Check != nil || !b.comparesCopies() {
+				return nil
+			}
+			// The download's bytes are not checked yet: they are one
+			// copy, which a fetch must agree with.
+			held := sumOf(buf)
+			return b.fetchAgreed(ctx, o, w, off, n, true, &held)
 		}
 		return b.fetch(ctx, o, w, off, n, opts.Check, true)
 	})
@@ -350,6 +378,9 @@ func (b *Backend) fetchInto(ctx context.Context, o Object, p []byte, off int64, 
 // twice in a row. Source and check errors come back as *fetchError; w's
 // as they are. count counts it as a range fetched (see Stats).
 func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64, check func() io.WriteCloser, count bool) error {
+	if check == nil && b.comparesCopies() {
+		return b.fetchAgreed(ctx, o, w, off, n, count, nil)
+	}
 	p := b.cache.refetch
 	var last fetched
 	for try := 1; ; try++ {
@@ -384,8 +415,9 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 // fetched is the outcome of one fetch of a range.
 type fetched struct {
 	err error
-	// refused: the check refused the bytes; seen and sum are the length
-	// and CRC32C of the bytes it saw.
+	// refused: the check refused the bytes. seen and sum are the length
+	// and CRC32C of the bytes the check saw, when it refused them or
+	// the fetch succeeded.
 	refused bool
 	seen    int64
 	sum     uint32
@@ -465,6 +497,9 @@ func (b *Backend) fetchOnce(ctx context.Context, o Object, w io.Writer, off, n i
 			f.seen, f.sum = cw.n, cw.crc
 		}
 		return f
+	}
+	if cw != nil {
+		return fetched{seen: cw.n, sum: cw.crc}
 	}
 	return fetched{}
 }

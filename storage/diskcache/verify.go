@@ -36,12 +36,24 @@ import (
 //     CRC32C), the source holds them, and the check's error is returned as
 //     it is (real corruption, which the format substitutes and counts);
 //     when every fetch gives other failing bytes, the read fails with a
-//     transient error matching storage.ErrChecksum. A range or block
-//     without a Check is kept as read: it is proven only when a download
-//     of the whole object reuses it and passes the object's checksum (or
-//     dropped, with the rest of that version's ranges, when it fails).
-//   - A source that publishes no checksum (a local directory) is its own
-//     truth: its bytes are kept as read.
+//     transient error matching storage.ErrChecksum.
+//   - A range or block without a Check (a video frame's sample bytes, a
+//     parquet block) has nothing to be checked against, so it is compared
+//     with a second copy (VerifyTwice, the default; fetchAgreed): two
+//     requests at once, the first streamed into the fill, the second only
+//     summed, and the bytes are kept, or handed to the reader, only when
+//     both copies have the same length and CRC32C. When they differ, it
+//     is fetched again after the backoff, until a fetch agrees with any
+//     copy before it; when none has agreed after refetchPolicy.tries+1
+//     fetches, the read fails with a transient error matching
+//     storage.ErrChecksum and nothing is kept. The bytes a whole-object
+//     download under way has written (not yet checked) count as one copy.
+//     VerifyOff keeps such a range as read, one request: it is proven
+//     only when a download of the whole object reuses it and passes the
+//     object's checksum (or dropped, with the rest of that version's
+//     ranges, when it fails).
+//   - A source that publishes no checksum (a local directory, a
+//     storage.Filer) is its own truth: its bytes are kept as read, once.
 //
 // Checksums are computed on fetch only: a read from the cache computes
 // nothing.
