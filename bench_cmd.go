@@ -89,7 +89,7 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 // buildFlags are the flags that shape how batches are built: a mount's
 // daemon took its own, so bench MOUNTPOINT ignores them.
 var buildFlags = []string{"--workers", "--mem", "--disk", "--decoder", "--readahead", "--rank", "--world", "--seed",
-	"--strict", "--max-fetch-rate", "--fetch-stall", "--fetch-timeout", "--cache-dir"}
+	"--strict", "--max-fetch-rate", "--fetch-stall", "--fetch-timeout", "--verify-ranges", "--cache-dir"}
 
 // givenFlags returns those of names that args give ("--workers 4" or
 // "--workers=4"), in the order of names.

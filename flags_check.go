@@ -13,6 +13,7 @@ import (
 
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/bytesize"
+	"github.com/oxefs/oxefs/storage/diskcache"
 )
 
 // check refuses flag values that cannot work, before anything is opened.
@@ -57,6 +58,14 @@ func (f *pipelineFlags) check(machine machineMemory) error {
 	if f.FetchTimeout <= 0 {
 		return fmt.Errorf("--fetch-timeout %v: must be more than 0 (the default is 2m)", f.FetchTimeout)
 	}
+	if f.VerifyRanges == "" {
+		f.VerifyRanges = diskcache.VerifyTwice.String()
+	}
+	v, err := diskcache.ParseVerifyRanges(f.VerifyRanges)
+	if err != nil {
+		return fmt.Errorf("--verify-ranges %w", err)
+	}
+	f.verifyRanges = v
 	return nil
 }
 

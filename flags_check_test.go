@@ -46,6 +46,9 @@ func TestFlagCheck(t *testing.T) {
 		{"negative fetch-stall", func(f *pipelineFlags) { f.FetchStall = -time.Second }, machine, "--fetch-stall -1s: must be more than 0"},
 		{"fetch-timeout 0", func(f *pipelineFlags) { f.FetchTimeout = 0 }, machine, "--fetch-timeout 0s: must be more than 0"},
 		{"negative fetch-timeout", func(f *pipelineFlags) { f.FetchTimeout = -time.Minute }, machine, "--fetch-timeout -1m0s: must be more than 0"},
+		{"verify-ranges off", func(f *pipelineFlags) { f.VerifyRanges = "off" }, machine, ""},
+		{"verify-ranges twice", func(f *pipelineFlags) { f.VerifyRanges = "twice" }, machine, ""},
+		{"verify-ranges unknown", func(f *pipelineFlags) { f.VerifyRanges = "thrice" }, machine, `--verify-ranges "thrice": must be twice (`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := good()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/loader"
+	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
 )
 
@@ -29,6 +30,9 @@ type pipelineFlags struct {
 	MaxFetchRate sizeFlag      `help:"Cap on bytes per second fetched from remote sources, e.g. 70MB; 0: no cap." name:"max-fetch-rate" default:"0"`
 	FetchStall   time.Duration `help:"Abandon a source attempt that sends nothing for this long, and retry." name:"fetch-stall" default:"30s"`
 	FetchTimeout time.Duration `help:"Give up on a source after this long without progress: the read gets EIO; that shard then fails at once for min(this, 10s) before it is tried again." name:"fetch-timeout" default:"2m"`
+	VerifyRanges string        `help:"Ranges of remote files that no format check covers (video samples, parquet blocks): twice (fetch two copies at once, keep them when they agree) or off (one copy, kept as it came: only for links you trust not to damage bytes)." name:"verify-ranges" default:"twice" placeholder:"twice|off"`
+
+	verifyRanges diskcache.VerifyRanges // VerifyRanges, parsed by check
 }
 
 // loadConfig reads --config, or writes out the demo mix.
@@ -94,6 +98,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool
 		Offline:      offline,
 		Memfd:        memfd,
 		Retry:        retry.Policy{StallTimeout: f.FetchStall, MaxElapsed: f.FetchTimeout},
+		VerifyRanges: f.verifyRanges,
 		Progress:     indexProgress(),
 		Version:      version,
 		Log:          log,

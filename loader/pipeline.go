@@ -40,6 +40,9 @@ type Options struct {
 	MaxFetchRate int64
 	// Retry bounds fetches from remote sources; zero fields take defaults.
 	Retry retry.Policy
+	// VerifyRanges is how ranges of remote objects that no format check
+	// covers are verified (see StorageOptions.VerifyRanges).
+	VerifyRanges diskcache.VerifyRanges
 	// Offline serves from the cache alone (see StorageOptions.Offline and
 	// MixOptions.Offline).
 	Offline bool
@@ -148,6 +151,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	debug.SetMemoryLimit(gcLimit(opts.Mem, opts.Memfd))
 	st, err := OpenStorage(StorageOptions{
 		CacheDir: opts.CacheDir, Disk: opts.Disk, Retry: opts.Retry, MaxFetchRate: opts.MaxFetchRate, Offline: opts.Offline, Log: opts.Log,
+		VerifyRanges: opts.VerifyRanges,
 	})
 	if err != nil {
 		return nil, err

@@ -63,10 +63,13 @@ type diskCacheStats struct {
 	// Verified counts the whole objects checked against their source's
 	// checksum before they were kept; Damaged the fetches whose bytes
 	// failed a check and were fetched again; Rejected the reads that got
-	// damaged bytes on every fetch and kept nothing (EIO).
+	// damaged bytes on every fetch and kept nothing (EIO); Compared the
+	// ranges no format check covers that were kept or served once two
+	// copies agreed (--verify-ranges twice).
 	Verified int64 `json:"verified"`
 	Damaged  int64 `json:"damaged"`
 	Rejected int64 `json:"rejected"`
+	Compared int64 `json:"compared"`
 }
 
 type fetchStats struct {
@@ -209,6 +212,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 			BudgetBytes:  p.Storage.Disk.Budget(),
 			RangesReused: disk.RangesReused.Load(),
 			Verified:     disk.Verified.Load(), Damaged: disk.Damaged.Load(), Rejected: disk.Rejected.Load(),
+			Compared: disk.Compared.Load(),
 		},
 		Fetch: fetchStats{
 			Bytes: st.Bytes.Load(), Attempts: st.Attempts.Load(),

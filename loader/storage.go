@@ -27,7 +27,12 @@ type StorageOptions struct {
 	// its metadata comes from what `oxefs warm` recorded (store.Options.Offline)
 	// and its shards only from the disk cache (storage/offline).
 	Offline bool
-	Log     *slog.Logger
+	// VerifyRanges is how a ranged read of a remote object with no check
+	// of its own (a video's samples, a parquet block) is verified: two
+	// copies that must agree (the zero value), or none
+	// (diskcache.VerifyRanges).
+	VerifyRanges diskcache.VerifyRanges
+	Log          *slog.Logger
 }
 
 // Storage is the storage stack every dataset of a daemon shares, and the
@@ -64,6 +69,7 @@ func OpenStorage(opts StorageOptions) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
+	disk.SetVerifyRanges(opts.VerifyRanges)
 	s := &Storage{Disk: disk, policy: opts.Retry, limit: ratelimit.NewLimiter(opts.MaxFetchRate), offline: opts.Offline, log: opts.Log}
 	s.Store, err = store.NewStore(store.Options{IndexDir: opts.CacheDir, Disk: disk, Remote: s.remote, Offline: opts.Offline, Log: opts.Log})
 	if err != nil {

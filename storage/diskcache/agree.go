@@ -50,6 +50,9 @@ func ParseVerifyRanges(s string) (VerifyRanges, error) {
 // have no Check are verified (VerifyTwice until set).
 func (c *Cache) SetVerifyRanges(v VerifyRanges) { c.verifyRanges.Store(int32(v)) }
 
+// VerifyRanges returns what SetVerifyRanges set.
+func (c *Cache) VerifyRanges() VerifyRanges { return VerifyRanges(c.verifyRanges.Load()) }
+
 // comparesCopies reports whether a ranged read of b with no Check is
 // fetched twice and compared: unless VerifyOff, or the source's objects
 // are local files (a local directory is its own truth).
@@ -57,7 +60,7 @@ func (b *Backend) comparesCopies() bool {
 	if _, local := b.inner.(storage.Filer); local {
 		return false
 	}
-	return VerifyRanges(b.cache.verifyRanges.Load()) != VerifyOff
+	return b.cache.VerifyRanges() != VerifyOff
 }
 
 // rangeSum identifies a copy of a range's bytes: their length and CRC32C.
