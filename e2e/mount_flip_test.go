@@ -3,6 +3,7 @@ package e2e
 import (
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
@@ -185,4 +186,60 @@ datasets:
 	train, val := mountHashes(t, clean, cfg, cacheDir, "--offline")
 	sameHashes(t, "LeRobot, warm + --offline, train", train, wantTrain)
 	sameHashes(t, "LeRobot, warm + --offline, val", val, wantVal)
+}
+
+// TestMountFlippedLeRobotSamplesNeverCached: a remote LeRobot dataset
+// mounted through a proxy that flips a byte where no parser looks (in the
+// first response of each ranged read of video sample data, and a value of
+// each data parquet file's first block) serves every batch as a mount of
+// the local copy does, cold (--verify-ranges twice compares two copies of
+// each such range), and again after a restart over the same cache with no
+// faults (nothing wrong was kept).
+func TestMountFlippedLeRobotSamplesNeverCached(t *testing.T) {
+	testkit.RequireFUSE(t)
+	if err := av.Available(); err != nil {
+		t.Skipf("LeRobot video needs libavcodec: %v", err)
+	}
+	const fixture = "testdata/lerobot/lerobot_av1"
+	mix := func(source string) string {
+		return writeMixText(t, `batch_size: 2
+image_size: [32, 40]
+datasets:
+  - name: lr
+    source: `+source+`
+    anonymous: true
+    split: train
+    image_key: observation.images.top
+    val_split: val
+    offset: [1, 3]
+    language_key: task
+    action_keys: [action]
+    state_key: observation.state
+`)
+	}
+	abs, err := filepath.Abs(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTrain, wantVal := mountHashes(t, nil, mix(abs), t.TempDir())
+
+	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": fixture})
+	var on atomic.Bool
+	on.Store(true)
+	flips := testkit.LeRobotSampleFlips(t, testkit.ReadDirFiles(t, fixture), &on)
+	proxy := testkit.NewRequestFaultProxy(t, srv.URL(), flips)
+	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL(), "http://")}
+	cfg, cacheDir := mix("gs://robotics/lerobot_av1"), t.TempDir()
+	train, val := mountHashes(t, env, cfg, cacheDir)
+	if proxy.Flipped() == 0 {
+		t.Fatal("the proxy flipped nothing: the test tests nothing")
+	}
+	t.Logf("cold: %d responses flipped", proxy.Flipped())
+	sameHashes(t, "LeRobot samples flipped, cold, train", train, wantTrain)
+	sameHashes(t, "LeRobot samples flipped, cold, val", val, wantVal)
+
+	on.Store(false)
+	train, val = mountHashes(t, env, cfg, cacheDir)
+	sameHashes(t, "LeRobot, restart, no faults, train", train, wantTrain)
+	sameHashes(t, "LeRobot, restart, no faults, val", val, wantVal)
 }

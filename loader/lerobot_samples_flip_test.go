@@ -2,8 +2,6 @@ package loader
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,62 +17,6 @@ import (
 	"github.com/oxefs/oxefs/storage/retry"
 )
 
-// mdatPayload returns where the payload of an MP4 file's top-level mdat
-// box starts: past the sample tables (moov) and framing that the parser
-// checks, the bytes only the decoder sees.
-func mdatPayload(t *testing.T, b []byte) int64 {
-	t.Helper()
-	for off := 0; off+8 <= len(b); {
-		n := int(binary.BigEndian.Uint32(b[off:]))
-		if string(b[off+4:off+8]) == "mdat" {
-			return int64(off + 8)
-		}
-		if n < 8 {
-			break
-		}
-		off += n
-	}
-	t.Fatal("no mdat box")
-	return 0
-}
-
-// sampleFlips is a proxy plan that flips a byte in the middle of the first
-// response of each ranged read of LeRobot video sample data (a range
-// within an MP4's mdat payload) and of each data parquet file's first
-// block (a range from 0: a value of its first column), while on is set.
-func sampleFlips(t *testing.T, files map[string][]byte, on *atomic.Bool) func(r testkit.SeenRequest, nth int) testkit.Fault {
-	payload := map[string]int64{}
-	for name, b := range files {
-		if strings.HasSuffix(name, ".mp4") {
-			payload[name] = mdatPayload(t, b)
-		}
-	}
-	return func(r testkit.SeenRequest, nth int) testkit.Fault {
-		if !on.Load() || nth != 0 || r.Method != "GET" || r.Range == "" || strings.HasPrefix(r.Path, "/storage/v1/") {
-			return testkit.Pass()
-		}
-		var from, to int64
-		if _, err := fmt.Sscanf(r.Range, "bytes=%d-%d", &from, &to); err != nil {
-			return testkit.Pass()
-		}
-		for name := range files {
-			if !strings.HasSuffix(r.Path, "/"+name) {
-				continue
-			}
-			switch {
-			case strings.HasSuffix(name, ".mp4") && from >= payload[name]:
-				return testkit.FlipAt((to - from) / 2)
-			case strings.HasPrefix(name, "data/") && from == 0:
-				// A float of the first column's first page (action), a
-				// literal in its snappy stream: it decodes, to another
-				// value.
-				return testkit.FlipAt(40)
-			}
-		}
-		return testkit.Pass()
-	}
-}
-
 // TestLeRobotFlippedSamplesAreCompared: a byte flipped in transit where no
 // LeRobot parser looks (an AV1 sample in a video's mdat, a value in a data
 // parquet file's block) is caught by comparing two copies of the range
@@ -88,7 +30,7 @@ func TestLeRobotFlippedSamplesAreCompared(t *testing.T) {
 	upstream := testkit.StartFakeGCS(t, files)
 	var flip atomic.Bool
 	flip.Store(true)
-	proxy := testkit.NewRequestFaultProxy(t, upstream.URL(), sampleFlips(t, files, &flip))
+	proxy := testkit.NewRequestFaultProxy(t, upstream.URL(), testkit.LeRobotSampleFlips(t, files, &flip))
 	cacheDir := t.TempDir()
 	near := openLocal(t, dir)
 	keys := episodeKeys(t, near)
