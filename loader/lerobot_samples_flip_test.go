@@ -45,7 +45,9 @@ func TestLeRobotFlippedSamplesAreCompared(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", pass, err)
 		}
+		before := len(proxy.Requests())
 		compareEpisodes(t, pass, keys, mustLeRobot(t, data), near)
+		t.Logf("%s: %d ranged reads, %d compared", pass, requests(proxy, before, "/", true), st.Disk.Stats.Compared.Load())
 		if flip.Load() {
 			if proxy.Flipped() == 0 {
 				t.Fatal("the proxy flipped nothing: the test tests nothing")

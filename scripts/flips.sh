@@ -6,6 +6,11 @@
 # run's batches are compared with a mount of the local copy.
 #
 #   scripts/flips.sh            # FLIP=3 BATCHES=20 DATA=/tmp/oxefs-flips
+#   FORMAT=lerobot scripts/flips.sh   # a LeRobot mix (AV1 video, parquet)
+#
+# A LeRobot mix is read by ranges (video sample spans, parquet blocks) that
+# no parser checks: those are compared as two copies (--verify-ranges
+# twice); VERIFY=off mounts with --verify-ranges off, to see what it risks.
 #
 # At a high rate (FLIP=3), a whole shard downloaded in several slices
 # rarely comes undamaged three times running: warm then says which shards
@@ -18,14 +23,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FLIP=${FLIP:-3}
 BATCHES=${BATCHES:-20}
-DATA=${DATA:-/tmp/oxefs-flips}
+FORMAT=${FORMAT:-rlds}
+VERIFY=${VERIFY:-twice}
+DATA=${DATA:-/tmp/oxefs-flips-$FORMAT}
 PORT=${PORT:-4453}
 OUT=$(mktemp -d)
 trap 'for m in "$OUT"/mnt-*; do fusermount3 -u "$m" 2>/dev/null || true; done; kill "${gcs:-0}" 2>/dev/null || true' EXIT
 go build -o "$OUT/oxefs" .
 go build -o "$OUT/fakegcs" ./scripts/fakegcs
 X=${OXEFS:-$OUT/oxefs} # OXEFS: another build to try, e.g. the commit before
-[ -f "$DATA/mix.yaml" ] || "$X" synth "$DATA" --datasets 2 --shards 3 >/dev/null
+if [ "$FORMAT" = lerobot ]; then
+  [ -f "$DATA/mix.yaml" ] || "$X" synth "$DATA" --datasets 2 --format lerobot >/dev/null
+else
+  [ -f "$DATA/mix.yaml" ] || "$X" synth "$DATA" --datasets 2 --shards 3 >/dev/null
+fi
 
 # hashes NAME CONFIG CACHE [MOUNT FLAGS...]: mounts, hashes the first
 # $BATCHES batches into $OUT/NAME.txt ("-" for a read that failed), prints
@@ -35,7 +46,7 @@ hashes() {
   shift 3
   local mnt="$OUT/mnt-$name"
   mkdir -p "$mnt"
-  STORAGE_EMULATOR_HOST=127.0.0.1:$PORT "$X" mount "$mnt" --config "$cfg" --cache-dir "$cache" "$@" 2>"$OUT/$name.log" &
+  STORAGE_EMULATOR_HOST=127.0.0.1:$PORT "$X" mount "$mnt" --config "$cfg" --cache-dir "$cache" --verify-ranges "$VERIFY" "$@" 2>"$OUT/$name.log" &
   local pid=$!
   for _ in $(seq 600); do [ -f "$mnt/info.json" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   if ! kill -0 "$pid" 2>/dev/null; then
@@ -46,7 +57,7 @@ hashes() {
   for ((i = 0; i < BATCHES; i++)); do
     sha256sum "$mnt/batches/$(printf %06d "$i").npy" 2>/dev/null | cut -c1-64 || echo -
   done > "$OUT/$name.txt"
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["disk_cache"]; print("  disk cache: verified %d, damaged %d, rejected %d" % (d.get("verified",0), d.get("damaged",0), d.get("rejected",0)))' "$mnt/stats.json" 2>/dev/null || true
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["disk_cache"]; print("  disk cache: verified %d, damaged %d, rejected %d, compared %d" % (d.get("verified",0), d.get("damaged",0), d.get("rejected",0), d.get("compared",0)))' "$mnt/stats.json" 2>/dev/null || true
   kill -TERM "$pid"
   wait "$pid" || true
 }
@@ -78,7 +89,7 @@ kill "$gcs"; wait "$gcs" 2>/dev/null || true
 "$OUT/fakegcs" -dir "$DATA" -bucket synth -port "$PORT" -flip "$FLIP" >"$OUT/fakegcs.log" 2>&1 &
 gcs=$!
 for _ in $(seq 600); do grep -q serving "$OUT/fakegcs.log" && break; sleep 0.1; done
-STORAGE_EMULATOR_HOST=127.0.0.1:$PORT "$X" warm --config "$OUT/mix-gcs.yaml" --cache-dir "$OUT/cache-warm" 2>"$OUT/warm.log" |
+STORAGE_EMULATOR_HOST=127.0.0.1:$PORT "$X" warm --config "$OUT/mix-gcs.yaml" --cache-dir "$OUT/cache-warm" --verify-ranges "$VERIFY" 2>"$OUT/warm.log" |
   grep -E "damaged|offline|shards in" | sed 's/^/  warm: /'
 kill "$gcs"; wait "$gcs" 2>/dev/null || true
 hashes offline "$OUT/mix-gcs.yaml" "$OUT/cache-warm" --offline

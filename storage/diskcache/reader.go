@@ -26,7 +26,9 @@ import (
 //     the aligned blocks of BlockSize around them);
 //  4. the source, with one request pinned to the version, read as a fill of
 //     the reader's priority that yields to more urgent readers
-//     (newPreemptible), and kept as in 3, or not at all (KeepNone).
+//     (newPreemptible), and kept as in 3, or not at all (KeepNone); a
+//     read with no Check (nor CallerChecks) is fetched as two copies at
+//     once, kept or returned only when they agree (VerifyTwice, verify.go).
 //
 // A version that is gone is an error that says so (storage.ErrVersionGone,
 // as the backend reports it), and the ranges cached of that version are
