@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -193,5 +194,78 @@ func TestParseVerifyRanges(t *testing.T) {
 	_, err := ParseVerifyRanges("thrice")
 	if err == nil || !strings.Contains(err.Error(), `"thrice"`) || !strings.Contains(err.Error(), "twice") || !strings.Contains(err.Error(), "off") {
 		t.Errorf("ParseVerifyRanges(thrice): %v; want an error naming the value and the choices", err)
+	}
+}
+
+// TestReadAtFillingCountsAsOneCopy: a range with no Check whose bytes a
+// download in slices under way has written (not checked yet) takes them
+// as one copy and fetches one more: when they agree, one request and the
+// bytes are kept; when the download's bytes were damaged, a third copy
+// settles it and the right bytes are kept.
+func TestReadAtFillingCountsAsOneCopy(t *testing.T) {
+	data := testkit.RandomBytes(t, bigObject)
+	size := testSlicing.size
+	const off, n = 1000, 5000
+	for _, damaged := range []bool{false, true} {
+		t.Run(map[bool]string{false: "download right", true: "download damaged"}[damaged], func(t *testing.T) {
+			srv := testkit.StartFakeGCS(t, map[string][]byte{"f": data})
+			first := fmt.Sprintf("bytes=0-%d", size-1)
+			proxy := testkit.NewRequestFaultProxy(t, srv.URL(), func(r testkit.SeenRequest, _ int) testkit.Fault {
+				switch {
+				case !r.ReadsObject("f") || r.Range == "":
+					return testkit.Pass()
+				case r.Range == first && damaged:
+					return testkit.FlipAt(off + 10) // in the range read below
+				case r.Range == first:
+					return testkit.Pass()
+				case strings.HasPrefix(r.Range, fmt.Sprintf("bytes=%d-", off)):
+					return testkit.Pass() // the range's own copies
+				}
+				return testkit.HangAtOnce() // the rest of the download
+			})
+			c, b := slicedCache(t, t.TempDir(), srv, proxy, true, context.Background())
+			c.refetch = fastRefetch
+			o := object(t, b, "f")
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if f, err := b.OpenFileBackground(ctx, "f"); err == nil {
+					f.Close()
+				}
+			}()
+			defer func() { cancel(); <-done }()
+			for !b.Filled("f", off, n) {
+				select {
+				case <-b.FillProgress():
+				case <-done:
+					t.Fatal("the download ended before it wrote the range")
+				}
+			}
+			p := make([]byte, n)
+			if _, err := b.ReadAt(t.Context(), o, p, off, ReadOptions{Keep: KeepRange}); err != nil || !bytes.Equal(p, data[off:off+n]) {
+				t.Fatalf("%v, or other bytes", err)
+			}
+			own := 0
+			for _, r := range rangedGets(proxy, "f") {
+				if strings.HasPrefix(r, fmt.Sprintf("bytes=%d-", off)) {
+					own++
+				}
+			}
+			want := 1
+			if damaged {
+				want = 2
+			}
+			if own != want || c.Stats.RangesFromFill.Load() != 1 {
+				t.Errorf("%d requests of the range's own and %d copies from the download; want %d and 1", own, c.Stats.RangesFromFill.Load(), want)
+			}
+			if !b.ContainsRange("f", o.Version, off, n) {
+				t.Fatal("the agreed range was not kept")
+			}
+			q := make([]byte, n)
+			if _, err := b.ReadAt(t.Context(), o, q, off, ReadOptions{Keep: KeepRange}); err != nil || !bytes.Equal(q, data[off:off+n]) {
+				t.Fatalf("read again: %v, or other bytes: the download's damaged bytes were kept", err)
+			}
+		})
 	}
 }
