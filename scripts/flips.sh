@@ -5,7 +5,7 @@
 # cache with no faults, and through `oxefs warm` + `mount --offline`; each
 # run's batches are compared with a mount of the local copy.
 #
-#   scripts/flips.sh            # FLIP=3 BATCHES=20 DATA=/tmp/oxefs-flips
+#   scripts/flips.sh            # FLIP=3 BATCHES=20 DATA=/tmp/oxefs-flips-$FORMAT
 #   FORMAT=lerobot scripts/flips.sh   # a LeRobot mix (AV1 video, parquet)
 #
 # A LeRobot mix is read by ranges (video sample spans, parquet blocks) that
