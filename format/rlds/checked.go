@@ -1,7 +1,6 @@
 package rlds
 
 import (
-	"io/fs"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,35 +40,22 @@ var settled = 2 * time.Second
 
 // fileID identifies one version of a file: a rewrite in place changes its
 // change time (which no call can set back) if not its size or
-// modification time.
+// modification time; a file made anew has a birth time of its own, even
+// where its inode number is reused.
 type fileID struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime int64 // nanoseconds
+	dev, ino            uint64
+	size                int64
+	mtime, ctime, btime int64 // nanoseconds; btime 0 for local shards
 }
 
-// statter is a shard file that can say what it is: local shards, and disk
-// cache files of whole shards or of records fetched alone (*os.File
-// underneath).
-type statter interface {
-	Stat() (fs.FileInfo, error)
-}
-
-// identify returns f's identity, and false when f has none or changed too
+// identify returns f's identity, and false when f has none (not a file, or
+// a disk cache file on a file system without birth times) or changed too
 // recently (see settled) for a check of it to be remembered.
 func identify(f shardFile) (fileID, bool) {
 	if rf, ok := f.(*recordFile); ok {
 		f = rf.shardFile // a record fetched alone into the disk cache
 	}
-	s, ok := f.(statter)
-	if !ok {
-		return fileID{}, false
-	}
-	fi, err := s.Stat()
-	if err != nil {
-		return fileID{}, false
-	}
-	id, ok := fileIDOf(fi)
+	id, ok := fileIDOf(f)
 	if !ok {
 		return fileID{}, false
 	}
@@ -77,10 +63,11 @@ func identify(f shardFile) (fileID, bool) {
 		// A disk cache file was checked as it arrived and is published by
 		// rename, never written again in place (an object fetched again
 		// is a new file); the cache sets its times on every open (its LRU
-		// order), so it is known by device, inode and size.
+		// order), so it is known by device, inode, size and birth time.
 		id.mtime, id.ctime = 0, 0
-		return id, true
+		return id, id.btime != 0
 	}
+	id.btime = 0
 	if time.Now().UnixNano()-max(id.mtime, id.ctime) < int64(settled) {
 		return fileID{}, false
 	}

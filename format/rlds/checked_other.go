@@ -2,8 +2,6 @@
 
 package rlds
 
-import "io/fs"
-
-// fileIDOf: without Linux's stat, no file has an identity here, and every
+// fileIDOf: without Linux's statx, no file has an identity here, and every
 // load checks its record's CRC.
-func fileIDOf(fs.FileInfo) (fileID, bool) { return fileID{}, false }
+func fileIDOf(shardFile) (fileID, bool) { return fileID{}, false }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +50,8 @@ func TestRecordCRCOnce(t *testing.T) {
 			if via == "gcs" {
 				b = gcs["corrupt/bad_crc"]
 			}
-			ds, err := Open(ctx, newTestStore(t, ""), "bad_crc", b)
+			cacheDir := t.TempDir()
+			ds, err := Open(ctx, newTestStore(t, cacheDir), "bad_crc", b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,8 +92,48 @@ func TestRecordCRCOnce(t *testing.T) {
 			if !bytes.Equal(first.rec.buf, again.rec.buf) {
 				t.Fatal("a load without the data CRC read other bytes")
 			}
+			want1 := bytes.Clone(first.rec.buf)
 			first.Release()
 			again.Release()
+			if via == "gcs" {
+				// The cached record replaced by a damaged file of the same
+				// size, published by rename as a fetch publishes (a new
+				// file, whatever its inode number): checked again, dropped
+				// and fetched again.
+				var kept []string
+				ranges, _ := filepath.Glob(filepath.Join(cacheDir, "files", "*", shard+".ranges", "*", "*-*"))
+				for _, p := range ranges {
+					if !strings.HasSuffix(p, ".lock") {
+						kept = append(kept, p)
+					}
+				}
+				if len(kept) != 1 {
+					t.Fatalf("cached ranges of %s: %q, want record 1's", shard, kept)
+				}
+				good, err := os.ReadFile(kept[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				good[len(good)/2] ^= 0x5a
+				if err := os.WriteFile(kept[0]+".new", good, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(kept[0]+".new", kept[0]); err != nil {
+					t.Fatal(err)
+				}
+				skipped := ds.checked.Skipped.Load()
+				ep, err := load(1)
+				if err != nil {
+					t.Fatalf("a damaged cached record published anew: %v; want it fetched again", err)
+				}
+				if ds.checked.Skipped.Load() != skipped {
+					t.Fatal("a cached record published anew skipped its data CRC")
+				}
+				if !bytes.Equal(ep.rec.buf, want1) {
+					t.Fatal("a damaged cached record published anew was served")
+				}
+				ep.Release()
+			}
 			for range 2 {
 				if _, err := load(bad); !errors.Is(err, episode.ErrCorrupt) {
 					t.Fatalf("record %d of %s (bad data CRC): %v, want a corrupt record on every load", bad, shard, err)
