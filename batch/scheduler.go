@@ -443,8 +443,9 @@ func (s *Scheduler) readaheadLocked(n int64) {
 	}
 }
 
-// bufferLocked finds the memory for one batch: a spare buffer, a new one
-// within the budget, or the buffer of an evicted idle batch. A readahead
+// bufferLocked finds the memory for one batch: a spare buffer, the buffer
+// of an idle batch already read beyond the few kept (recycleLocked), a new
+// one within the budget, or the buffer of an evicted idle batch. A readahead
 // build may evict only batches already read (a batch built ahead but not yet
 // read may be for a slower reader: DataLoader workers read strided); a
 // demanded build may evict any idle batch, so stale readahead gives way to
@@ -456,6 +457,9 @@ func (s *Scheduler) bufferLocked(readahead bool) *buffer {
 			s.spare = s.spare[:k-1]
 			return buf
 		}
+		if s.recycleLocked() {
+			continue
+		}
 		if s.held+s.size <= s.cfg.Budget {
 			s.held += s.size
 			return s.newBuffer()
@@ -464,6 +468,38 @@ func (s *Scheduler) bufferLocked(readahead bool) *buffer {
 			return nil
 		}
 	}
+}
+
+// servedKept is how many idle batches already read stay built for a
+// reader that reads one again (a file read twice, a DataLoader worker's
+// retry) while the budget still has room for new buffers.
+const servedKept = 8
+
+// recycleLocked evicts the least recently used idle batch already read
+// when more than servedKept of them are idle, so that a build reuses its
+// buffer rather than new memory, and reports whether it did. A buffer
+// written before costs nothing to write again, where new memory costs a
+// page fault per 4 KiB page on the build's first write (6,400 for a
+// 25 MB batch; 0.15 ms of CPU per sample of the 29-dataset mix at B=64
+// here): batches read once are not kept to fill the budget. Batches built
+// ahead and not yet read are never recycled (a slower reader's).
+func (s *Scheduler) recycleLocked() bool {
+	served := 0
+	var oldest *entry
+	for el := s.idle.Front(); el != nil; el = el.Next() {
+		if e := el.Value.(*entry); e.served {
+			if oldest == nil {
+				oldest = e
+			}
+			served++
+		}
+	}
+	if served <= servedKept {
+		return false
+	}
+	s.removeLocked(oldest)
+	s.Stats.Evictions.Add(1)
+	return true
 }
 
 // evictLocked drops the least recently used idle batch a build of this

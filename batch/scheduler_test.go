@@ -285,3 +285,46 @@ print(int(a.astype(np.int64).sum()))`, path).CombinedOutput()
 		t.Fatalf("numpy read sum %s, want %d", got, sum)
 	}
 }
+
+// TestSchedulerRecyclesReadBatches: a reader that reads each batch once, in
+// order, with a budget of room for every batch, builds each once into
+// memory that stays at the readahead window, the servedKept batches kept
+// for a second read and its own; batches read once do not fill the budget
+// with new buffers (each new one is a page fault per 4 KiB on its first
+// build). The last batches read are still there for a second read.
+func TestSchedulerRecyclesReadBatches(t *testing.T) {
+	const total, ahead = 60, 2
+	s, tb := newTest(t, Config{Len: total, Budget: 1 << 30, Readahead: ahead})
+	limit := int64(servedKept+ahead+2) * s.size
+	var peak int64
+	for n := range int64(total) {
+		b, err := s.Get(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Frames(), pattern(n, int(s.size))) {
+			t.Fatalf("batch %d: wrong content", n)
+		}
+		b.Release()
+		peak = max(peak, s.Held())
+	}
+	if peak > limit {
+		t.Errorf("held %d buffers for a reader reading each batch once, want at most %d (readahead %d, %d kept read, 2)",
+			peak/s.size, limit/s.size, ahead, servedKept)
+	}
+	for _, n := range []int64{total - 1, total - servedKept} {
+		b, err := s.Get(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Release()
+	}
+	s.Close() // waits for the readahead builds
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	for n := range int64(total) {
+		if tb.counts[n] != 1 {
+			t.Errorf("batch %d built %d times, want 1 (read once, the last %d read twice)", n, tb.counts[n], servedKept)
+		}
+	}
+}

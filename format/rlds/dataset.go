@@ -54,6 +54,8 @@ type Dataset struct {
 	spans   map[string]*shardSpans // guarded by mu: by shard file name
 	hops    map[string]*hopIndex   // guarded by mu: remote shards indexed by header hops
 	missing map[string]bool        // guarded by mu: shards reported missing
+
+	checked checkedRecords // records whose data CRC passed, by file
 }
 
 type shardSpans struct {
@@ -220,7 +222,7 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw, err := tfrecord.ReadRecord(f, span, records.get(int(span.Len)+tfrecord.FooterLen))
+	raw, err := d.readRecord(f, span, ref.Record, records.get(int(span.Len)+tfrecord.FooterLen))
 	if rf, ok := f.(*recordFile); ok && err != nil {
 		// Checked as it arrived, it fails as it is read back (damaged on
 		// disk, or kept by a build that did not check): drop it and
@@ -260,6 +262,23 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	ep.rec = &record{buf: raw, pool: records}
 	ep.rec.refs.Store(1) // the loader's hold, given to the caller
 	return ep, nil
+}
+
+// readRecord reads record rec of the shard file f, at span, into buf: its
+// data CRC is computed on the first load of the record from this version
+// of the file in the daemon's life, and skipped after it has passed (see
+// checkedRecords).
+func (d *Dataset) readRecord(f shardFile, span tfrecord.Span, rec int, buf []byte) ([]byte, error) {
+	id, known := identify(f)
+	if known && d.checked.passed(id, rec) {
+		d.checked.Skipped.Add(1)
+		return tfrecord.ReadRecordKnown(f, span, buf)
+	}
+	raw, err := tfrecord.ReadRecord(f, span, buf)
+	if err == nil && known {
+		d.checked.pass(id, rec)
+	}
+	return raw, err
 }
 
 // openRecord opens the file that holds record ref of the named shard and

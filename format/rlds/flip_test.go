@@ -204,14 +204,17 @@ func TestFlippedEveryTimeIsEIONotCorrupt(t *testing.T) {
 // TestDamagedCachedRecordIsDropped: a record kept in the disk cache on its
 // own whose bytes fail their CRCs when read back (damaged on disk, or kept
 // by a build that did not check) is dropped and fetched again: the episode
-// reads right, and the cache then holds the right bytes.
+// reads right, and the cache then holds the right bytes. The damage is
+// found on the record's first load in a daemon (here a dataset opened
+// again on the same store): a record that passed its CRC is not checked
+// again in the daemon's life (see checkedRecords).
 func TestDamagedCachedRecordIsDropped(t *testing.T) {
 	cacheDir := t.TempDir()
-	ds, _, proxy := flipStore(t, cacheDir, func(testkit.SeenRequest, int) bool { return false })
+	first, s, proxy := flipStore(t, cacheDir, func(testkit.SeenRequest, int) bool { return false })
 	md := loadManifest(t).Datasets["tiny_bridge"]
 	rec := md.Splits["train"].Shards[1].Records[2]
 	ref := Ref{Split: "train", Shard: 1, Record: rec.Index}
-	if _, err := ds.Episode(t.Context(), ref); err != nil {
+	if _, err := first.Episode(t.Context(), ref); err != nil {
 		t.Fatal(err)
 	}
 	ranges, _ := filepath.Glob(filepath.Join(cacheDir, "files", "*", md.Splits["train"].Shards[1].File+".ranges", "*", "*-*"))
@@ -231,6 +234,10 @@ func TestDamagedCachedRecordIsDropped(t *testing.T) {
 	bad := bytes.Clone(good)
 	bad[len(bad)/2] ^= 0xff
 	if err := os.WriteFile(kept[0], bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := Open(t.Context(), s, "", first.Source)
+	if err != nil {
 		t.Fatal(err)
 	}
 	before := len(proxy.Requests())

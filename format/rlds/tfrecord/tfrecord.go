@@ -212,6 +212,18 @@ func Index(r io.ReaderAt, size int64) ([]Span, error) {
 // header is read and checked before buf is grown to s.Len, so a made-up span
 // is reported as corrupt rather than allocated.
 func ReadRecord(r io.ReaderAt, s Span, buf []byte) ([]byte, error) {
+	return readRecord(r, s, buf, true)
+}
+
+// ReadRecordKnown is ReadRecord for a record whose data CRC the caller has
+// seen pass in the same, unchanged file: it verifies the length CRC and
+// that the header agrees with s.Len, and reads the data without computing
+// its CRC (a record cut short, its footer missing, still fails).
+func ReadRecordKnown(r io.ReaderAt, s Span, buf []byte) ([]byte, error) {
+	return readRecord(r, s, buf, false)
+}
+
+func readRecord(r io.ReaderAt, s Span, buf []byte, checkData bool) ([]byte, error) {
 	if s.Offset < 0 || s.Len < 0 || s.Len > math.MaxInt-overhead || s.Offset > math.MaxInt64-overhead-s.Len {
 		return buf[:0], fmt.Errorf("tfrecord: invalid span {Offset: %d, Len: %d}", s.Offset, s.Len)
 	}
@@ -236,6 +248,13 @@ func ReadRecord(r io.ReaderAt, s Span, buf []byte) ([]byte, error) {
 		buf = make([]byte, need)
 	}
 	buf = buf[:need]
+	if !checkData {
+		// The footer too: a record cut short still fails.
+		if err := readFullAt(r, buf, s.Offset+HeaderLen); err != nil {
+			return buf[:0], readErr(err, s.Offset)
+		}
+		return buf[:s.Len], nil
+	}
 	// Read and check in chunks, so that each chunk is still in cache when
 	// the CRC reads it. (One big copy out of an in-memory reader uses
 	// non-temporal stores from 1 MiB up, which left the CRC reading from

@@ -730,18 +730,49 @@ func BenchmarkReadRecord(b *testing.B) {
 		{"mem", bytes.NewReader(rec)},
 		{"file", f},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			buf := make([]byte, 0, size+FooterLen)
-			b.SetBytes(size)
-			b.ReportAllocs()
-			for b.Loop() {
-				var err error
-				if buf, err = ReadRecord(bc.r, span, buf); err != nil {
-					b.Fatal(err)
+		for _, read := range []struct {
+			name string
+			fn   func(io.ReaderAt, Span, []byte) ([]byte, error)
+		}{{"", ReadRecord}, {"/known", ReadRecordKnown}} {
+			b.Run(bc.name+read.name, func(b *testing.B) {
+				buf := make([]byte, 0, size+FooterLen)
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					var err error
+					if buf, err = read.fn(bc.r, span, buf); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
+}
+
+// FuzzReadRecordKnown: on any bytes and span, ReadRecordKnown returns what
+// ReadRecord returns whenever ReadRecord succeeds, fails whenever the
+// header is wrong (ReadRecord fails for a reason other than the data CRC),
+// and never allocates past 1 MiB for a span its header does not confirm.
+func FuzzReadRecordKnown(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s, uint16(0), uint16(len(s)))
+	}
+	f.Add(file(payloads(3, 10, 20)), uint16(len(file(payloads(3, 10)))), uint16(20))
+	f.Fuzz(func(t *testing.T, data []byte, off, n uint16) {
+		s := Span{Offset: int64(off), Len: int64(n)}
+		want, werr := ReadRecord(bytes.NewReader(data), s, nil)
+		got, gerr := ReadRecordKnown(bytes.NewReader(data), s, nil)
+		if gerr != nil && cap(got) > 1<<20 {
+			t.Fatalf("allocated %d bytes for a span that failed", cap(got))
+		}
+		var ce *CorruptError
+		switch {
+		case werr == nil && (gerr != nil || !bytes.Equal(got, want)):
+			t.Fatalf("ReadRecord read %d bytes; ReadRecordKnown %d bytes, err %v", len(want), len(got), gerr)
+		case werr != nil && gerr == nil && !(errors.As(werr, &ce) && ce.Reason == reasonDataCRC):
+			t.Fatalf("ReadRecord failed (%v) for a reason other than the data CRC; ReadRecordKnown did not", werr)
+		}
+	})
 }
 
 func BenchmarkIndexer(b *testing.B) {
