@@ -3,72 +3,20 @@ package rlds
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"os"
-	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/oxefs/oxefs/internal/testkit"
-	"github.com/oxefs/oxefs/internal/testkit/fakehub"
+	"github.com/oxefs/oxefs/internal/testkit/flipsource"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/storage/gcs"
-	"github.com/oxefs/oxefs/storage/hf"
 	"github.com/oxefs/oxefs/storage/retry"
-	"github.com/oxefs/oxefs/storage/s3"
 	"github.com/oxefs/oxefs/store"
 )
-
-// metaFlipSource serves tiny_bridge from a fake of kind ("gs", "s3",
-// "hf") behind FaultProxies that flip a byte of the reads flip picks of
-// the responses that carry the bytes of the metadata file named file: the
-// object read (not a GCS JSON API call, nor the Hub's redirect of an LFS
-// file, whose bytes the storage host sends).
-func metaFlipSource(t *testing.T, kind, file string, flip func(n int64) bool) (storage.Backend, func() int) {
-	t.Helper()
-	md := loadManifest(t).Datasets["tiny_bridge"]
-	files := testkit.ReadDirFiles(t, filepath.Join(fixtureDir, md.Dir))
-	sum := sha256.Sum256(files[file])
-	var reads atomic.Int64
-	plan := func(r testkit.SeenRequest, _ int) testkit.Fault {
-		carries := r.Method == "GET" && !strings.HasPrefix(r.Path, "/storage/v1/") &&
-			(strings.HasSuffix(r.Path, "/"+file) || r.Path == "/lfs/"+hex.EncodeToString(sum[:]))
-		if carries && flip(reads.Add(1)) {
-			return testkit.FlipAt(int64(len(files[file]) / 2))
-		}
-		return testkit.Pass()
-	}
-	switch kind {
-	case "gs":
-		proxy := testkit.NewRequestFaultProxy(t, testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir)).URL(), plan)
-		return gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir)), proxy.Flipped
-	case "s3":
-		srv := testkit.StartFakeS3(t, testkit.S3Bucket, nil)
-		srv.PutDir(t, testkit.S3Bucket, path.Join(testkit.S3Prefix, md.Dir), filepath.Join(fixtureDir, md.Dir))
-		proxy := testkit.NewRequestFaultProxy(t, srv.URL, plan)
-		cfg := srv.Config()
-		cfg.BaseEndpoint = aws.String(proxy.URL())
-		return s3.NewWithConfig(cfg, testkit.S3Bucket, path.Join(testkit.S3Prefix, md.Dir), storage.Options{}), proxy.Flipped
-	}
-	hub := fakehub.New(t, fakehub.Options{})
-	hub.Commit("oxe/tiny_bridge", "main", files)
-	hubProxy := testkit.NewRequestFaultProxy(t, hub.URL(), plan)
-	stProxy := testkit.NewRequestFaultProxy(t, hub.StorageURL(), plan)
-	hub.RedirectStorageTo(stProxy.URL())
-	src, err := hf.New(hf.Config{Endpoint: hubProxy.URL(), Repo: "oxe/tiny_bridge"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src, func() int { return hubProxy.Flipped() + stProxy.Flipped() }
-}
 
 // TestFlippedMetadataIsReadAgain: a byte flipped in transit in
 // dataset_info.json or features.json, read whole from fake GCS, S3 or the
@@ -82,11 +30,12 @@ func TestFlippedMetadataIsReadAgain(t *testing.T) {
 	md := loadManifest(t).Datasets["tiny_bridge"]
 	near := openLocal(t, newTestStore(t, ""), md.Dir)
 	policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, MaxElapsed: time.Second, StallTimeout: time.Second}
-	for _, kind := range []string{"gs", "s3", "hf"} {
+	files := testkit.ReadDirFiles(t, filepath.Join(fixtureDir, md.Dir))
+	for _, kind := range flipsource.Kinds {
 		for _, file := range []string{"dataset_info.json", "features.json"} {
 			t.Run(kind+"/"+file, func(t *testing.T) {
 				ctx := context.Background()
-				src, flipped := metaFlipSource(t, kind, file, func(n int64) bool { return n == 1 })
+				src := flipsource.New(t, kind, files, file, func(n int64) bool { return n == 1 })
 				cacheDir := t.TempDir()
 				s, err := store.NewStore(mustOptions(stackOptions(t, cacheDir, 1<<30, policy)))
 				if err != nil {
@@ -97,8 +46,8 @@ func TestFlippedMetadataIsReadAgain(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if flipped() != 1 {
-					t.Fatalf("%d responses flipped, want 1", flipped())
+				if src.Flipped() != 1 {
+					t.Fatalf("%d responses flipped, want 1", src.Flipped())
 				}
 				sameMetadata(t, ds, near)
 				if err := ds.SaveOffline(ctx); err != nil {
@@ -120,7 +69,7 @@ func TestFlippedMetadataIsReadAgain(t *testing.T) {
 				sameMetadata(t, ods, near)
 			})
 			t.Run(kind+"/"+file+"/every try", func(t *testing.T) {
-				src, flipped := metaFlipSource(t, kind, file, func(int64) bool { return true })
+				src := flipsource.New(t, kind, files, file, func(int64) bool { return true })
 				cacheDir := t.TempDir()
 				s, err := store.NewStore(mustOptions(stackOptions(t, cacheDir, 1<<30, policy)))
 				if err != nil {
@@ -134,8 +83,8 @@ func TestFlippedMetadataIsReadAgain(t *testing.T) {
 				if !strings.Contains(err.Error(), "damaged") {
 					t.Errorf("open: %v: does not say the bytes came damaged", err)
 				}
-				if flipped() < 2 {
-					t.Errorf("%d responses flipped: not read again", flipped())
+				if src.Flipped() < 2 {
+					t.Errorf("%d responses flipped: not read again", src.Flipped())
 				}
 				indexFiles(t, filepath.Join(cacheDir, "index"))
 			})
