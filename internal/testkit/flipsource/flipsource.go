@@ -24,6 +24,10 @@ import (
 	"github.com/oxefs/oxefs/storage/s3"
 )
 
+// lfsThreshold is the size from which the fake Hub keeps a file in LFS
+// (its default).
+const lfsThreshold = 1 << 10
+
 // Kinds are the sources New serves from.
 var Kinds = []string{"gs", "s3", "hf"}
 
@@ -49,13 +53,16 @@ func (s *Source) Flipped() int {
 // its storage host sends).
 func New(t testing.TB, kind string, files map[string][]byte, name string, flip func(n int64) bool) *Source {
 	t.Helper()
-	sum := sha256.Sum256(files[name])
-	lfs := "/lfs/" + hex.EncodeToString(sum[:])
+	carries := func(r testkit.SeenRequest) bool { return strings.HasSuffix(r.Path, "/"+name) }
+	if kind == "hf" && len(files[name]) >= lfsThreshold {
+		// The Hub answers a redirect; the storage host sends the bytes.
+		sum := sha256.Sum256(files[name])
+		lfs := "/lfs/" + hex.EncodeToString(sum[:])
+		carries = func(r testkit.SeenRequest) bool { return r.Path == lfs }
+	}
 	var reads atomic.Int64
 	plan := func(r testkit.SeenRequest, _ int) testkit.Fault {
-		carries := r.Method == "GET" && !strings.HasPrefix(r.Path, "/storage/v1/") &&
-			(strings.HasSuffix(r.Path, "/"+name) || r.Path == lfs)
-		if carries && flip(reads.Add(1)) {
+		if r.Method == "GET" && !strings.HasPrefix(r.Path, "/storage/v1/") && carries(r) && flip(reads.Add(1)) {
 			return testkit.FlipAt(int64(len(files[name]) / 2))
 		}
 		return testkit.Pass()
@@ -76,7 +83,7 @@ func New(t testing.TB, kind string, files map[string][]byte, name string, flip f
 		b := s3.NewWithConfig(cfg, testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
 		return &Source{Backend: b, proxies: []*testkit.FaultProxy{proxy}}
 	case "hf":
-		hub := fakehub.New(t, fakehub.Options{})
+		hub := fakehub.New(t, fakehub.Options{LFSThreshold: lfsThreshold})
 		hub.Commit("oxe/flipped", "main", files)
 		hubProxy := testkit.NewRequestFaultProxy(t, hub.URL(), plan)
 		stProxy := testkit.NewRequestFaultProxy(t, hub.StorageURL(), plan)
