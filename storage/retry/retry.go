@@ -168,6 +168,12 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 			st.Failures.Add(1)
 			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Damaged: damaged, Err: err}
 		}
+		if written > 0 {
+			// The next attempt resumes at the byte reached.
+			if r, ok := w.(storage.Resumer); ok {
+				r.Resumed()
+			}
+		}
 		b.logRetry(ctx, name, attempts, off+written, wait, p.MaxElapsed-time.Since(since), err)
 		if err := sleep(ctx, wait); err != nil {
 			return written, err

@@ -464,3 +464,46 @@ func TestWholeReadFlipRetried(t *testing.T) {
 		}
 	}
 }
+
+// TestResumedWholeReadChecked: a whole read cut mid-stream is resumed
+// from the byte it reached by a ranged read, which no checksum of its
+// answer covers: ReadFile then checks the bytes against Stat's checksum,
+// so a byte flipped in the resumed part is a transient checksum error,
+// never wrong bytes, and a clean resume gives the object.
+func TestResumedWholeReadChecked(t *testing.T) {
+	data := bytes.Repeat([]byte(`{"name": "bridge", "version": "0.1.0"}`), 100)
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("features.json"): data})
+	for _, flip := range []bool{false, true} {
+		proxy := testkit.NewRequestFaultProxy(t, srv.URL, func(r testkit.SeenRequest, _ int) testkit.Fault {
+			switch {
+			case !r.ReadsObject("features.json"):
+			case r.Range == "":
+				return testkit.DropAfter(1000)
+			case flip:
+				return testkit.FlipAt(5)
+			}
+			return testkit.Pass()
+		})
+		cfg := srv.Config()
+		cfg.BaseEndpoint = aws.String(proxy.URL())
+		b := retry.New(NewWithConfig(cfg, testkit.S3Bucket, testkit.S3Prefix, storage.Options{}),
+			retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, MaxElapsed: 2 * time.Second, StallTimeout: time.Second}, nil, nil)
+		got, err := storage.ReadFile(context.Background(), b, "features.json")
+		var resumed bool
+		for _, r := range proxy.Requests() {
+			resumed = resumed || r.Range == "bytes=1000-"
+		}
+		if !resumed {
+			t.Fatalf("the cut read was not resumed at byte 1000: %+v", proxy.Requests())
+		}
+		if flip {
+			if !errors.Is(err, storage.ErrChecksum) || !storage.IsTransient(err) {
+				t.Fatalf("resumed part flipped: %d bytes, %v; want a transient checksum error", len(got), err)
+			}
+			continue
+		}
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("clean resume: %d bytes, %v; want the object's %d", len(got), err, len(data))
+		}
+	}
+}
