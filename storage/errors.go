@@ -20,10 +20,19 @@ type UnavailableError struct {
 	URI      string
 	Name     string
 	Attempts int
-	Err      error
+	// Damaged counts the attempts whose bytes failed the source's
+	// checksum (ErrChecksum).
+	Damaged int
+	Err     error
 }
 
 func (e *UnavailableError) Error() string {
+	switch {
+	case e.Damaged > 0 && e.Damaged == e.Attempts:
+		return fmt.Sprintf("%s/%s: giving up after %d attempts: the bytes came damaged on each try: %v", e.URI, e.Name, e.Attempts, e.Err)
+	case e.Damaged > 0:
+		return fmt.Sprintf("%s/%s: giving up after %d attempts (%d with damaged bytes): %v", e.URI, e.Name, e.Attempts, e.Damaged, e.Err)
+	}
 	return fmt.Sprintf("%s/%s: giving up after %d attempts: %v", e.URI, e.Name, e.Attempts, e.Err)
 }
 

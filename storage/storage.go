@@ -143,6 +143,14 @@ type Restarter interface {
 	Restart() bool
 }
 
+// Resumer is a destination told when a copy into it goes on after a
+// fault from the byte it had reached, with another read (as storage/retry
+// does): no checksum of one answer then covers the whole copy.
+// Decorators' writers pass it on.
+type Resumer interface {
+	Resumed()
+}
+
 // Copy streams the named object into w through b's Copier when it has one,
 // otherwise through Stat (for reserve's size hint, when reserve is not nil)
 // and Open.
@@ -166,10 +174,16 @@ func Copy(ctx context.Context, b Backend, name string, w io.Writer, reserve func
 }
 
 // ReadFile reads a whole (small) object into memory through Copy, so a
-// retrying backend may start over after damaged bytes.
+// retrying backend may start over after damaged bytes. The bytes are
+// checked against the checksum the source publishes: by the backend's
+// whole read, from its answer (see CheckWhole), or, when the copy was
+// resumed after a fault and so came from several answers, against Stat's.
 func ReadFile(ctx context.Context, b Backend, name string) ([]byte, error) {
 	var buf memFile
 	if _, err := Copy(ctx, b, name, &buf, nil); err != nil {
+		return nil, err
+	}
+	if err := buf.checkResumed(ctx, b, name); err != nil {
 		return nil, err
 	}
 	return buf.b, nil
@@ -201,6 +215,9 @@ func ReadFileMax(ctx context.Context, b Backend, name string, max int64) ([]byte
 		}
 		return nil, err
 	}
+	if err := buf.checkResumed(ctx, b, name); err != nil {
+		return nil, err
+	}
 	return buf.b, nil
 }
 
@@ -212,6 +229,9 @@ var errOverMax = errors.New("past the bound")
 type memFile struct {
 	b   []byte
 	max int64
+	// resumed is set when the copy went on after a fault from the byte
+	// it had reached (see Resumer).
+	resumed bool
 }
 
 func (m *memFile) Write(p []byte) (int, error) {
@@ -224,7 +244,30 @@ func (m *memFile) Write(p []byte) (int, error) {
 
 func (m *memFile) Restart() bool {
 	m.b = m.b[:0]
+	m.resumed = false
 	return true
+}
+
+func (m *memFile) Resumed() { m.resumed = true }
+
+// checkResumed checks the bytes of a copy that was resumed against the
+// checksum Stat publishes, when there is one: the answers that carried
+// them were each a part of the object, which no check of a whole answer
+// covered. A mismatch is a transient *ChecksumError.
+func (m *memFile) checkResumed(ctx context.Context, b Backend, name string) error {
+	if !m.resumed {
+		return nil
+	}
+	info, err := b.Stat(ctx, name)
+	if err != nil {
+		return fmt.Errorf("%s: identifying the object to check a resumed read: %w", Object(b, name), err)
+	}
+	h, err := info.Checksum.NewHash()
+	if !info.Checksum.Published() || err != nil {
+		return nil
+	}
+	h.Write(m.b)
+	return Transient(info.Checksum.Check(Object(b, name), h.Sum(nil)))
 }
 
 // Object names a backend's object in messages: LOCATION/NAME.

@@ -109,10 +109,12 @@ func NewRequestFaultProxy(t testing.TB, upstream string, plan func(r SeenRequest
 func startFaultProxy(t testing.TB, upstream string, plan func(i int, r SeenRequest, off int64, nth int) Fault) *FaultProxy {
 	p := &FaultProxy{
 		upstream: upstream,
-		client:   &http.Client{Transport: &http.Transport{}},
-		plan:     plan,
-		done:     make(chan struct{}),
-		Hung:     make(chan struct{}, 64),
+		// A proxy passes redirects on to the client, as it does any answer.
+		client: &http.Client{Transport: &http.Transport{},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		plan: plan,
+		done: make(chan struct{}),
+		Hung: make(chan struct{}, 64),
 	}
 	p.srv = httptest.NewServer(p)
 	// Cleanups run last-registered first: release hanging handlers, then

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -488,5 +489,66 @@ func TestOpenSharesCommit(t *testing.T) {
 	}
 	if got := readAll(t, open("hf://datasets/"+repo+"@later/b"), "x"); string(got) != "2" {
 		t.Errorf("another revision reads %q, want %q", got, "2")
+	}
+}
+
+// TestWholeReadFlipRetried: a byte flipped in transit in a whole read
+// fails the check against what the Hub's answer publishes (a git file's
+// ETag, its git blob id; an LFS file's X-Linked-Etag, its SHA-256):
+// ReadFile through the retry layer reads it again and gets the right
+// bytes; flipped on every try, it gives up with an error that names the
+// object and says the bytes came damaged each time.
+func TestWholeReadFlipRetried(t *testing.T) {
+	files := map[string][]byte{
+		"meta/info.json":         []byte(`{"codebase_version": "v3.0", "fps": 10}`), // in git
+		"meta/episodes.parquet":  testkit.RandomBytes(t, 5000),                      // LFS
+		"data/chunk-000/x.bytes": testkit.RandomBytes(t, 100),
+	}
+	for _, name := range []string{"meta/info.json", "meta/episodes.parquet"} {
+		for _, always := range []bool{false, true} {
+			hub := fakehub.New(t, fakehub.Options{})
+			hub.Commit(testRepo, "main", files)
+			var gets atomic.Int64
+			// The reads that carry the file's bytes: the Hub's answer of a
+			// git file, the storage host's of an LFS file (the Hub answers
+			// a redirect).
+			carries := func(r testkit.SeenRequest) bool { return strings.HasSuffix(r.Path, "/"+name) }
+			if len(files[name]) >= 1<<10 {
+				sum := sha256.Sum256(files[name])
+				carries = func(r testkit.SeenRequest) bool { return r.Path == "/lfs/"+hex.EncodeToString(sum[:]) }
+			}
+			plan := func(r testkit.SeenRequest, _ int) testkit.Fault {
+				if r.Method == "GET" && carries(r) && (gets.Add(1) == 1 || always) {
+					return testkit.FlipAt(7)
+				}
+				return testkit.Pass()
+			}
+			hubProxy := testkit.NewRequestFaultProxy(t, hub.URL(), plan)
+			stProxy := testkit.NewRequestFaultProxy(t, hub.StorageURL(), plan)
+			hub.RedirectStorageTo(stProxy.URL())
+			b, err := New(Config{Endpoint: hubProxy.URL(), Repo: testRepo})
+			if err != nil {
+				t.Fatal(err)
+			}
+			policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, MaxElapsed: time.Second, StallTimeout: time.Second}
+			got, err := storage.ReadFile(context.Background(), retry.New(b, policy, nil, nil), name)
+			flipped := hubProxy.Flipped() + stProxy.Flipped()
+			if always {
+				if !errors.Is(err, storage.ErrChecksum) || !strings.Contains(err.Error(), testRepo) || !strings.Contains(err.Error(), name) ||
+					!strings.Contains(err.Error(), "damaged on each try") {
+					t.Fatalf("%s flipped on every try: %v, want a checksum error naming the object", name, err)
+				}
+				if flipped < 2 {
+					t.Fatalf("%s flipped on every try: %d tries, want retries", name, flipped)
+				}
+				continue
+			}
+			if err != nil || !bytes.Equal(got, files[name]) {
+				t.Fatalf("%s flipped once: %d bytes, %v; want the file's %d", name, len(got), err, len(files[name]))
+			}
+			if flipped != 1 {
+				t.Fatalf("%s: flipped %d responses, want 1", name, flipped)
+			}
+		}
 	}
 }

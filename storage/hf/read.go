@@ -2,8 +2,10 @@ package hf
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"net/http"
@@ -83,7 +85,53 @@ func (b *Backend) open(ctx context.Context, name, version string, off, length in
 	if length > 0 {
 		rc = limited{io.LimitReader(rc, length), rc}
 	}
+	if off == 0 && length < 0 {
+		if c, h := a.published(resp); h != nil {
+			rc, _ = storage.CheckWhole(rc, storage.Object(b, name), c, h)
+		}
+	}
 	return rc, nil
+}
+
+// published returns the checksum the answer publishes of the object's
+// whole bytes, which resp carries, and a hash to compute it; a nil hash
+// when it publishes none that is unambiguous. An LFS file's oid is the
+// SHA-256 of its bytes; any other file's ETag, when it is 40 hex digits,
+// is its git blob id, which hashes the size first: the size resp says it
+// carries (a 200's Content-Length, or a 206's that covers the whole
+// object), or none when resp does not say.
+func (a *answer) published(resp *http.Response) (storage.Checksum, hash.Hash) {
+	switch {
+	case a.lfs && isSHA256(a.oid):
+		return storage.Checksum{Algorithm: storage.SHA256, Sum: strings.ToLower(a.oid)}, sha256.New()
+	case !a.lfs && isHex(a.oid, 40):
+		size := wholeSize(resp)
+		if size < 0 {
+			return storage.Checksum{}, nil
+		}
+		return storage.Checksum{Algorithm: storage.GitBlob, Sum: strings.ToLower(a.oid)}, storage.NewGitBlobHash(size)
+	}
+	return storage.Checksum{}, nil
+}
+
+// wholeSize returns the size of the whole object that resp, an answer to
+// a read from its first byte to its end, carries: -1 when resp does not
+// say (a body of unknown length, one decompressed on the way, a 206 whose
+// Content-Range is not "bytes 0-(N-1)/N").
+func wholeSize(resp *http.Response) int64 {
+	n := resp.ContentLength
+	if n < 0 || resp.Uncompressed {
+		return -1
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return n
+	case http.StatusPartialContent:
+		if resp.Header.Get("Content-Range") == fmt.Sprintf("bytes 0-%d/%d", n-1, n) {
+			return n
+		}
+	}
+	return -1
 }
 
 // limited is a body read up to a length.
@@ -131,8 +179,11 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 }
 
 // isSHA256 reports whether s is a SHA-256 digest in hex.
-func isSHA256(s string) bool {
-	if len(s) != 64 {
+func isSHA256(s string) bool { return isHex(s, 64) }
+
+// isHex reports whether s is n hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
 		return false
 	}
 	for _, c := range s {

@@ -275,6 +275,13 @@ func (w *writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Resumed passes a resume on to the destination (see storage.Resumer).
+func (w *writer) Resumed() {
+	if r, ok := w.w.(storage.Resumer); ok {
+		r.Resumed()
+	}
+}
+
 // Restart passes a restart on to the destination, when it can start over.
 func (w *writer) Restart() bool {
 	r, ok := w.w.(storage.Restarter)

@@ -116,6 +116,7 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 	var (
 		written  int64
 		attempts int
+		damaged  int // attempts whose bytes failed the checksum
 		backoff  = p.InitialBackoff
 	)
 	// since is the start of the current stretch without progress.
@@ -153,6 +154,7 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 			}
 			// The bytes were bad: no progress, start over.
 			written, n = 0, 0
+			damaged++
 		case !storage.IsTransient(err):
 			st.Failures.Add(1)
 			return written, b.nameError(name, err)
@@ -164,7 +166,13 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 		wait := max(jitter(backoff), storage.RetryAfter(err))
 		if time.Since(since)+wait > p.MaxElapsed {
 			st.Failures.Add(1)
-			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
+			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Damaged: damaged, Err: err}
+		}
+		if written > 0 {
+			// The next attempt resumes at the byte reached.
+			if r, ok := w.(storage.Resumer); ok {
+				r.Resumed()
+			}
 		}
 		b.logRetry(ctx, name, attempts, off+written, wait, p.MaxElapsed-time.Since(since), err)
 		if err := sleep(ctx, wait); err != nil {

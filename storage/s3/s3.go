@@ -220,7 +220,32 @@ func (b *Backend) get(ctx context.Context, name string, v Version, off, length i
 		return nil, &storage.VersionError{Object: storage.Object(b, name), Version: v.String(),
 			Err: fmt.Errorf("the object's ETag is now %s", aws.ToString(out.ETag))}
 	}
-	return &reader{body: out.Body, ctx: ctx, cancel: cancel, b: b, name: name, off: off}, nil
+	var rc io.ReadCloser = &reader{body: out.Body, ctx: ctx, cancel: cancel, b: b, name: name, off: off}
+	if off == 0 && length < 0 {
+		if sum, ok := uncheckedMD5(out); ok {
+			// No checksum the SDK checks: the ETag of a single-part upload
+			// is the MD5 of its bytes.
+			rc, _ = storage.CheckWhole(rc, storage.Object(b, name), storage.Checksum{Algorithm: storage.MD5, Sum: sum}, nil)
+		}
+	}
+	return rc, nil
+}
+
+// uncheckedMD5 returns the MD5 of a whole object's bytes that its GET
+// answer publishes in its ETag, when the SDK checks no checksum of that
+// answer (none was sent, or only a multipart upload's composite one). A
+// multipart upload's ETag ("HEX-N") and an object encrypted with KMS or a
+// customer key (whose ETag is no MD5 of the bytes) publish none.
+func uncheckedMD5(out *s3.GetObjectOutput) (string, bool) {
+	sdkChecks := out.ChecksumType != types.ChecksumTypeComposite &&
+		(out.ChecksumCRC32 != nil || out.ChecksumCRC32C != nil || out.ChecksumCRC64NVME != nil ||
+			out.ChecksumSHA1 != nil || out.ChecksumSHA256 != nil)
+	etag := unquote(aws.ToString(out.ETag))
+	if sdkChecks || !isMD5(etag) || out.SSECustomerAlgorithm != nil ||
+		out.ServerSideEncryption == types.ServerSideEncryptionAwsKms || out.ServerSideEncryption == types.ServerSideEncryptionAwsKmsDsse {
+		return "", false
+	}
+	return strings.ToLower(etag), true
 }
 
 // reader is an object stream that stops at its context and classifies

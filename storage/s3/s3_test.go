@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -421,4 +422,88 @@ func FuzzParseVersion(f *testing.F) {
 			t.Fatalf("ParseVersion(%q) = %+v, whose String %q parses to %+v, %v", s, v, v.String(), again, err)
 		}
 	})
+}
+
+// TestWholeReadFlipRetried: a byte flipped in transit in a whole read of
+// an object whose store publishes no CRC32C (gofakes3 sends none) fails
+// the check of the ETag, the MD5 of a single-part upload: ReadFile through
+// the retry layer reads it again and gets the right bytes; flipped on
+// every try, it gives up with an error that names the object and says the
+// bytes came damaged each time.
+func TestWholeReadFlipRetried(t *testing.T) {
+	data := []byte(`{"name": "bridge", "version": "0.1.0"}`)
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("dataset_info.json"): data})
+	for _, always := range []bool{false, true} {
+		var gets atomic.Int64 // nth counts the HEADs of the object too
+		proxy := testkit.NewRequestFaultProxy(t, srv.URL, func(r testkit.SeenRequest, _ int) testkit.Fault {
+			if r.ReadsObject("dataset_info.json") && (gets.Add(1) == 1 || always) {
+				return testkit.FlipAt(10)
+			}
+			return testkit.Pass()
+		})
+		cfg := srv.Config()
+		cfg.BaseEndpoint = aws.String(proxy.URL())
+		b := retry.New(NewWithConfig(cfg, testkit.S3Bucket, testkit.S3Prefix, storage.Options{}),
+			retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, MaxElapsed: 2 * time.Second, StallTimeout: time.Second}, nil, nil)
+		got, err := storage.ReadFileMax(context.Background(), b, "dataset_info.json", 1<<20)
+		if always {
+			if !errors.Is(err, storage.ErrChecksum) || !strings.Contains(err.Error(), "s3://"+testkit.S3Bucket+"/"+key("dataset_info.json")) ||
+				!strings.Contains(err.Error(), "damaged on each try") {
+				t.Fatalf("flipped on every try: %v, want a checksum error naming the object", err)
+			}
+			if proxy.Flipped() < 2 {
+				t.Fatalf("flipped on every try: %d tries, want retries", proxy.Flipped())
+			}
+			continue
+		}
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("flipped once: %q, %v; want %q", got, err, data)
+		}
+		if proxy.Flipped() != 1 {
+			t.Fatalf("flipped %d responses, want 1", proxy.Flipped())
+		}
+	}
+}
+
+// TestResumedWholeReadChecked: a whole read cut mid-stream is resumed
+// from the byte it reached by a ranged read, which no checksum of its
+// answer covers: ReadFile then checks the bytes against Stat's checksum,
+// so a byte flipped in the resumed part is a transient checksum error,
+// never wrong bytes, and a clean resume gives the object.
+func TestResumedWholeReadChecked(t *testing.T) {
+	data := bytes.Repeat([]byte(`{"name": "bridge", "version": "0.1.0"}`), 100)
+	srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("features.json"): data})
+	for _, flip := range []bool{false, true} {
+		proxy := testkit.NewRequestFaultProxy(t, srv.URL, func(r testkit.SeenRequest, _ int) testkit.Fault {
+			switch {
+			case !r.ReadsObject("features.json"):
+			case r.Range == "":
+				return testkit.DropAfter(1000)
+			case flip:
+				return testkit.FlipAt(5)
+			}
+			return testkit.Pass()
+		})
+		cfg := srv.Config()
+		cfg.BaseEndpoint = aws.String(proxy.URL())
+		b := retry.New(NewWithConfig(cfg, testkit.S3Bucket, testkit.S3Prefix, storage.Options{}),
+			retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond, MaxElapsed: 2 * time.Second, StallTimeout: time.Second}, nil, nil)
+		got, err := storage.ReadFile(context.Background(), b, "features.json")
+		var resumed bool
+		for _, r := range proxy.Requests() {
+			resumed = resumed || r.Range == "bytes=1000-"
+		}
+		if !resumed {
+			t.Fatalf("the cut read was not resumed at byte 1000: %+v", proxy.Requests())
+		}
+		if flip {
+			if !errors.Is(err, storage.ErrChecksum) || !storage.IsTransient(err) {
+				t.Fatalf("resumed part flipped: %d bytes, %v; want a transient checksum error", len(got), err)
+			}
+			continue
+		}
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("clean resume: %d bytes, %v; want the object's %d", len(got), err, len(data))
+		}
+	}
 }

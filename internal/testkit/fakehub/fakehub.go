@@ -26,6 +26,7 @@ package fakehub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -88,6 +89,7 @@ type Hub struct {
 	limited    int              // guarded by mu: requests still to answer 429
 	retryAfter time.Duration    // guarded by mu
 	signing    int              // guarded by mu: the storage URLs' key, which RotateSigning changes
+	redirectTo string           // guarded by mu: the storage host's URL in redirects, when not stURL
 	requests   []Request        // guarded by mu
 }
 
@@ -156,6 +158,17 @@ func Listen(addr string, opts Options) (*Hub, error) {
 func (h *Hub) Close() {
 	h.hub.Close()
 	h.storage.Close()
+}
+
+// StorageURL is the storage host's base URL.
+func (h *Hub) StorageURL() string { return h.stURL }
+
+// RedirectStorageTo makes LFS redirects name u instead of the storage
+// host: a proxy in front of it (a testkit.FaultProxy, say).
+func (h *Hub) RedirectStorageTo(u string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.redirectTo = u
 }
 
 // URL is the Hub's endpoint, for HF_ENDPOINT.
@@ -521,7 +534,10 @@ func (h *Hub) serveResolve(w http.ResponseWriter, r *http.Request, repoID, rev, 
 		w.Header().Set("X-Linked-Etag", `"`+f.sha256+`"`)
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(f.data)))
 		w.Header().Set("ETag", `"`+f.sha256+`"`)
-		w.Header().Set("Location", fmt.Sprintf("%s/lfs/%s?sig=%s", h.stURL, f.sha256, h.signature(f.sha256)))
+		h.mu.Lock()
+		st := cmp.Or(h.redirectTo, h.stURL)
+		h.mu.Unlock()
+		w.Header().Set("Location", fmt.Sprintf("%s/lfs/%s?sig=%s", st, f.sha256, h.signature(f.sha256)))
 		w.WriteHeader(http.StatusFound)
 		return
 	}
