@@ -26,6 +26,11 @@ import (
 // Object is one version of an object: what a ranged read is pinned to.
 type Object = diskcache.Object
 
+// CacheEntry is a file of the disk cache, as OpenAt and OpenFile return
+// one: checked as it arrived and published by rename, never written in
+// place (an object fetched again is a new file).
+type CacheEntry = diskcache.Entry
+
 // Keep says what the disk cache keeps of the bytes a ranged read fetches.
 type Keep = diskcache.Keep
 

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oxefs/oxefs/storage/diskcache"
+	"github.com/oxefs/oxefs/store"
 )
 
 // checkedRecords remembers, for the daemon's life, which records of which
@@ -59,7 +59,7 @@ func identify(f shardFile) (fileID, bool) {
 	if !ok {
 		return fileID{}, false
 	}
-	if _, cached := f.(*diskcache.Entry); cached {
+	if _, cached := f.(*store.CacheEntry); cached {
 		// A disk cache file was checked as it arrived and is published by
 		// rename, never written again in place (an object fetched again
 		// is a new file); the cache sets its times on every open (its LRU

@@ -63,15 +63,16 @@ var layer = map[string]int{
 
 // sideways lists the imports allowed within one layer.
 var sideways = map[string][]string{
-	"storage/...":       {"storage", "internal/bytesize"},
-	"episode/splitspec": {"episode"},
-	"format/...":        {"format/...", "format"},
-	"frames":            {"frames/..."},
-	"plan":              {"keyed", "config"},
-	"pairs":             {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
-	"window":            {"config", "frames", "keyed", "plan", "pairs"}, // window builds step samples, with pairs' helpers
-	"norm":              {"config"},                                     // the offset range the statistics cover
-	"scripts/...":       {"internal/testkit/fakehub"},                   // scripts/fakehub serves the tests' fake Hub
+	"storage/...":          {"storage", "internal/bytesize"},
+	"episode/splitspec":    {"episode"},
+	"format/...":           {"format/...", "format"},
+	"frames":               {"frames/..."},
+	"plan":                 {"keyed", "config"},
+	"pairs":                {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
+	"window":               {"config", "frames", "keyed", "plan", "pairs"}, // window builds step samples, with pairs' helpers
+	"norm":                 {"config"},                                     // the offset range the statistics cover
+	"scripts/...":          {"internal/testkit/fakehub"},                   // scripts/fakehub serves the tests' fake Hub
+	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},   // flipsource puts testkit's proxies before the backends
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
