@@ -264,6 +264,13 @@ print("sha", hashlib.sha256(m.tobytes()).hexdigest(), int(m.sum()), flush=True)
 	d.cmd.Process.Signal(syscall.SIGTERM)
 	// The mount leaves the namespace before the daemon exits.
 	testkit.WaitFor(t, 10*time.Second, 20*time.Millisecond, "the mount to be detached", func() bool { return !mounted(dir) })
+	// The reader goes on only once the daemon has said what it saw after
+	// the detach: a reader let go as soon as the mount left the namespace
+	// may finish and close the file before a slow daemon looks, and the
+	// daemon then rightly finds nothing open ("signal: unmounted").
+	testkit.WaitFor(t, 20*time.Second, 20*time.Millisecond, "the daemon to log what it found open after the detach", func() bool {
+		return strings.Contains(d.stderr(), "signal: detached") || strings.Contains(d.stderr(), "signal: unmounted")
+	})
 	if _, err := io.WriteString(stdin, "go\n"); err != nil {
 		t.Fatal(err)
 	}
