@@ -134,17 +134,8 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 		}
 		defer dec.Close()
 		decode := func(ep episode.Episode, cam string) []byte {
-			v, err := ep.Feature(cam)
+			out, err := decodeCamera(ctx, dec, ep, cam)
 			if err != nil {
-				t.Fatal(err)
-			}
-			idx := make([]int, ep.Steps())
-			for i := range idx {
-				idx[i] = i
-			}
-			out := make([]byte, len(idx)*48*64*3)
-			src := &frames.Video{Key: cam, Steps: ep.Steps(), Stream: v.(episode.Video)}
-			if err := src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64}); err != nil {
 				t.Fatalf("%s %s: %v", ep.ID(), cam, err)
 			}
 			return out
@@ -431,4 +422,20 @@ func requests(p *testkit.FaultProxy, from int, part string, ranged bool) int {
 		}
 	}
 	return n
+}
+
+// decodeCamera decodes every frame of the camera cam of ep at 48×64, the
+// size the lerobot_av1 fixture's frame tests compare at.
+func decodeCamera(ctx context.Context, dec *frames.Decoder, ep episode.Episode, cam string) ([]byte, error) {
+	v, err := ep.Feature(cam)
+	if err != nil {
+		return nil, err
+	}
+	idx := make([]int, ep.Steps())
+	for i := range idx {
+		idx[i] = i
+	}
+	out := make([]byte, len(idx)*48*64*3)
+	src := &frames.Video{Key: cam, Steps: ep.Steps(), Stream: v.(episode.Video)}
+	return out, src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64})
 }

@@ -126,17 +126,8 @@ func compareEpisodes(t *testing.T, pass string, keys []episode.Key, remote, near
 	}
 	defer dec.Close()
 	decode := func(ep episode.Episode, cam string) []byte {
-		v, err := ep.Feature(cam)
+		out, err := decodeCamera(ctx, dec, ep, cam)
 		if err != nil {
-			t.Fatal(err)
-		}
-		idx := make([]int, ep.Steps())
-		for i := range idx {
-			idx[i] = i
-		}
-		out := make([]byte, len(idx)*48*64*3)
-		src := &frames.Video{Key: cam, Steps: ep.Steps(), Stream: v.(episode.Video)}
-		if err := src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64}); err != nil {
 			t.Errorf("%s: %s %s: %v", pass, ep.ID(), cam, err)
 		}
 		return out
