@@ -52,14 +52,8 @@ func TestLeRobotFlippedFramingIsFetchedAgain(t *testing.T) {
 	defer dec.Close()
 	ctx := context.Background()
 	decode := func(ep episode.Episode) []byte {
-		v, err := ep.Feature("observation.images.top")
+		out, err := decodeCamera(ctx, dec, ep, "observation.images.top", endsAndMiddle(ep))
 		if err != nil {
-			t.Fatal(err)
-		}
-		idx := []int{0, ep.Steps() / 2, ep.Steps() - 1}
-		out := make([]byte, len(idx)*48*64*3)
-		src := &frames.Video{Key: "top", Steps: ep.Steps(), Stream: v.(episode.Video)}
-		if err := src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64}); err != nil {
 			t.Fatal(err)
 		}
 		return out

@@ -61,14 +61,8 @@ func TestLeRobotFromGCS(t *testing.T) {
 	}
 	defer dec.Close()
 	decode := func(ep episode.Episode) []byte {
-		v, err := ep.Feature("observation.images.top")
+		out, err := decodeCamera(ctx, dec, ep, "observation.images.top", endsAndMiddle(ep))
 		if err != nil {
-			t.Fatal(err)
-		}
-		idx := []int{0, ep.Steps() / 2, ep.Steps() - 1}
-		out := make([]byte, len(idx)*48*64*3)
-		src := &frames.Video{Key: "top", Steps: ep.Steps(), Stream: v.(episode.Video)}
-		if err := src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64}); err != nil {
 			t.Fatal(err)
 		}
 		return out
@@ -134,7 +128,7 @@ func TestLeRobotVideoFromDiskCache(t *testing.T) {
 		}
 		defer dec.Close()
 		decode := func(ep episode.Episode, cam string) []byte {
-			out, err := decodeCamera(ctx, dec, ep, cam)
+			out, err := decodeCamera(ctx, dec, ep, cam, nil)
 			if err != nil {
 				t.Fatalf("%s %s: %v", ep.ID(), cam, err)
 			}
@@ -424,18 +418,24 @@ func requests(p *testkit.FaultProxy, from int, part string, ranged bool) int {
 	return n
 }
 
-// decodeCamera decodes every frame of the camera cam of ep at 48×64, the
-// size the lerobot_av1 fixture's frame tests compare at.
-func decodeCamera(ctx context.Context, dec *frames.Decoder, ep episode.Episode, cam string) ([]byte, error) {
+// decodeCamera decodes the frames idx (nil: every frame) of the camera cam
+// of ep at 48×64, the size the lerobot_av1 fixture's frame tests compare
+// at.
+func decodeCamera(ctx context.Context, dec *frames.Decoder, ep episode.Episode, cam string, idx []int) ([]byte, error) {
 	v, err := ep.Feature(cam)
 	if err != nil {
 		return nil, err
 	}
-	idx := make([]int, ep.Steps())
-	for i := range idx {
-		idx[i] = i
+	if idx == nil {
+		idx = make([]int, ep.Steps())
+		for i := range idx {
+			idx[i] = i
+		}
 	}
 	out := make([]byte, len(idx)*48*64*3)
 	src := &frames.Video{Key: cam, Steps: ep.Steps(), Stream: v.(episode.Video)}
 	return out, src.Decode(ctx, dec, idx, frames.Slot{Buf: out, Frames: len(idx), H: 48, W: 64})
 }
+
+// endsAndMiddle are the frame indices of ep's first, middle and last step.
+func endsAndMiddle(ep episode.Episode) []int { return []int{0, ep.Steps() / 2, ep.Steps() - 1} }

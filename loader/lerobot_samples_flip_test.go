@@ -126,7 +126,7 @@ func compareEpisodes(t *testing.T, pass string, keys []episode.Key, remote, near
 	}
 	defer dec.Close()
 	decode := func(ep episode.Episode, cam string) []byte {
-		out, err := decodeCamera(ctx, dec, ep, cam)
+		out, err := decodeCamera(ctx, dec, ep, cam, nil)
 		if err != nil {
 			t.Errorf("%s: %s %s: %v", pass, ep.ID(), cam, err)
 		}
