@@ -150,20 +150,7 @@ func TestWarmFlippedLeRobotThenOffline(t *testing.T) {
 	if err := av.Available(); err != nil {
 		t.Skipf("LeRobot video needs libavcodec: %v", err)
 	}
-	cfg := writeMixText(t, `batch_size: 2
-image_size: [32, 40]
-datasets:
-  - name: lr
-    source: gs://robotics/lerobot_av1
-    anonymous: true
-    split: train
-    image_key: observation.images.top
-    val_split: val
-    offset: [1, 3]
-    language_key: task
-    action_keys: [action]
-    state_key: observation.state
-`)
+	cfg := lerobotFlipMix(t, "gs://robotics/lerobot_av1")
 	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": "testdata/lerobot/lerobot_av1"})
 	clean := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(srv.URL(), "http://")}
 	wantTrain, wantVal := mountHashes(t, clean, cfg, t.TempDir())
@@ -201,8 +188,39 @@ func TestMountFlippedLeRobotSamplesNeverCached(t *testing.T) {
 		t.Skipf("LeRobot video needs libavcodec: %v", err)
 	}
 	const fixture = "testdata/lerobot/lerobot_av1"
-	mix := func(source string) string {
-		return writeMixText(t, `batch_size: 2
+	abs, err := filepath.Abs(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTrain, wantVal := mountHashes(t, nil, lerobotFlipMix(t, abs), t.TempDir())
+
+	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": fixture})
+	var on atomic.Bool
+	on.Store(true)
+	flips := testkit.LeRobotSampleFlips(t, testkit.ReadDirFiles(t, fixture), &on)
+	proxy := testkit.NewRequestFaultProxy(t, srv.URL(), flips)
+	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL(), "http://")}
+	cfg, cacheDir := lerobotFlipMix(t, "gs://robotics/lerobot_av1"), t.TempDir()
+	train, val := mountHashes(t, env, cfg, cacheDir)
+	if proxy.Flipped() == 0 {
+		t.Fatal("the proxy flipped nothing: the test tests nothing")
+	}
+	t.Logf("cold: %d responses flipped", proxy.Flipped())
+	sameHashes(t, "LeRobot samples flipped, cold, train", train, wantTrain)
+	sameHashes(t, "LeRobot samples flipped, cold, val", val, wantVal)
+
+	on.Store(false)
+	train, val = mountHashes(t, env, cfg, cacheDir)
+	sameHashes(t, "LeRobot, restart, no faults, train", train, wantTrain)
+	sameHashes(t, "LeRobot, restart, no faults, val", val, wantVal)
+}
+
+// lerobotFlipMix writes the flip tests' mix of the lerobot_av1 fixture
+// read from source: train and val, the top camera, actions, state and
+// the task.
+func lerobotFlipMix(t *testing.T, source string) string {
+	t.Helper()
+	return writeMixText(t, `batch_size: 2
 image_size: [32, 40]
 datasets:
   - name: lr
@@ -216,30 +234,4 @@ datasets:
     action_keys: [action]
     state_key: observation.state
 `)
-	}
-	abs, err := filepath.Abs(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantTrain, wantVal := mountHashes(t, nil, mix(abs), t.TempDir())
-
-	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": fixture})
-	var on atomic.Bool
-	on.Store(true)
-	flips := testkit.LeRobotSampleFlips(t, testkit.ReadDirFiles(t, fixture), &on)
-	proxy := testkit.NewRequestFaultProxy(t, srv.URL(), flips)
-	env := []string{"STORAGE_EMULATOR_HOST=" + strings.TrimPrefix(proxy.URL(), "http://")}
-	cfg, cacheDir := mix("gs://robotics/lerobot_av1"), t.TempDir()
-	train, val := mountHashes(t, env, cfg, cacheDir)
-	if proxy.Flipped() == 0 {
-		t.Fatal("the proxy flipped nothing: the test tests nothing")
-	}
-	t.Logf("cold: %d responses flipped", proxy.Flipped())
-	sameHashes(t, "LeRobot samples flipped, cold, train", train, wantTrain)
-	sameHashes(t, "LeRobot samples flipped, cold, val", val, wantVal)
-
-	on.Store(false)
-	train, val = mountHashes(t, env, cfg, cacheDir)
-	sameHashes(t, "LeRobot, restart, no faults, train", train, wantTrain)
-	sameHashes(t, "LeRobot, restart, no faults, val", val, wantVal)
 }
