@@ -17,18 +17,8 @@ import time
 import pytest
 
 import oxefs
+from mounting import PYTHON, REPO, need_mount
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_PYTHON = os.path.join(_REPO, "python")
-
-
-def _need_fuse():
-    try:
-        oxefs.find_binary()
-    except oxefs.OxefsError as e:
-        pytest.skip(str(e))
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
 
 
 def _alive(pid):
@@ -67,7 +57,7 @@ def _cleanup(pid, paths):
 
 
 def _tiny_mix(tmp_path, extra):
-    src = os.path.join(_REPO, "testdata", "datasets", "tiny_bridge", "1.0.0")
+    src = os.path.join(REPO, "testdata", "datasets", "tiny_bridge", "1.0.0")
     cfg = tmp_path / "mix.yaml"
     cfg.write_text(extra + f"datasets:\n  - source: {src}\n    image_key: steps/observation/image\n    val_split: val\n"
                    "    action_keys: [steps/action/world_vector, steps/action/rotation_delta]\n    state_key: steps/observation/state\n")
@@ -79,10 +69,10 @@ def test_killed_trainer_leaves_nothing(sig):
     """A script inside `with oxefs.mount()` killed (the OOM killer, a
     preemption): within 5 s no daemon, no mount, and neither the
     temporary mountpoint nor the log nor their directory."""
-    _need_fuse()
+    need_mount()
     script = textwrap.dedent(f"""
         import sys, time
-        sys.path.insert(0, {_PYTHON!r})
+        sys.path.insert(0, {PYTHON!r})
         import oxefs
         with oxefs.mount() as m:
             print(m.pid, m.path, m.log_path, flush=True)
@@ -105,7 +95,7 @@ def test_killed_trainer_leaves_nothing(sig):
 def test_own_mountpoint_is_kept():
     """With a mountpoint of the caller's, the daemon removes its log and
     directory but not that mountpoint, killed or not."""
-    _need_fuse()
+    need_mount()
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -154,11 +144,11 @@ def test_torchrun_one_daemon_per_node(tmp_path, nproc):
     for the node (--ranks 0-(N-1)), each rank reading its own rank/R; after
     the last rank exits, within 5 s, no daemon, mount or directory is
     left."""
-    _need_fuse()
+    need_mount()
     pytest.importorskip("torch", reason="torch is not installed")
     cfg = _tiny_mix(tmp_path, "batch_size: 2\nimage_size: [32, 32]\nnum_batches: 32\n")
     script = tmp_path / "rank.py"
-    script.write_text(_RANK_SCRIPT.format(python=_PYTHON, config=str(cfg), cache=str(tmp_path / "cache")))
+    script.write_text(_RANK_SCRIPT.format(python=PYTHON, config=str(cfg), cache=str(tmp_path / "cache")))
     env = dict(os.environ, OMP_NUM_THREADS="1")
     r = subprocess.run(
         # --redirects 1 --tee 1: the default, 0, fails in Debian's torch
@@ -192,7 +182,7 @@ def _two_local_ranks(tmp_path):
     cfg = _tiny_mix(tmp_path, "batch_size: 2\nimage_size: [32, 32]\nnum_batches: 8\n")
     script = textwrap.dedent(f"""
         import os, sys
-        sys.path.insert(0, {_PYTHON!r})
+        sys.path.insert(0, {PYTHON!r})
         import oxefs
         with oxefs.mount({str(cfg)!r}, args=["--cache-dir", {str(tmp_path / "cache")!r}]) as m:
             print(m.pid, m.path, m.process is not None, flush=True)
@@ -213,7 +203,7 @@ def test_shared_daemon_outlives_the_rank_that_started_it(tmp_path):
     """Two local ranks in two processes: the one that started the daemon
     leaves first, the other still reads through it; the daemon ends with
     the last one."""
-    _need_fuse()
+    need_mount()
     procs = _two_local_ranks(tmp_path)
     try:
         first = procs[0].stdout.readline().split()
@@ -242,7 +232,7 @@ def test_killed_local_ranks_leave_nothing(tmp_path):
     """Every local rank of a shared daemon killed with SIGKILL (torchrun
     tearing a failed job down, the OOM killer): within 5 s no daemon,
     mount or node directory is left."""
-    _need_fuse()
+    need_mount()
     procs = _two_local_ranks(tmp_path)
     try:
         first = procs[0].stdout.readline().split()
@@ -281,7 +271,7 @@ def _readme_recipe():
     import re
     import shlex
 
-    with open(os.path.join(_REPO, "README.md")) as f:
+    with open(os.path.join(REPO, "README.md")) as f:
         text = f.read()
     m = re.search(r"\n(#+) Multi-GPU training\n", text)
     section = text[m.start():]
@@ -296,7 +286,7 @@ def test_readme_torchrun_recipe(tmp_path):
     8, the test's mix.yaml and the package on PYTHONPATH), from the
     repository's root: both ranks train the same number of steps through
     one daemon that the ranks started, gone 5 s after them."""
-    _need_fuse()
+    need_mount()
     pytest.importorskip("torch", reason="torch is not installed")
     argv = _readme_recipe()
     assert argv[:3] == ["python3", "-m", "torch.distributed.run"], argv
@@ -305,8 +295,8 @@ def test_readme_torchrun_recipe(tmp_path):
     argv[argv.index("--nproc_per_node") + 1] = "2"
     cfg = _tiny_mix(tmp_path, "batch_size: 4\nimage_size: [32, 32]\nnum_batches: 7\n")
     argv[argv.index("mix.yaml")] = str(cfg)
-    env = dict(os.environ, PYTHONPATH=_PYTHON, OMP_NUM_THREADS="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
-    r = subprocess.run(argv, cwd=_REPO, capture_output=True, text=True, env=env, timeout=300)
+    env = dict(os.environ, PYTHONPATH=PYTHON, OMP_NUM_THREADS="1", XDG_CACHE_HOME=str(tmp_path / "cache"))
+    r = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = sorted(line[line.index("rank "):] for line in r.stdout.splitlines() if " of 2: " in line)
     # 7 batches over 2 ranks: 4 steps each.

@@ -15,20 +15,15 @@ import numpy as np
 import pytest
 
 import oxefs
+from mounting import REPO, need_mount
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
     """Six synthetic datasets (the sixth, taco_play, has a wrist camera),
     4 episodes of 60 steps each, and the mix-steps.yaml synth writes."""
-    try:
-        exe = oxefs.find_binary()
-    except oxefs.OxefsError as e:
-        pytest.skip(str(e))
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
+    exe = need_mount()
     d = tmp_path_factory.mktemp("synth")
     subprocess.run([exe, "synth", str(d), "--datasets", "6", "--episodes", "4", "--steps", "60"],
                    check=True, capture_output=True)
@@ -95,7 +90,7 @@ def test_act_example_trains_over_a_mount(synth, tmp_path):
     the loss, over a real mount through oxefs.Loader."""
     pytest.importorskip("torch", reason="torch is not installed")
     env = dict(os.environ, OXEFS_BIN=oxefs.find_binary())
-    r = subprocess.run([sys.executable, os.path.join(_REPO, "examples", "act_train.py"),
+    r = subprocess.run([sys.executable, os.path.join(REPO, "examples", "act_train.py"),
                         _small(synth, tmp_path), "--steps", "4"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr

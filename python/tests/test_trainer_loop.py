@@ -15,23 +15,13 @@ import numpy as np
 import pytest
 
 import oxefs
+from mounting import PYTHON, REPO, need_mount
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_PYTHON = os.path.join(_REPO, "python")
-
-
-def _need_mount():
-    try:
-        oxefs.find_binary()
-    except oxefs.OxefsError as e:
-        pytest.skip(str(e))
-    if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
 
 
 def _tiny_mix(tmp_path, extra):
     """tiny_bridge (train and val split) with extra top-level lines."""
-    src = os.path.join(_REPO, "testdata", "datasets", "tiny_bridge", "1.0.0")
+    src = os.path.join(REPO, "testdata", "datasets", "tiny_bridge", "1.0.0")
     cfg = tmp_path / "mix.yaml"
     cfg.write_text(extra + f"datasets:\n  - source: {src}\n    image_key: steps/observation/image\n    val_split: val\n"
                    "    action_keys: [steps/action/world_vector, steps/action/rotation_delta]\n    state_key: steps/observation/state\n")
@@ -41,7 +31,7 @@ def _tiny_mix(tmp_path, extra):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """tiny_bridge in batches of 4 at 32², 5 batches listed."""
-    _need_mount()
+    need_mount()
     d = tmp_path_factory.mktemp("tiny")
     cfg = _tiny_mix(d, "batch_size: 4\nimage_size: [32, 32]\nnum_batches: 5\n")
     with oxefs.mount(cfg, args=["--cache-dir", str(d / "cache")]) as mnt:
@@ -51,7 +41,7 @@ def tiny(tmp_path_factory):
 def _in_subprocess(script, *args):
     """Runs script in a fresh Python (so that a SIGSEGV fails the test
     instead of killing pytest); returns its stdout."""
-    env = dict(os.environ, PYTHONPATH=_PYTHON)
+    env = dict(os.environ, PYTHONPATH=PYTHON)
     r = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, f"exit status {r.returncode} (-11 is SIGSEGV)\n{r.stdout}{r.stderr}"
     return r.stdout
@@ -110,7 +100,7 @@ def test_writing_into_batches_pair_mode(tiny):
 def steps(tmp_path_factory):
     """Two synthetic datasets (train and val splits) as step samples, in
     batches of 5."""
-    _need_mount()
+    need_mount()
     d = tmp_path_factory.mktemp("steps")
     subprocess.run([oxefs.find_binary(), "synth", str(d / "synth"), "--datasets", "2", "--episodes", "3", "--steps", "30"],
                    check=True, capture_output=True)
@@ -256,7 +246,7 @@ def test_one_batch_epoch_warns(tmp_path):
     """samples_per_episode 1 over a few episodes lists one batch (one pass
     over the units): Loader(mnt) says so, and epochs still give new
     batches."""
-    _need_mount()
+    need_mount()
     cfg = _tiny_mix(tmp_path, "batch_size: 32\nimage_size: [16, 16]\nsamples_per_episode: 1\n")
     with oxefs.mount(cfg, args=["--cache-dir", str(tmp_path / "cache")]) as mnt:
         assert len(oxefs.Batches(mnt)) == 1
