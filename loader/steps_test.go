@@ -353,23 +353,7 @@ func TestStepsDeterministic(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := p.Train.Len()
-		out := make([][]byte, n)
-		for k := range n {
-			if reverse {
-				k = n - 1 - k
-			}
-			files, err := p.BatchFiles(context.Background(), p.Train, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var all []byte
-			for _, a := range p.Layout().Arrays {
-				all = append(all, files["."+a.File]...)
-			}
-			out[k] = append(all, files[".json"]...)
-		}
-		return out
+		return trainBatches(t, p, reverse)
 	}
 	one := digest(1, false)
 	four := digest(4, true)
@@ -757,21 +741,7 @@ func TestStepsCorruptEpisode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := p.Train.Len()
-		out := make([][]byte, n)
-		for k := range n {
-			if reverse {
-				k = n - 1 - k
-			}
-			files, err := p.BatchFiles(context.Background(), p.Train, k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range p.Layout().Arrays {
-				out[k] = append(out[k], files["."+a.File]...)
-			}
-			out[k] = append(out[k], files[".json"]...)
-		}
+		out := trainBatches(t, p, reverse)
 		var st struct {
 			Substitutions map[string]int64 `json:"substitutions"`
 		}
@@ -814,4 +784,26 @@ func TestCheckChunk(t *testing.T) {
 	if errs := checkChunk([]lengthFit{{}, {}}, log); errs != nil {
 		t.Fatalf("lengths unknown: %v", errs)
 	}
+}
+
+// trainBatches builds every train batch of p, in order or in reverse, and
+// returns each as its arrays' files then its .json, concatenated.
+func trainBatches(t *testing.T, p *Pipeline, reverse bool) [][]byte {
+	t.Helper()
+	n := p.Train.Len()
+	out := make([][]byte, n)
+	for k := range n {
+		if reverse {
+			k = n - 1 - k
+		}
+		files, err := p.BatchFiles(context.Background(), p.Train, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range p.Layout().Arrays {
+			out[k] = append(out[k], files["."+a.File]...)
+		}
+		out[k] = append(out[k], files[".json"]...)
+	}
+	return out
 }
