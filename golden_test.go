@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"flag"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"log/slog"
 	"maps"
 	"os"
@@ -299,7 +300,7 @@ datasets:
 //	go test -run TestGoldenLeRobot -update-golden .
 func TestGoldenLeRobot(t *testing.T) {
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	checkGolden(t, lerobotGoldenCases, goldenLeRobotFile)
 }

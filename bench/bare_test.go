@@ -9,6 +9,7 @@ import (
 	"github.com/oxefs/oxefs/bench"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/loader"
 )
 
@@ -16,7 +17,7 @@ import (
 // plan's samples hold (two per sample here), and skips image cameras.
 func TestBareDecode(t *testing.T) {
 	if err := av.Available(); err != nil {
-		t.Skipf("video decoding unavailable: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	av1, err := filepath.Abs(filepath.Join("..", "testdata", "lerobot", "lerobot_av1"))
 	if err != nil {

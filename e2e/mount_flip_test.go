@@ -9,6 +9,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -148,7 +149,7 @@ func TestWarmFlippedThenOffline(t *testing.T) {
 func TestWarmFlippedLeRobotThenOffline(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	cfg := lerobotFlipMix(t, "gs://robotics/lerobot_av1")
 	srv := fakeGCS(t, "robotics", map[string]string{"lerobot_av1": "testdata/lerobot/lerobot_av1"})
@@ -185,7 +186,7 @@ func TestWarmFlippedLeRobotThenOffline(t *testing.T) {
 func TestMountFlippedLeRobotSamplesNeverCached(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	const fixture = "testdata/lerobot/lerobot_av1"
 	abs, err := filepath.Abs(fixture)

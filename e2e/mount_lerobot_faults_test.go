@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -52,7 +53,7 @@ datasets:
 func TestMountDeadLeRobotSource(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	const (
 		stall   = time.Second
@@ -133,7 +134,7 @@ datasets:
 func TestMountLeRobotMissingVideo(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	data, _ := filepath.Abs("testdata/lerobot")
 	const top, wrist = "observation.images.top", "observation.images.wrist"
@@ -270,7 +271,7 @@ datasets:
 func TestMountLeRobotDamagedVideo(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	data := t.TempDir()
 	if _, stderr, code := runOxefs(t, nil, "synth", "--format", "lerobot", "--codec", "h264", "--datasets", "2", "--episodes", "6", "--steps", "10", data); code != 0 {

@@ -16,6 +16,7 @@ import (
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/local"
 )
@@ -79,7 +80,7 @@ type mixedSample struct {
 // robot), and its frames against the same frames decoded here.
 func TestMountMixesRLDSAndLeRobot(t *testing.T) {
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	py := findPython(t, "numpy", "torch")
 	data, _ := filepath.Abs("testdata")
@@ -230,7 +231,7 @@ print("ok", n)
 func TestMountMemoryBoundLeRobot(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	data := t.TempDir()
 	if _, stderr, code := runOxefs(t, nil, "synth", "--format", "lerobot", "--codec", "h264", "--datasets", "6", "--episodes", "2", "--steps", "20", data); code != 0 {

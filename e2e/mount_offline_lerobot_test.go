@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestMountOfflineLeRobot(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	cfg := writeMixText(t, `batch_size: 2
 image_size: [32, 40]

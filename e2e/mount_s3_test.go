@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -267,7 +268,7 @@ datasets:
 func TestMountLeRobotS3(t *testing.T) {
 	testkit.RequireFUSE(t)
 	if err := av.Available(); err != nil {
-		t.Skipf("LeRobot video needs libavcodec: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	av1, _ := filepath.Abs("testdata/lerobot/lerobot_av1")
 	h264, _ := filepath.Abs("testdata/lerobot/lerobot_h264")

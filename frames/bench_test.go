@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oxefs/oxefs/frames/turbojpeg"
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 // photoJPEG encodes a w×h photo-like image at quality 90 (4:2:0, as
@@ -126,7 +127,7 @@ func BenchmarkCeiling(b *testing.B) {
 		b.Run(fmt.Sprintf("%dx%d", sz.w, sz.h), func(b *testing.B) {
 			tj, err := turbojpeg.NewDecompressor()
 			if err != nil {
-				b.Skipf("SKIPPING: libjpeg-turbo unavailable: %v", err)
+				missing.Skip(b, missing.TurboJPEG, err)
 			}
 			defer tj.Close()
 			data := photoJPEG(b, sz.w, sz.h)
@@ -247,7 +248,7 @@ func BenchmarkScaledDecode(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%d/%d-8", sz.w, sz.h, n), func(b *testing.B) {
 				tj, err := turbojpeg.NewDecompressor()
 				if err != nil {
-					b.Skipf("SKIPPING: libjpeg-turbo unavailable: %v", err)
+					missing.Skip(b, missing.TurboJPEG, err)
 				}
 				defer tj.Close()
 				data := photoJPEG(b, sz.w, sz.h)

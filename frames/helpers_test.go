@@ -1,6 +1,10 @@
 package frames
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/oxefs/oxefs/internal/missing"
+)
 
 // expectedFrames is TensorFlow's decode and resizes of fixture frames
 // (testdata/generate.py at the repository root).
@@ -13,7 +17,7 @@ func testDecoder(t testing.TB, choice string) *Decoder {
 	t.Helper()
 	d, err := NewDecoder(DecoderOptions{JPEG: choice})
 	if err != nil {
-		t.Skipf("SKIPPING the libjpeg-turbo half of this test: %v. It needs a cgo build and libturbojpeg.so.0 (Debian/Ubuntu: apt-get install libturbojpeg0).", err)
+		missing.Skip(t, missing.TurboJPEG, err)
 	}
 	t.Cleanup(d.Close)
 	return d

@@ -12,6 +12,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format/lerobot/mp4"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 // windowStream is a Stream over an MP4 file's track that describes only
@@ -51,7 +52,7 @@ func (w *windowStream) Sample(j int) (int64, int, int64, bool) {
 // the one a fresh decoder gives from the whole track.
 func TestVideoWindows(t *testing.T) {
 	if err := av.Available(); err != nil {
-		t.Skipf("video decoding unavailable: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	for _, name := range []string{"h264_bframes.mp4", "hevc.mp4", "av1.mp4"} {
 		t.Run(name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
 
@@ -490,7 +491,7 @@ func (b builtBatches) Get(context.Context, int64) (Batch, error) {
 // kernel allows it).
 func BenchmarkRead(b *testing.B) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		b.Skipf("SKIPPED: needs /dev/fuse (%v)", err)
+		missing.Skip(b, missing.FUSE, err)
 	}
 	batches := builtBatches{header: []byte(fakeHeader), frames: make([]byte, 64*2*256*256*3)}
 	for i := range batches.frames {

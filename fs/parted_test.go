@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/pythontest"
 	"github.com/oxefs/oxefs/internal/testkit"
 )
@@ -667,7 +668,7 @@ func (b builtParted) Get(context.Context, int64) (Batch, error) {
 // beside BenchmarkRead, the cost of a batch in several files.
 func BenchmarkReadParted(b *testing.B) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		b.Skipf("SKIPPED: needs /dev/fuse (%v)", err)
+		missing.Skip(b, missing.FUSE, err)
 	}
 	p := newPartedBatches(1, false, []partedArray{
 		{"observation.images.primary", "|u1", []int{64, 2, 256, 256, 3}},

@@ -14,6 +14,7 @@ import (
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/storage"
@@ -133,7 +134,7 @@ func TestFetchBatchBringsVideo(t *testing.T) {
 // 24×32): the price of the per-read deadline on warm reads.
 func BenchmarkFetchBatchWarm(b *testing.B) {
 	if err := av.Available(); err != nil {
-		b.Skipf("video decoding unavailable: %v", err)
+		missing.Skip(b, missing.AVCodec, err)
 	}
 	m, _, keys := remoteLeRobotMix(b, retry.Policy{})
 	samples := make([]plan.Sample, 8)

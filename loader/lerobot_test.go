@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 // lerobotFixtures is where testdata/generate_lerobot.py wrote the LeRobot
@@ -15,6 +16,6 @@ var lerobotFixtures = filepath.Join("..", "testdata", "lerobot")
 func requireVideo(t *testing.T) {
 	t.Helper()
 	if err := av.Available(); err != nil {
-		t.Skipf("video decoding unavailable: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/oxefs/oxefs/format"
 	_ "github.com/oxefs/oxefs/format/formats" // registers the formats format.Open probes
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/store"
 )
@@ -94,7 +95,7 @@ func testWorkerWith(t testing.TB, opts frames.DecoderOptions) *Worker {
 	t.Helper()
 	d, err := frames.NewDecoder(opts)
 	if err != nil {
-		t.Skipf("SKIPPING the libjpeg-turbo half of this test: %v. It needs a cgo build and libturbojpeg.so.0 (Debian/Ubuntu: apt-get install libturbojpeg0).", err)
+		missing.Skip(t, missing.TurboJPEG, err)
 	}
 	w := NewWorker(d)
 	t.Cleanup(w.Close)

@@ -16,6 +16,7 @@ import (
 	"github.com/oxefs/oxefs/format/lerobot"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/frames/av"
+	"github.com/oxefs/oxefs/internal/missing"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage/local"
 )
@@ -51,7 +52,7 @@ func readLeRobotExpected(t *testing.T) []lerobotExpected {
 func requireVideo(t *testing.T) {
 	t.Helper()
 	if err := av.Available(); err != nil {
-		t.Skipf("video decoding unavailable: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 }
 

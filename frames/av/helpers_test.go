@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 // clip is one generated test clip (testdata/gen.py).
@@ -143,7 +145,7 @@ func decoder(t testing.TB, c *clip) *Decoder {
 		if !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("error %v does not match ErrUnavailable", err)
 		}
-		t.Skipf("SKIPPING: %v. This test needs a cgo build and libavcodec.", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	t.Cleanup(d.Close)
 	return d

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 func decompressor(t *testing.T) *Decompressor {
@@ -14,7 +16,7 @@ func decompressor(t *testing.T) *Decompressor {
 		if !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("error %v does not match ErrUnavailable", err)
 		}
-		t.Skipf("SKIPPING: %v. This test needs a cgo build and libturbojpeg.so.0 (Debian/Ubuntu: apt-get install libturbojpeg0).", err)
+		missing.Skip(t, missing.TurboJPEG, err)
 	}
 	t.Cleanup(d.Close)
 	return d

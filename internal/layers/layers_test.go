@@ -56,6 +56,7 @@ var layer = map[string]int{
 	"internal/testkit":     8, // test helpers, imported by _test files only
 	"internal/testkit/...": 8,
 	"internal/pythontest":  0,
+	"internal/missing":     0, // the wording of a skip for something the machine lacks
 	"internal/bytesize":    0, // byte counts as messages and flags write them
 	"internal/atomicfile":  0, // whole-file writes by rename
 	"scripts/...":          8,
@@ -68,11 +69,12 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"plan":                 {"keyed", "config"},
-	"pairs":                {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
-	"window":               {"config", "frames", "keyed", "plan", "pairs"}, // window builds step samples, with pairs' helpers
-	"norm":                 {"config"},                                     // the offset range the statistics cover
-	"scripts/...":          {"internal/testkit/fakehub"},                   // scripts/fakehub serves the tests' fake Hub
-	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},   // flipsource puts testkit's proxies before the backends
+	"pairs":                {"config", "frames", "keyed", "plan"},            // pairs builds the samples the plan names
+	"window":               {"config", "frames", "keyed", "plan", "pairs"},   // window builds step samples, with pairs' helpers
+	"norm":                 {"config"},                                       // the offset range the statistics cover
+	"internal/pythontest":  {"internal/missing"},                             // a Python module missing is skipped as missing
+	"scripts/...":          {"internal/testkit/fakehub", "internal/missing"}, // scripts/fakehub serves the tests' fake Hub; testsummary counts missing skips
+	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},     // flipsource puts testkit's proxies before the backends
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or

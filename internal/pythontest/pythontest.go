@@ -10,12 +10,15 @@
 package pythontest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 // Env names an interpreter to try before any other.
@@ -31,10 +34,21 @@ func Find(t testing.TB, modules ...string) string {
 			return py
 		}
 	}
-	t.Skipf("SKIPPED: %s needs a python3 that imports %s; none of %v does (set %s to one that does)",
-		t.Name(), strings.Join(modules, ", "), cands, Env)
+	why := fmt.Errorf("none of %v imports %s (set %s to one that does)", cands, strings.Join(modules, ", "), Env)
+	if !slices.ContainsFunc(modules, func(m string) bool { return !slices.Contains(Installed, m) }) {
+		missing.Skip(t, missing.Python(strings.Join(modules, ", ")), why)
+	}
+	// A module scripts/testdeps.sh does not install (tensorflow_datasets
+	// for a cross-check) is an optional extra: a deliberate skip.
+	t.Skipf("SKIPPED: %s needs a python3 that imports %s, optional modules that scripts/testdeps.sh does not install; %v",
+		t.Name(), strings.Join(modules, ", "), why)
 	return ""
 }
+
+// Installed lists the modules scripts/testdeps.sh installs. A test that
+// needs only these and finds no interpreter skips as missing (counted apart,
+// and a failure once testdeps.sh has found them all present).
+var Installed = []string{"numpy", "torch", "torchvision", "pytest", "setuptools", "wheel", "huggingface_hub"}
 
 // Imports reports whether the interpreter py imports every module.
 func Imports(py string, modules ...string) bool {

@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 // WaitFor polls cond every poll until it holds, and fails the test, naming
@@ -23,6 +25,6 @@ func WaitFor(t testing.TB, limit, poll time.Duration, what string, cond func() b
 func RequireFUSE(t testing.TB) {
 	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("SKIPPED: FUSE mount test %s needs /dev/fuse (%v)", t.Name(), err)
+		missing.Skip(t, missing.FUSE, err)
 	}
 }

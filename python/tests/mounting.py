@@ -19,5 +19,5 @@ def need_mount():
     except oxefs.OxefsError as e:
         pytest.skip(str(e))
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     return exe

@@ -145,7 +145,7 @@ def test_torchrun_one_daemon_per_node(tmp_path, nproc):
     the last rank exits, within 5 s, no daemon, mount or directory is
     left."""
     need_mount()
-    pytest.importorskip("torch", reason="torch is not installed")
+    pytest.importorskip("torch", reason="MISSING python torch: torch is not installed (./scripts/testdeps.sh installs python3-torch)")
     cfg = _tiny_mix(tmp_path, "batch_size: 2\nimage_size: [32, 32]\nnum_batches: 32\n")
     script = tmp_path / "rank.py"
     script.write_text(_RANK_SCRIPT.format(python=PYTHON, config=str(cfg), cache=str(tmp_path / "cache")))
@@ -287,7 +287,7 @@ def test_readme_torchrun_recipe(tmp_path):
     repository's root: both ranks train the same number of steps through
     one daemon that the ranks started, gone 5 s after them."""
     need_mount()
-    pytest.importorskip("torch", reason="torch is not installed")
+    pytest.importorskip("torch", reason="MISSING python torch: torch is not installed (./scripts/testdeps.sh installs python3-torch)")
     argv = _readme_recipe()
     assert argv[:3] == ["python3", "-m", "torch.distributed.run"], argv
     assert argv[argv.index("--nproc_per_node") + 1] == "8" and "mix.yaml" in argv, argv

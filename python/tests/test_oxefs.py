@@ -31,13 +31,13 @@ def demo():
     """The built-in demo mix, mounted once for the module."""
     _binary()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     with oxefs.mount() as mnt:
         yield mnt
 
 
 def _torch():
-    return pytest.importorskip("torch", reason="torch is not installed")
+    return pytest.importorskip("torch", reason="MISSING python torch: torch is not installed (./scripts/testdeps.sh installs python3-torch)")
 
 
 def test_batches_as_arrays(demo):
@@ -164,7 +164,7 @@ def test_dataloader_with_workers(demo):
 def _need_fuse():
     _binary()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: no FUSE mount possible here")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
 
 
 def test_mount_block_exits_at_once_with_a_mapped_batch():
@@ -219,7 +219,7 @@ def test_daemon_exits_with_a_killed_trainer(tmp_path):
 def test_mount_names_a_bad_config(tmp_path):
     _binary()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     missing = tmp_path / "nope.yaml"
     with pytest.raises(oxefs.OxefsError) as e:
         with oxefs.mount(missing, timeout=30):
@@ -230,7 +230,7 @@ def test_mount_names_a_bad_config(tmp_path):
 def test_mount_cleans_up_on_error(tmp_path):
     _binary()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     with pytest.raises(KeyError):
@@ -258,7 +258,7 @@ def test_rank_world_from_environment(monkeypatch):
 def test_ranks_list_equal_lengths(monkeypatch):
     _binary()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     lengths = []
     for rank in range(3):
         monkeypatch.setenv("RANK", str(rank))
@@ -279,7 +279,7 @@ def test_package_installs(tmp_path):
     """The package builds as a wheel (pip, no network: setuptools from the system)."""
     pip = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True)
     if pip.returncode != 0:
-        pytest.skip("pip is not installed")
+        pytest.skip("MISSING python pip: pip is not installed (./scripts/testdeps.sh installs python3-pip)")
     # Built from a copy: a build writes build/ and *.egg-info beside the sources.
     src = tmp_path / "src"
     shutil.copytree(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), src,
@@ -290,7 +290,7 @@ def test_package_installs(tmp_path):
         capture_output=True, text=True,
     )
     if r.returncode != 0 and "No module named" in (r.stdout + r.stderr):
-        pytest.skip("setuptools/wheel are not installed: " + (r.stderr.strip().splitlines() or [""])[-1])
+        pytest.skip("MISSING python setuptools, wheel: not installed: " + (r.stderr.strip().splitlines() or [""])[-1])
     assert r.returncode == 0, r.stdout + r.stderr
     assert any(name.startswith("oxefs-0.1.0") and name.endswith(".whl") for name in os.listdir(out))
 
@@ -310,7 +310,7 @@ def _tiny_mix(tmp_path, extra=""):
 def test_one_daemon_serves_every_rank(tmp_path, monkeypatch):
     _binary()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     cfg = _tiny_mix(tmp_path, "batch_size: 4\nimage_size: [32, 32]\nnum_batches: 5\n")
     with oxefs.mount(cfg, ranks=[0, 1], args=["--cache-dir", str(tmp_path / "cache")]) as m:
         assert (m.info["ranks"], m.info["world"]) == ([0, 1], 2)
@@ -337,7 +337,7 @@ def test_torchrun_two_ranks_one_daemon(tmp_path):
     _binary()
     _torch()
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent")
+        pytest.skip("MISSING /dev/fuse: no FUSE mount possible here")
     cfg = _tiny_mix(tmp_path, "batch_size: 4\nimage_size: [32, 32]\nnum_batches: 7\n")
     with oxefs.mount(cfg, ranks="0-1", world=2, args=["--cache-dir", str(tmp_path / "cache")]) as m:
         env = dict(os.environ, PYTHONPATH=os.path.join(_REPO, "python"), OMP_NUM_THREADS="1")

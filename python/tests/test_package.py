@@ -25,7 +25,7 @@ PYDIR = os.path.join(REPO, "python")
 def _need_build_tools():
     r = subprocess.run([sys.executable, "-c", "import setuptools, wheel, pip"], capture_output=True, text=True)
     if r.returncode != 0:
-        pytest.skip("pip, setuptools or wheel is not installed: " + (r.stderr.strip().splitlines() or [""])[-1])
+        pytest.skip("MISSING python pip, setuptools, wheel: not installed: " + (r.stderr.strip().splitlines() or [""])[-1])
 
 
 def _leftovers():
@@ -109,7 +109,7 @@ def test_wheel_carries_daemon(tmp_path):
     assert r.returncode != 0 and "not an executable" in r.stderr, r.stderr
 
     if not os.path.exists("/dev/fuse"):
-        pytest.skip("/dev/fuse is absent: the installed wheel cannot mount here")
+        pytest.skip("MISSING /dev/fuse: the installed wheel cannot mount here")
     r = _in_venv(python, tmp_path, """
 import oxefs
 with oxefs.mount() as mnt:

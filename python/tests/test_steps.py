@@ -22,7 +22,7 @@ _ACT = os.path.join(_REPO, "examples", "act_train.py")
 
 
 def _torch():
-    return pytest.importorskip("torch", reason="torch is not installed")
+    return pytest.importorskip("torch", reason="MISSING python torch: torch is not installed (./scripts/testdeps.sh installs python3-torch)")
 
 
 def _equal(got, want):

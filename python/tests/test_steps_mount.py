@@ -72,7 +72,7 @@ def test_step_batches_through_a_mount(synth, tmp_path):
 
 
 def test_dataloader_with_workers_over_a_step_mount(synth, tmp_path):
-    torch = pytest.importorskip("torch", reason="torch is not installed")
+    torch = pytest.importorskip("torch", reason="MISSING python torch: torch is not installed (./scripts/testdeps.sh installs python3-torch)")
     with oxefs.mount(_small(synth, tmp_path)) as mnt:
         ds = oxefs.Batches(mnt, torch=True, channels_first=True)
         dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, sampler=range(4))
@@ -88,7 +88,7 @@ def test_dataloader_with_workers_over_a_step_mount(synth, tmp_path):
 def test_act_example_trains_over_a_mount(synth, tmp_path):
     """The ACT-like example: two cameras, a chunk of 50, action_is_pad in
     the loss, over a real mount through oxefs.Loader."""
-    pytest.importorskip("torch", reason="torch is not installed")
+    pytest.importorskip("torch", reason="MISSING python torch: torch is not installed (./scripts/testdeps.sh installs python3-torch)")
     env = dict(os.environ, OXEFS_BIN=oxefs.find_binary())
     r = subprocess.run([sys.executable, os.path.join(REPO, "examples", "act_train.py"),
                         _small(synth, tmp_path), "--steps", "4"],

@@ -10,20 +10,32 @@
 // only with -v); then a count line, "N passed, N failed, N skipped"
 // (subtests count), and a last line PASS or FAIL. It exits 1 when anything
 // failed. Lines that are not JSON events are copied through.
+//
+// Skips for something the machine lacks (internal/missing's "MISSING what:"
+// messages: an optional library, a Python module, /dev/fuse) are counted
+// apart from deliberate ones, on the line before the count. With
+// -no-missing (scripts/test.sh passes it once scripts/testdeps.sh found
+// everything present) such a skip fails the run: the test's own check, or
+// testdeps.sh, is wrong.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/oxefs/oxefs/internal/missing"
 )
 
 func main() {
-	if !summarize(os.Stdin, os.Stdout) {
+	noMissing := flag.Bool("no-missing", false, "fail the run when a test skips for something missing")
+	flag.Parse()
+	if !summarize(os.Stdin, os.Stdout, *noMissing) {
 		os.Exit(1)
 	}
 }
@@ -55,12 +67,15 @@ type summary struct {
 	failed   int
 	badPkgs  int // packages that failed without a failed test: build failures, crashes
 	anything bool
+
+	noMissing bool // a skip for something missing fails the run
 }
 
 // summarize reads events from r, reports to w, and says whether everything
-// passed.
-func summarize(r io.Reader, w io.Writer) bool {
-	s := &summary{w: w, output: map[testID][]string{}, build: map[string][]string{}}
+// passed (and, with noMissing, whether no test skipped for something
+// missing).
+func summarize(r io.Reader, w io.Writer, noMissing bool) bool {
+	s := &summary{w: w, output: map[testID][]string{}, build: map[string][]string{}, noMissing: noMissing}
 	br := bufio.NewReaderSize(r, 1<<20)
 	for {
 		line, err := br.ReadString('\n')
@@ -169,8 +184,10 @@ func (s *summary) write(lines []string) {
 	}
 }
 
-// finish prints the skipped tests and the counts.
+// finish prints the skipped tests, what was missing, and the counts.
 func (s *summary) finish() bool {
+	missingBy := map[string]int{}
+	nMissing := 0
 	if len(s.skips) > 0 {
 		slices.SortFunc(s.skips, func(a, b skipped) int {
 			if c := strings.Compare(a.id.pkg, b.id.pkg); c != 0 {
@@ -184,13 +201,26 @@ func (s *summary) finish() bool {
 			if reason == "" {
 				reason = "(no reason given)"
 			}
+			if name, ok := missing.Parse(reason); ok {
+				missingBy[name]++
+				nMissing++
+			}
 			fmt.Fprintf(s.w, "SKIP %s %s: %s\n", k.id.pkg, k.id.test, reason)
 		}
 	}
-	fmt.Fprintf(s.w, "\n%d passed, %d failed, %d skipped\n", s.passed, s.failed, len(s.skips))
+	fmt.Fprintln(s.w)
+	if len(s.skips) > 0 {
+		fmt.Fprintf(s.w, "skipped: %d for something missing here%s, %d deliberately\n",
+			nMissing, missingList(missingBy), len(s.skips)-nMissing)
+	}
+	fmt.Fprintf(s.w, "%d passed, %d failed, %d skipped\n", s.passed, s.failed, len(s.skips))
 	ok := s.anything && s.failed == 0 && s.badPkgs == 0
 	if !s.anything {
 		fmt.Fprintln(s.w, "no test events on stdin: was it `go test -json`?")
+	}
+	if s.noMissing && nMissing > 0 {
+		fmt.Fprintf(s.w, "%d tests skipped for something missing, but scripts/testdeps.sh found everything present: a test's check for it is wrong, or testdeps.sh does not install it\n", nMissing)
+		ok = false
 	}
 	if ok {
 		fmt.Fprintln(s.w, "PASS")
@@ -198,4 +228,26 @@ func (s *summary) finish() bool {
 		fmt.Fprintln(s.w, "FAIL")
 	}
 	return ok
+}
+
+// missingList is " (libavcodec 30, libturbojpeg 5)", most first.
+func missingList(by map[string]int) string {
+	if len(by) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(by))
+	for n := range by {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if by[a] != by[b] {
+			return by[b] - by[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, by[n])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

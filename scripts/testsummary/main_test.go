@@ -74,7 +74,7 @@ func TestCrash(t *testing.T) {
 `,
 	})
 	var out bytes.Buffer
-	if summarize(strings.NewReader(in), &out) {
+	if summarize(strings.NewReader(in), &out, false) {
 		t.Errorf("summarize reported success for a run with failures")
 	}
 	got := out.String()
@@ -92,7 +92,7 @@ func TestCrash(t *testing.T) {
 		"FAIL\texample.com/m/d",
 		// Passed: TestPasses, TestSubtests, TestSubtests/ok, TestFine;
 		// failed: TestFails, TestCrash.
-		"\n4 passed, 2 failed, 2 skipped\nFAIL\n",
+		"\nskipped: 0 for something missing here, 2 deliberately\n4 passed, 2 failed, 2 skipped\nFAIL\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
@@ -108,7 +108,7 @@ func TestSummaryAllPass(t *testing.T) {
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n",
 	})
 	var out bytes.Buffer
-	if !summarize(strings.NewReader(in), &out) {
+	if !summarize(strings.NewReader(in), &out, false) {
 		t.Fatalf("summarize reported failure:\n%s", out.String())
 	}
 	if !strings.HasSuffix(out.String(), "1 passed, 0 failed, 0 skipped\nPASS\n") {
@@ -121,7 +121,7 @@ func TestSummaryBuildFailure(t *testing.T) {
 		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) { undefinedThing() }\n",
 	})
 	var out bytes.Buffer
-	if summarize(strings.NewReader(in), &out) {
+	if summarize(strings.NewReader(in), &out, false) {
 		t.Fatalf("summarize reported success for a build failure:\n%s", out.String())
 	}
 	if !strings.Contains(out.String(), "undefinedThing") {
@@ -131,10 +131,58 @@ func TestSummaryBuildFailure(t *testing.T) {
 
 func TestSummaryNoEvents(t *testing.T) {
 	var out bytes.Buffer
-	if summarize(strings.NewReader("not json\n"), &out) {
+	if summarize(strings.NewReader("not json\n"), &out, false) {
 		t.Fatal("summarize reported success with no test events")
 	}
 	if !strings.HasPrefix(out.String(), "not json\n") {
 		t.Fatalf("a non-JSON line was not copied through:\n%s", out.String())
+	}
+}
+
+// missingSkips is a package whose tests skip as internal/missing words it:
+// two for one library, one for another, and one deliberately.
+var missingSkips = map[string]string{
+	"a/a_test.go": `package a
+
+import "testing"
+
+func TestOK(t *testing.T) {}
+
+func TestA(t *testing.T) { t.Skip("MISSING libavcodec: TestA needs it (no libavcodec.so.59); install: apt-get install libavcodec59") }
+
+func TestB(t *testing.T) { t.Skip("MISSING libavcodec: TestB needs it; install: apt-get install libavcodec59") }
+
+func TestC(t *testing.T) { t.Skip("MISSING python numpy: TestC needs it; install: ./scripts/testdeps.sh") }
+
+func TestD(t *testing.T) { t.Skip("allocation counts are not meaningful under the race detector") }
+`,
+}
+
+func TestSummaryCountsMissingApart(t *testing.T) {
+	in := goTestJSON(t, missingSkips)
+	var out bytes.Buffer
+	if !summarize(strings.NewReader(in), &out, false) {
+		t.Fatalf("summarize reported failure for skips alone:\n%s", out.String())
+	}
+	want := "\nskipped: 3 for something missing here (libavcodec 2, python numpy 1), 1 deliberately\n1 passed, 0 failed, 4 skipped\nPASS\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Fatalf("summary does not end with %q:\n%s", want, out.String())
+	}
+}
+
+func TestSummaryNoMissingFails(t *testing.T) {
+	in := goTestJSON(t, missingSkips)
+	var out bytes.Buffer
+	if summarize(strings.NewReader(in), &out, true) {
+		t.Fatalf("summarize with noMissing reported success for 3 skips for something missing:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "3 tests skipped for something missing") || !strings.HasSuffix(out.String(), "FAIL\n") {
+		t.Fatalf("summary:\n%s", out.String())
+	}
+	// Deliberate skips alone pass with noMissing.
+	in = goTestJSON(t, map[string]string{"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestD(t *testing.T) { t.Skip(\"deliberately\") }\n"})
+	out.Reset()
+	if !summarize(strings.NewReader(in), &out, true) {
+		t.Fatalf("a deliberate skip failed the run with noMissing:\n%s", out.String())
 	}
 }
