@@ -12,8 +12,9 @@
 # tests that need them skipped and named.
 #
 # usage: sudo ./scripts/fresh-debian.sh [--hide-libs] [ROOT]
-#   ROOT (default /var/tmp/oxefs-fresh) is made with debootstrap when it is
-#   not there; delete it for a fresh start. The checkout's HEAD is copied in
+#   ROOT (default /var/tmp/oxefs-fresh) is a fresh copy, each time, of
+#   Debian's base in ROOT.base, made with debootstrap the first time (delete
+#   ROOT.base for a new one). The checkout's HEAD is copied in
 #   with git archive. Needs root, debootstrap (apt-get install debootstrap),
 #   and network to Debian's mirror and the Go module proxy. Takes 30-60
 #   minutes on 2 cores; the log of each step is under ROOT/trial/.
@@ -27,16 +28,28 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 if [ "$(id -u)" != 0 ]; then echo "run as root (debootstrap, chroot, mounts)" >&2; exit 1; fi
 command -v debootstrap >/dev/null || { echo "needs debootstrap: apt-get install debootstrap" >&2; exit 1; }
 
-if [ ! -x "$root/usr/bin/apt-get" ]; then
-  echo "== debootstrap bookworm into $root"
-  debootstrap --include=ca-certificates bookworm "$root" "$mirror" > "$root.debootstrap.log" 2>&1 ||
+# Debian's base is made once, in ROOT.base, and each trial starts from a
+# copy of it: nothing a former trial installed is there.
+if [ ! -x "$root.base/usr/bin/apt-get" ]; then
+  echo "== debootstrap bookworm into $root.base"
+  rm -rf "$root.base"
+  debootstrap --include=ca-certificates bookworm "$root.base" "$mirror" > "$root.debootstrap.log" 2>&1 ||
     { tail -20 "$root.debootstrap.log"; exit 1; }
 fi
+echo "== a fresh copy of Debian's base in $root"
+rm -rf "$root"
+cp -a "$root.base" "$root"
 
 echo "== Go $(go env GOVERSION) into $root/usr/local/go"
 rm -rf "$root/usr/local/go"
 cp -a "$(go env GOROOT)" "$root/usr/local/go"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# This network's CAs: where TLS goes through an intercepting proxy, its CA
+# is in this machine's bundle and any machine here needs it, fresh or not.
+if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  cp /etc/ssl/certs/ca-certificates.crt "$root/usr/local/share/ca-certificates/host-network.crt"
+  chroot "$root" update-ca-certificates > /dev/null
+fi
 [ -e "$root/dev/fuse" ] || mknod -m 666 "$root/dev/fuse" c 10 229
 
 echo "== the checkout's HEAD ($(git -C "$repo" rev-parse --short HEAD)) into $root/root/oxefs"
@@ -54,7 +67,7 @@ export PATH=/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:
 unset GOFLAGS GOPATH GOCACHE GOMODCACHE OXEFS_PYTHON OXEFS_DECODER OXEFS_TEST_INSTALL
 mount -t proc proc /proc
 mount -t sysfs sys /sys
-mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+mkdir -p /dev/shm /dev/pts && mount -t tmpfs shm /dev/shm && mount -t devpts devpts /dev/pts
 cd /root/oxefs
 echo "python3: $(command -v python3 || echo none); gcc: $(command -v gcc || echo none)"
 

@@ -67,7 +67,7 @@ fi
 py=$(find_python)
 if [ -z "$py" ]; then
   missing+=("python3"); debs+=(python3)
-  absent=$python_modules
+  absent="$python_modules pip"
 else
   absent=""
   for m in $python_modules; do
