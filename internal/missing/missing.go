@@ -51,7 +51,7 @@ func Skip(t testing.TB, what Thing, why error) {
 	if why != nil {
 		detail = " (" + why.Error() + ")"
 	}
-	t.Skipf("%s%s: %s needs it and this machine lacks it%s; install: %s", Prefix, what.Name, t.Name(), detail, what.Install)
+	t.Skipf("%s%s: %s needs it, and it is not to be had here%s; to have it: %s", Prefix, what.Name, t.Name(), detail, what.Install)
 }
 
 // Skipf is Skip with a reason in words.
