@@ -27,7 +27,7 @@ type Config struct {
 	WindowShards      int        `json:"window_shards"`
 	NumBatches        int64      `json:"num_batches,omitempty"` // 0: one pass over the sample units
 	Normalize         Normalize  `json:"normalize"`
-	// Sample, when set, makes samples windows of steps around t (camera
+	// Sample, when set, makes samples step samples: deltas around t (camera
 	// slots, state and action chunks) instead of frame pairs.
 	Sample   *SampleSpec     `json:"sample,omitempty"`
 	Datasets []DatasetConfig `json:"datasets"`

@@ -6,7 +6,7 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/internal/bytesize"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/steps"
 )
 
 // checkMem refuses a --mem that cannot hold one batch of each view of each
@@ -68,7 +68,7 @@ func batchShape(cfg *config.Config) []int {
 	if cfg.Sample != nil {
 		// The frames, masks and indices; the state and action arrays,
 		// whose widths the datasets give, are left out of this bound.
-		if l, err := window.NewLayout(window.SpecOf(cfg, 0, 0)); err == nil {
+		if l, err := steps.NewLayout(steps.SpecOf(cfg, 0, 0)); err == nil {
 			return []int{int(l.Total)}
 		}
 	}

@@ -20,12 +20,12 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/assemble"
 	"github.com/oxefs/oxefs/bench"
-	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames/av"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/steps"
 )
 
 // openParallel bounds the datasets whose metadata is fetched at once.
@@ -83,7 +83,7 @@ type Dataset struct {
 	// (a slot left out is zeros), its deltas in steps, and the fps they
 	// were resolved with (0: none).
 	Cameras map[string]string
-	Deltas  window.Deltas
+	Deltas  steps.Deltas
 	FPS     float64
 }
 
@@ -197,10 +197,10 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 }
 
 // buildDatasets is what the batch builders read of the mix's datasets.
-func (m *Mix) buildDatasets() []build.Dataset {
-	out := make([]build.Dataset, len(m.Datasets))
+func (m *Mix) buildDatasets() []assemble.Dataset {
+	out := make([]assemble.Dataset, len(m.Datasets))
 	for i, d := range m.Datasets {
-		out[i] = build.Dataset{Name: d.Config.Name, Episodes: d.Episodes, EpisodeID: d.Data.EpisodeID, ActionDim: d.ActionDim, StateDim: d.StateDim}
+		out[i] = assemble.Dataset{Name: d.Config.Name, Episodes: d.Episodes, EpisodeID: d.Data.EpisodeID, ActionDim: d.ActionDim, StateDim: d.StateDim}
 	}
 	return out
 }

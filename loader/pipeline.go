@@ -1,8 +1,8 @@
 package loader
 
 import (
+	"github.com/oxefs/oxefs/assemble"
 	"github.com/oxefs/oxefs/batch"
-	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
@@ -20,7 +20,7 @@ import (
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/steps"
 )
 
 // Options configures a Pipeline: the mount's flags.
@@ -92,14 +92,14 @@ type Pipeline struct {
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
 	Mix      *Mix
-	Pool     *build.Pool
+	Pool     *assemble.Pool
 	// Ranks are the ranks served, in Options.Ranks order (one, Options.Rank,
 	// without it).
 	Ranks []*Rank
 	// Train and Val are the first rank's views; Val is nil without a val
 	// view.
 	Train, Val *batch.Scheduler
-	Builds     *build.Stats
+	Builds     *assemble.Stats
 	// Read latencies, recorded by the mount (or the benchmark) per file
 	// read; Build latencies per batch build.
 	ReadLatency, BuildLatency batch.Histogram
@@ -113,13 +113,13 @@ type Pipeline struct {
 	info     []byte     // the daemon's info.json with several ranks
 	serving  *Serving
 	prefetch *prefetcher
-	valStats *build.Stats
+	valStats *assemble.Stats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
 	// step mode (a `sample` block): the batch's layout and the assemblers
 	// of step samples; nil in pair mode
-	layout *window.Layout
-	steps  []*window.Assembler
+	layout *steps.Layout
+	steps  []*steps.Assembler
 }
 
 // Rank is one rank's two views.
@@ -190,7 +190,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		return nil, err
 	}
 	p.decodeMem = frames.NewDecodeMemory(int64(float64(opts.Mem) * decodeShare))
-	p.Pool, err = build.NewPool(opts.Workers, frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
+	p.Pool, err = assemble.NewPool(opts.Workers, frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
 	if err != nil {
 		return nil, err
 	}
@@ -204,9 +204,9 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		trainBudget -= valBudget
 	}
 	p.prefetch = newPrefetcher(p.Mix, opts.Log)
-	p.Builds = build.NewStats(len(p.Mix.Datasets))
+	p.Builds = assemble.NewStats(len(p.Mix.Datasets))
 	if p.Mix.Val != nil {
-		p.valStats = build.NewStats(len(p.Mix.Datasets))
+		p.valStats = assemble.NewStats(len(p.Mix.Datasets))
 	}
 	for _, rp := range p.Mix.Ranks {
 		r := &Rank{Rank: rp.Rank, plans: rp}
@@ -268,8 +268,8 @@ func assemblers(m *Mix) ([]*pairs.Assembler, error) {
 	return out, nil
 }
 
-func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *build.Stats) (*batch.Scheduler, error) {
-	opts := build.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train}
+func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *assemble.Stats) (*batch.Scheduler, error) {
+	opts := assemble.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train}
 	if p.Mix.hasRemote() {
 		// The batch's remote episodes arrive before the samples are
 		// queued, all at once and each on its own (an RLDS record's byte
@@ -281,12 +281,12 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// within one retry budget (see fetchbatch.go).
 		opts.Fetch = p.Mix.fetchBatch
 	}
-	var b *build.Builder
+	var b *assemble.Builder
 	var err error
 	if p.layout != nil {
-		b, err = build.NewSteps(pl, p.Mix.buildDatasets(), p.steps, p.layout, p.Pool, opts)
+		b, err = assemble.NewSteps(pl, p.Mix.buildDatasets(), p.steps, p.layout, p.Pool, opts)
 	} else {
-		b, err = build.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
+		b, err = assemble.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
 	}
 	if err != nil {
 		return nil, err

@@ -14,8 +14,8 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames/av"
 	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/steps"
 	"github.com/oxefs/oxefs/storage"
-	"github.com/oxefs/oxefs/window"
 )
 
 // openSteps resolves a dataset's side of step samples (a `sample` block):
@@ -49,7 +49,7 @@ func openSteps(d *Dataset, c *config.Config, cams map[string]string, add func(ke
 			break
 		}
 	}
-	deltas, fps, err := window.Resolve(c, dc, info.FPS)
+	deltas, fps, err := steps.Resolve(c, dc, info.FPS)
 	d.Deltas, d.FPS = deltas, fps
 	var ce config.ConfigErrors
 	if errors.As(err, &ce) {
@@ -172,18 +172,18 @@ func episodeAt(d *Dataset, ranges []episode.Range, at int) string {
 }
 
 // stepAssemblers makes the layout of the mix's step samples and one
-// window.Assembler per dataset.
-func stepAssemblers(m *Mix) ([]*window.Assembler, *window.Layout, error) {
+// steps.Assembler per dataset.
+func stepAssemblers(m *Mix) ([]*steps.Assembler, *steps.Layout, error) {
 	cfg := m.Config
-	spec := window.SpecOf(cfg, m.MaxStateDim, m.MaxActionDim)
-	lay, err := window.NewLayout(spec)
+	spec := steps.SpecOf(cfg, m.MaxStateDim, m.MaxActionDim)
+	lay, err := steps.NewLayout(spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]*window.Assembler, len(m.Datasets))
+	out := make([]*steps.Assembler, len(m.Datasets))
 	for i, d := range m.Datasets {
 		dc := d.Config
-		wc := window.Config{
+		wc := steps.Config{
 			Index:       m.datasetIndex(dc.Name),
 			Cameras:     d.Cameras,
 			Deltas:      d.Deltas,
@@ -196,7 +196,7 @@ func stepAssemblers(m *Mix) ([]*window.Assembler, *window.Layout, error) {
 			wc.ActionNorm = affine(cfg.Normalize.Action, d.Norm.Action)
 			wc.StateNorm = affine(cfg.Normalize.State, d.Norm.State)
 		}
-		if out[i], err = window.New(d.Data.Info(), spec, lay, wc); err != nil {
+		if out[i], err = steps.New(d.Data.Info(), spec, lay, wc); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -212,7 +212,7 @@ func (m *Mix) datasetIndex(name string) int {
 
 // Layout is the layout of a step-mode batch (every array's file in one
 // buffer); nil in pair mode.
-func (p *Pipeline) Layout() *window.Layout { return p.layout }
+func (p *Pipeline) Layout() *steps.Layout { return p.layout }
 
 // Parts are the files of a step-mode batch, for fs.Parted: each array's
 // file, a window of the batch's buffer. Nil in pair mode.
@@ -280,11 +280,11 @@ type sampleInfo struct {
 	// StateDeltas and ActionDeltas are the config's deltas in steps (null
 	// when given in seconds: then *Seconds, and each dataset's entry has
 	// them in steps).
-	StateDeltas   []int          `json:"state_deltas"`
-	StateSeconds  []float64      `json:"state_seconds,omitempty"`
-	ActionDeltas  []int          `json:"action_deltas"`
-	ActionSeconds []float64      `json:"action_seconds,omitempty"`
-	Arrays        []window.Array `json:"arrays"`
+	StateDeltas   []int         `json:"state_deltas"`
+	StateSeconds  []float64     `json:"state_seconds,omitempty"`
+	ActionDeltas  []int         `json:"action_deltas"`
+	ActionSeconds []float64     `json:"action_seconds,omitempty"`
+	Arrays        []steps.Array `json:"arrays"`
 }
 
 // slotInfo is one camera slot in info.json.
@@ -310,7 +310,7 @@ func (p *Pipeline) sampleInfo() *sampleInfo {
 		StateDeltas: s.State.Steps, StateSeconds: s.State.Seconds,
 		ActionDeltas: s.Action.Steps, ActionSeconds: s.Action.Seconds,
 	}
-	spec := window.SpecOf(p.Mix.Config, 0, 0)
+	spec := steps.SpecOf(p.Mix.Config, 0, 0)
 	for i, c := range s.Cameras {
 		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
 	}

@@ -83,5 +83,5 @@ func (a *Affine) apply(v []float64) {
 }
 
 // Apply normalises v in place (nil: leaves it as is); the step samples of
-// package window normalise each step's vector with it.
+// package steps normalise each step's vector with it.
 func (a *Affine) Apply(v []float64) { a.apply(v) }

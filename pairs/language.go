@@ -8,7 +8,7 @@ import (
 
 // Language reads a dataset's instruction (language_key): a Text feature or
 // string tensor, or an integer tensor of code points (language_table), per
-// step or per episode. The zero Language reads none. Package window reads
+// step or per episode. The zero Language reads none. Package steps reads
 // step samples' task through it too.
 type Language struct {
 	key  string

@@ -37,12 +37,12 @@ var layer = map[string]int{
 	"frames":     3,
 	"frames/...": 3,
 	"pairs":      3,
-	"window":     3, // step samples: pairs' sibling
+	"steps":      3, // step samples: pairs' sibling
 	"episodes":   3,
 	"norm":       3,
 
-	"batch": 4,
-	"build": 4, // the batches of a view: plan, fetch, assemble, substitute
+	"batch":    4,
+	"assemble": 4, // the batches of a view: plan, fetch, assemble, substitute
 
 	"fs":    5,
 	"bench": 5,
@@ -69,7 +69,7 @@ var sideways = map[string][]string{
 	"frames":               {"frames/..."},
 	"plan":                 {"keyed", "config"},
 	"pairs":                {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
-	"window":               {"config", "frames", "keyed", "plan", "pairs"}, // window builds step samples, with pairs' helpers
+	"steps":                {"config", "frames", "keyed", "plan", "pairs"}, // steps builds step samples, with pairs' helpers
 	"norm":                 {"config"},                                     // the offset range the statistics cover
 	"scripts/...":          {"internal/testkit/fakehub"},                   // scripts/fakehub serves the tests' fake Hub
 	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},   // flipsource puts testkit's proxies before the backends
@@ -79,7 +79,7 @@ var sideways = map[string][]string{
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "window", "norm", "batch", "build"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "steps", "norm", "batch", "assemble"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

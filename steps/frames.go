@@ -1,4 +1,4 @@
-package window
+package steps
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, s plan.Sample, e
 			continue
 		}
 		mask[k] = 1
-		w.idx = window(a.cfg.Deltas.Slots[k], t, steps, w.idx, pad)
+		w.idx = clamped(a.cfg.Deltas.Slots[k], t, steps, w.idx, pad)
 		sl := a.spec.Slots[k]
 		for p, step := range w.idx {
 			key := frameKey{dataset: s.Dataset, ep: s.Episode, image: c.key, step: step, h: sl.H, w: sl.W}

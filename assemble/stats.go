@@ -1,4 +1,4 @@
-package build
+package assemble
 
 import (
 	"sync"
@@ -8,7 +8,7 @@ import (
 // Stats counts what the builders of one view did, for stats.json.
 type Stats struct {
 	// FramesDecoded counts the frames step samples decoded (package
-	// window: each once per batch, whichever samples use it).
+	// steps: each once per batch, whichever samples use it).
 	FramesDecoded atomic.Int64
 	// Samples counts samples built per dataset (index of the datasets
 	// given to New).

@@ -1,4 +1,4 @@
-package build
+package assemble
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/steps"
 )
 
 // Builder builds the batches of one plan (the train or the val view).
@@ -23,8 +23,8 @@ type Builder struct {
 	asm      []*pairs.Assembler // by dataset index; nil where the plan never samples it
 	// step mode (NewSteps): the assemblers of step samples and the
 	// batch's layout; nil in pair mode
-	steps  []*window.Assembler
-	layout *window.Layout
+	steps  []*steps.Assembler
+	layout *steps.Layout
 	pool   *Pool
 	stats  *Stats
 	log    *slog.Logger
@@ -94,11 +94,11 @@ func New(plan *plan.Plan, datasets []Dataset, asm []*pairs.Assembler, pool *Pool
 	return b, nil
 }
 
-// NewSteps builds plan's batches of step samples (package window) with one
+// NewSteps builds plan's batches of step samples (package steps) with one
 // assembler per dataset, into buffers of layout.Total bytes that hold
 // every array's file, headers included (batch.Config.Headerless).
-func NewSteps(plan *plan.Plan, datasets []Dataset, asm []*window.Assembler, layout *window.Layout, pool *Pool, opts Options) (*Builder, error) {
-	if !slices.ContainsFunc(asm, func(a *window.Assembler) bool { return a != nil }) {
+func NewSteps(plan *plan.Plan, datasets []Dataset, asm []*steps.Assembler, layout *steps.Layout, pool *Pool, opts Options) (*Builder, error) {
+	if !slices.ContainsFunc(asm, func(a *steps.Assembler) bool { return a != nil }) {
 		return nil, errors.New("no dataset to build samples from")
 	}
 	if layout.Arrays[0].Shape[0] != plan.BatchSize() {
@@ -258,7 +258,7 @@ func (b *Builder) sample(ctx context.Context, s plan.Sample, build func(c plan.S
 
 // buildSteps is Build in step mode: buf is the whole batch, every array's
 // file; each sample writes its part of every array, decoding each frame
-// once per batch (window.Batch).
+// once per batch (steps.Batch).
 func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, error) {
 	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
 	if int64(len(buf)) != b.layout.Total || len(samples) != b.batchSize {
@@ -269,17 +269,17 @@ func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, 
 			return nil, fmt.Errorf("batch %d: %w", n, err)
 		}
 	}
-	batch := window.NewBatch(b.layout, buf)
-	metas := make([]window.Meta, len(samples))
+	batch := steps.NewBatch(b.layout, buf)
+	metas := make([]steps.Meta, len(samples))
 	err := b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
-		var m *window.Meta
+		var m *steps.Meta
 		if b.meta != config.MetaNone {
 			m = &metas[i]
 		}
-		before := w.window.Decoded()
-		defer func() { b.stats.FramesDecoded.Add(w.window.Decoded() - before) }()
+		before := w.steps.Decoded()
+		defer func() { b.stats.FramesDecoded.Add(w.steps.Decoded() - before) }()
 		return b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
-			return b.steps[c.Dataset].Build(ctx, w.window, c, ep, batch, i, m)
+			return b.steps[c.Dataset].Build(ctx, w.steps, c, ep, batch, i, m)
 		})
 	})
 	if err != nil {
@@ -288,7 +288,7 @@ func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, 
 	for i, s := range samples {
 		b.layout.SetSamplePad(buf, i, b.repeat(s))
 	}
-	return window.MetaJSON(b.meta, metas)
+	return steps.MetaJSON(b.meta, metas)
 }
 
 // repeat is whether sample s only fills its batch (Options.MarkRepeats).

@@ -1,4 +1,4 @@
-package build
+package assemble
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/pairs"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/steps"
 )
 
 // errPoolClosed is returned by a submission after Pool.Close.
@@ -49,7 +49,7 @@ func NewPool(n int, opts frames.DecoderOptions) (*Pool, error) {
 			return nil, err
 		}
 		pw := pairs.NewWorker(d)
-		workers[i] = &worker{pairs: pw, window: window.NewWorker(d)}
+		workers[i] = &worker{pairs: pw, steps: steps.NewWorker(d)}
 	}
 	p.decoder = workers[0].pairs.Decoder().Name()
 	for _, w := range workers {
@@ -102,6 +102,6 @@ func (p *Pool) Close() {
 // worker is one pool goroutine's: the pairs' worker, which owns the
 // decoder, and the step samples' worker, which borrows it.
 type worker struct {
-	pairs  *pairs.Worker
-	window *window.Worker
+	pairs *pairs.Worker
+	steps *steps.Worker
 }

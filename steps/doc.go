@@ -1,4 +1,4 @@
-// Package window turns a planned step sample and its episode into the
+// Package steps turns a planned step sample and its episode into the
 // arrays of a step-mode batch: a sample is (dataset, episode, t), and every
 // quantity is taken at deltas relative to t — frames per camera slot, the
 // state and the actions — with indices outside the episode clamped to it
@@ -7,7 +7,7 @@
 // # Pieces
 //
 // A Spec is the mix's side: the camera slots (name, size, number of
-// deltas), the state and action window lengths, the widest state and
+// deltas), the state and action lengths, the widest state and
 // action, the layout. Its Layout is the batch: one buffer holding every
 // array as its own NumPy 1.0 file, each starting at a multiple of 64 bytes
 // (see Layout). A Config is one dataset's side: its camera per slot, its
@@ -31,4 +31,4 @@
 //
 // An episode with no t (steps ≤ drop_last) is a *pairs.ShortEpisodeError;
 // bad data is an *episode.CorruptError, as in package pairs.
-package window
+package steps

@@ -1,4 +1,4 @@
-package window
+package steps
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ type Spec struct {
 	// Slots are the camera slots, in config order.
 	Slots []SlotSpec
 	// StateSteps and ActionSteps are the lengths of the state and action
-	// windows (Ts, H).
+	// deltas (Ts, H).
 	StateSteps, ActionSteps int
 	// MaxStateDim and MaxActionDim are the mix's widest state and action
 	// (S, A); a dimension of 0 leaves the state (or action) arrays out.
@@ -81,7 +81,7 @@ const FileAlign = 4096
 // alignment of the data).
 const headerAlign = 64
 
-// Array is one array of a batch: one .npy file, a window of the batch's
+// Array is one array of a batch: one .npy file, a range of the batch's
 // buffer.
 type Array struct {
 	// Name is the array's key (observation.images.primary, action, …);

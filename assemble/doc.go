@@ -1,4 +1,4 @@
-// Package build builds the batches of one view of a plan: for batch n, it
+// Package assemble builds the batches of one view of a plan: for batch n, it
 // takes the plan's samples, has the caller bring their remote bytes in
 // (Options.Fetch), loads their episodes, and assembles every sample in
 // parallel on a Pool of decode workers, each a pairs.Worker with its own
@@ -10,6 +10,6 @@
 // replaced by the same good one, whatever reader met it first, and every
 // substitution is counted in Stats for stats.json.
 //
-// build knows nothing of storage or of any format: it reads episodes
+// assemble knows nothing of storage or of any format: it reads episodes
 // through the neutral episode.Dataset.
-package build
+package assemble

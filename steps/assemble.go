@@ -1,4 +1,4 @@
-package window
+package steps
 
 import (
 	"context"
@@ -147,9 +147,9 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep epis
 	return a.writeFrames(ctx, w, s, ep, t, b, i)
 }
 
-// window fills idx with clamp(t+d, 0, steps−1) per delta and pad with
+// clamped fills idx with clamp(t+d, 0, steps−1) per delta and pad with
 // whether t+d is outside the episode.
-func window(deltas []int, t, steps int, idx []int, pad []byte) []int {
+func clamped(deltas []int, t, steps int, idx []int, pad []byte) []int {
 	idx = idx[:0]
 	for j, d := range deltas {
 		x := t + d
@@ -175,7 +175,7 @@ func (a *Assembler) writeState(w *Worker, ep episode.Episode, t int, b *Batch, i
 	for j := range mask {
 		mask[j] = b2u(j < a.keys.State.Dim)
 	}
-	w.idx = window(a.cfg.Deltas.State, t, ep.Steps(), w.idx, pad)
+	w.idx = clamped(a.cfg.Deltas.State, t, ep.Steps(), w.idx, pad)
 	clear(dst)
 	if a.keys.State.Dim == 0 {
 		return nil
@@ -207,7 +207,7 @@ func (a *Assembler) writeAction(w *Worker, ep episode.Episode, t int, b *Batch, 
 	for j := range mask {
 		mask[j] = b2u(j < a.keys.ActionDim)
 	}
-	w.idx = window(a.cfg.Deltas.Action, t, ep.Steps(), w.idx, pad)
+	w.idx = clamped(a.cfg.Deltas.Action, t, ep.Steps(), w.idx, pad)
 	clear(dst)
 	if a.keys.ActionDim == 0 {
 		return nil

@@ -1,4 +1,4 @@
-package window
+package steps
 
 import (
 	"context"
