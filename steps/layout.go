@@ -2,7 +2,7 @@ package steps
 
 import (
 	"fmt"
-	"strings"
+	"github.com/oxefs/oxefs/internal/npy"
 
 	"github.com/oxefs/oxefs/config"
 )
@@ -76,10 +76,6 @@ const (
 // batch.Config.Parts). It changes no file's bytes, only the padding
 // between files in the buffer (a few KiB a batch).
 const FileAlign = 4096
-
-// headerAlign is the size a .npy header is padded to (NumPy's own
-// alignment of the data).
-const headerAlign = 64
 
 // Array is one array of a batch: one .npy file, a range of the batch's
 // buffer.
@@ -178,7 +174,7 @@ func NewLayout(spec Spec) (*Layout, error) {
 	var off int64
 	for i := range l.Arrays {
 		a := &l.Arrays[i]
-		a.header = npyHeader(a.DType, a.Shape)
+		a.header = npy.Header(a.DType, a.Shape)
 		a.Header = len(a.header)
 		a.Off = off
 		a.Size = int64(a.Header) + int64(b)*int64(a.PerSample())
@@ -231,29 +227,4 @@ func (l *Layout) sample(buf []byte, k, i int) []byte {
 	n := a.PerSample()
 	at := a.Data() + int64(i*n)
 	return buf[at : at+int64(n)]
-}
-
-// npyHeader is the NumPy format 1.0 header of a C-order array, padded
-// with spaces so that the data starts at a multiple of 64 bytes.
-func npyHeader(dtype string, shape []int) []byte {
-	dims := make([]string, len(shape))
-	for i, d := range shape {
-		dims[i] = fmt.Sprint(d)
-	}
-	tuple := strings.Join(dims, ", ")
-	if len(shape) == 1 {
-		tuple += ","
-	}
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", dtype, tuple)
-	total := 10 + len(dict) + 1 // magic, version, length, dict, '\n'
-	total += (headerAlign - total%headerAlign) % headerAlign
-	hlen := total - 10
-	h := make([]byte, 0, total)
-	h = append(h, "\x93NUMPY\x01\x00"...)
-	h = append(h, byte(hlen), byte(hlen>>8))
-	h = append(h, dict...)
-	for len(h) < total-1 {
-		h = append(h, ' ')
-	}
-	return append(h, '\n')
 }
