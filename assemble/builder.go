@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 
-	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
-	"github.com/oxefs/oxefs/steps"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // Builder builds the batches of one plan (the train or the val view).
@@ -20,22 +17,18 @@ type Builder struct {
 	// dependencies
 	plan     *plan.Plan
 	datasets []Dataset
-	asm      []*pairs.Assembler // by dataset index; nil where the plan never samples it
-	// step mode (NewSteps): the assemblers of step samples and the
-	// batch's layout; nil in pair mode
-	steps  []*steps.Assembler
-	layout *steps.Layout
-	pool   *Pool
-	stats  *Stats
-	log    *slog.Logger
-	fetch  func(ctx context.Context, samples []plan.Sample) error
-	subs   *substitutions // what substitution has learnt, shared by the workers
+	kind     sample.Kind
+	params   sample.Transformer
+	pool     *Pool
+	stats    *Stats
+	log      *slog.Logger
+	fetch    func(ctx context.Context, samples []plan.Sample) error
+	subs     *substitutions // what substitution has learnt, shared by the workers
+	stages   sync.Pool      // *sample.Stage, one per batch being built
 
 	// constants
-	meta        config.MetaMode
 	strict      bool
 	markRepeats bool
-	sampleBytes int
 	batchSize   int
 }
 
@@ -47,17 +40,16 @@ type Dataset struct {
 	Episodes episode.Dataset
 	// EpisodeID names an episode in logs and stats.json.
 	EpisodeID func(episode.Key) string
-	// ActionDim and StateDim are its own action and state widths, for the
-	// masks in batch metadata.
-	ActionDim, StateDim int
 }
 
 // Options configures New.
 type Options struct {
-	Meta   config.MetaMode
 	Strict bool
 	Stats  *Stats
 	Log    *slog.Logger
+	// Params draws each sample's transform parameters per camera slot
+	// (the view's augmentation); sample.Identity{} draws none.
+	Params sample.Transformer
 	// Fetch, when set, is given each batch's samples, as planned, before
 	// any is queued for decoding: it brings their remote bytes in, all at
 	// once, so that decode workers never wait on the network. Its error
@@ -72,98 +64,68 @@ type Options struct {
 	MarkRepeats bool
 }
 
-// New builds plan's batches with one assembler per dataset.
-func New(plan *plan.Plan, datasets []Dataset, asm []*pairs.Assembler, pool *Pool, opts Options) (*Builder, error) {
+// New builds plan's batches of kind's samples on pool, whose workers
+// were made for kind (NewPool).
+func New(plan *plan.Plan, datasets []Dataset, kind sample.Kind, pool *Pool, opts Options) (*Builder, error) {
+	if n := kind.Files().Samples; n != plan.BatchSize() {
+		return nil, fmt.Errorf("batches of %d for a plan of %d", n, plan.BatchSize())
+	}
+	if pool.kind != kind {
+		return nil, errors.New("a decode pool made for another kind of sample")
+	}
+	if opts.Params == nil {
+		return nil, errors.New("no Transformer: sample.Identity{} draws no parameters")
+	}
 	b := &Builder{
-		plan: plan, datasets: datasets, asm: asm, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
-		meta: opts.Meta, strict: opts.Strict, markRepeats: opts.MarkRepeats, batchSize: plan.BatchSize(),
+		plan: plan, datasets: datasets, kind: kind, params: opts.Params, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
+		strict: opts.Strict, markRepeats: opts.MarkRepeats, batchSize: plan.BatchSize(),
 		subs: newSubstitutions(len(datasets)),
 	}
-	for _, a := range asm {
-		if a == nil {
-			continue
-		}
-		if b.sampleBytes != 0 && a.SampleBytes() != b.sampleBytes {
-			return nil, errors.New("datasets of one mix disagree on the sample size")
-		}
-		b.sampleBytes = a.SampleBytes()
-	}
-	if b.sampleBytes == 0 {
-		return nil, errors.New("no dataset to build samples from")
-	}
+	b.stages.New = func() any { return sample.NewStage() }
 	return b, nil
 }
 
-// NewSteps builds plan's batches of step samples (package steps) with one
-// assembler per dataset, into buffers of layout.Total bytes that hold
-// every array's file, headers included (batch.Config.Headerless).
-func NewSteps(plan *plan.Plan, datasets []Dataset, asm []*steps.Assembler, layout *steps.Layout, pool *Pool, opts Options) (*Builder, error) {
-	if !slices.ContainsFunc(asm, func(a *steps.Assembler) bool { return a != nil }) {
-		return nil, errors.New("no dataset to build samples from")
-	}
-	if layout.Arrays[0].Shape[0] != plan.BatchSize() {
-		return nil, fmt.Errorf("a layout of batches of %d for a plan of %d", layout.Arrays[0].Shape[0], plan.BatchSize())
-	}
-	return &Builder{
-		plan: plan, datasets: datasets, steps: asm, layout: layout, pool: pool, stats: opts.Stats, log: opts.Log, fetch: opts.Fetch,
-		meta: opts.Meta, strict: opts.Strict, markRepeats: opts.MarkRepeats, batchSize: plan.BatchSize(),
-		subs: newSubstitutions(len(datasets)),
-	}, nil
-}
+// Files says what a batch is to the scheduler.
+func (b *Builder) Files() sample.Files { return b.kind.Files() }
 
-// Shape is the batch array's shape for the given layout; in step mode,
-// the buffer's length in bytes.
-func (b *Builder) Shape() []int {
-	if b.layout != nil {
-		return []int{int(b.layout.Total)}
-	}
-	cfg := b.firstAssembler().Config()
-	f := b.firstAssembler().FramesPerSample()
-	if cfg.Layout == config.BCFHW {
-		return []int{b.batchSize, 3, f, cfg.Height, cfg.Width}
-	}
-	return []int{b.batchSize, f, cfg.Height, cfg.Width, 3}
-}
-
-func (b *Builder) firstAssembler() *pairs.Assembler {
-	for _, a := range b.asm {
-		if a != nil {
-			return a
-		}
-	}
-	panic("unreachable: New checked")
-}
-
-// Build fills buf, the batch's frames, with batch n and returns its
+// Build fills buf, the batch's buffer, with batch n and returns its
 // metadata file (nil with meta: none). It is a batch.BuildFunc.
 func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error) {
-	if b.layout != nil {
-		return b.buildSteps(ctx, n, buf)
-	}
 	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
-	if len(buf) != len(samples)*b.sampleBytes {
-		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(buf), len(samples), b.sampleBytes)
+	if len(samples) != b.batchSize {
+		return nil, fmt.Errorf("batch %d: %d samples, want %d", n, len(samples), b.batchSize)
+	}
+	bt, err := b.kind.NewBatch(n, buf)
+	if err != nil {
+		return nil, err
 	}
 	if b.fetch != nil {
 		if err := b.fetch(ctx, samples); err != nil {
 			return nil, fmt.Errorf("batch %d: %w", n, err)
 		}
 	}
-	metas := make([]pairs.Meta, len(samples))
-	err := b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
-		var m *pairs.Meta
-		if b.meta != config.MetaNone {
-			m = &metas[i]
-		}
-		dst := buf[i*b.sampleBytes : (i+1)*b.sampleBytes]
-		return b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
-			return b.asm[c.Dataset].Build(ctx, w.pairs, c, ep, dst, m)
+	stage := b.stages.Get().(*sample.Stage)
+	stage.Reset(n, len(samples), b.params)
+	err = b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
+		before := w.frames.Decoded()
+		defer func() { b.stats.FramesDecoded.Add(w.frames.Decoded() - before) }()
+		f := stage.For(w.frames, i)
+		return b.sample(ctx, s, stage, i, func(c plan.Sample, ep episode.Episode) error {
+			return bt.Build(ctx, w.kind, f, i, c, ep)
 		})
 	})
+	b.stages.Put(stage) // every job is done: each waited for
 	if err != nil {
 		return nil, err
 	}
-	return b.metaJSON(samples, metas)
+	var repeat []bool
+	if b.markRepeats {
+		repeat = make([]bool, len(samples))
+		for i, s := range samples {
+			repeat[i] = s.Epoch > 0
+		}
+	}
+	return bt.Finish(samples, repeat)
 }
 
 // each builds every sample of batch n on the decode pool, one job per
@@ -207,9 +169,11 @@ func (b *Builder) each(ctx context.Context, n int64, samples []plan.Sample, buil
 // episode of the dataset can be used, with an error that says so, or after
 // maxImageFailures candidates whose frames do not decode.
 //
-// build writes a candidate from its episode into the sample's place.
-func (b *Builder) sample(ctx context.Context, s plan.Sample, build func(c plan.Sample, ep episode.Episode) error) error {
-	err := b.try(ctx, s, build)
+// build writes a candidate from its episode into sample i's place;
+// stage is the batch's frame stage, whose claims of a failed candidate
+// are revoked before the next is built.
+func (b *Builder) sample(ctx context.Context, s plan.Sample, stage *sample.Stage, i int, build func(c plan.Sample, ep episode.Episode) error) error {
+	err := b.try(ctx, s, stage, i, build)
 	if err == nil {
 		return nil
 	}
@@ -230,7 +194,7 @@ func (b *Builder) sample(ctx context.Context, s plan.Sample, build func(c plan.S
 			}
 			continue
 		}
-		err := b.try(ctx, c, build)
+		err := b.try(ctx, c, stage, i, build)
 		if err == nil {
 			return nil
 		}
@@ -255,41 +219,3 @@ func (b *Builder) sample(ctx context.Context, s plan.Sample, build func(c plan.S
 	}
 	return err
 }
-
-// buildSteps is Build in step mode: buf is the whole batch, every array's
-// file; each sample writes its part of every array, decoding each frame
-// once per batch (steps.Batch).
-func (b *Builder) buildSteps(ctx context.Context, n int64, buf []byte) ([]byte, error) {
-	samples := b.plan.Batch(n, make([]plan.Sample, 0, b.batchSize))
-	if int64(len(buf)) != b.layout.Total || len(samples) != b.batchSize {
-		return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples, want %d bytes for %d", n, len(buf), len(samples), b.layout.Total, b.batchSize)
-	}
-	if b.fetch != nil {
-		if err := b.fetch(ctx, samples); err != nil {
-			return nil, fmt.Errorf("batch %d: %w", n, err)
-		}
-	}
-	batch := steps.NewBatch(b.layout, buf)
-	metas := make([]steps.Meta, len(samples))
-	err := b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
-		var m *steps.Meta
-		if b.meta != config.MetaNone {
-			m = &metas[i]
-		}
-		before := w.steps.Decoded()
-		defer func() { b.stats.FramesDecoded.Add(w.steps.Decoded() - before) }()
-		return b.sample(ctx, s, func(c plan.Sample, ep episode.Episode) error {
-			return b.steps[c.Dataset].Build(ctx, w.steps, c, ep, batch, i, m)
-		})
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i, s := range samples {
-		b.layout.SetSamplePad(buf, i, b.repeat(s))
-	}
-	return steps.MetaJSON(b.meta, metas)
-}
-
-// repeat is whether sample s only fills its batch (Options.MarkRepeats).
-func (b *Builder) repeat(s plan.Sample) bool { return b.markRepeats && s.Epoch > 0 }

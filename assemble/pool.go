@@ -6,24 +6,24 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/pairs"
-	"github.com/oxefs/oxefs/steps"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // errPoolClosed is returned by a submission after Pool.Close.
 var errPoolClosed = errors.New("decode pool closed: the daemon is shutting down")
 
 // Pool is the one set of decode workers shared by every dataset and every
-// batch: each worker owns a frames.Decoder, inside the pairs.Worker it
-// builds samples with, so a batch's samples decode in parallel on every
-// core and nothing is allocated per frame.
+// batch: each worker owns a sample.FrameWorker, whose FrameDecoder it
+// decodes with, and the scratch of the kind of sample it builds, so a
+// batch's samples decode in parallel on every core and nothing is
+// allocated per frame.
 //
 // Submissions hold mu shared while they send; Close takes it exclusively to
 // close jobs, so no one sends on a closed channel, and every job queued
 // before Close runs.
 type Pool struct {
 	// constants
+	kind    sample.Kind
 	jobs    chan func(*worker) // closed by Close, under mu
 	wg      sync.WaitGroup     // workers
 	decoder string
@@ -32,31 +32,30 @@ type Pool struct {
 	closed bool // guarded by mu
 }
 
-// NewPool starts n workers. opts picks the JPEG decoder and the shared
-// decode budget.
-func NewPool(n int, opts frames.DecoderOptions) (*Pool, error) {
+// NewPool starts n workers that build kind's samples, each decoding with
+// a FrameDecoder of newDecoder's (the one choice of decoder backend).
+func NewPool(n int, kind sample.Kind, newDecoder func() (sample.FrameDecoder, error)) (*Pool, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("--workers must be at least 1, got %d", n)
 	}
-	p := &Pool{jobs: make(chan func(*worker), 4*n)}
+	p := &Pool{kind: kind, jobs: make(chan func(*worker), 4*n)}
 	workers := make([]*worker, n)
 	for i := range workers {
-		d, err := frames.NewDecoder(opts)
+		d, err := newDecoder()
 		if err != nil {
 			for _, w := range workers[:i] {
-				w.pairs.Close()
+				w.frames.Close()
 			}
 			return nil, err
 		}
-		pw := pairs.NewWorker(d)
-		workers[i] = &worker{pairs: pw, steps: steps.NewWorker(d)}
+		workers[i] = &worker{frames: sample.NewFrameWorker(d), kind: kind.NewWorker()}
 	}
-	p.decoder = workers[0].pairs.Decoder().Name()
+	p.decoder = workers[0].frames.Decoder().Name()
 	for _, w := range workers {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			defer w.pairs.Close()
+			defer w.frames.Close()
 			for job := range p.jobs {
 				job(w)
 			}
@@ -99,9 +98,9 @@ func (p *Pool) Close() {
 	p.wg.Wait()
 }
 
-// worker is one pool goroutine's: the pairs' worker, which owns the
-// decoder, and the step samples' worker, which borrows it.
+// worker is one pool goroutine's: its side of the frame stage, which owns
+// the decoder, and its kind's scratch.
 type worker struct {
-	pairs *pairs.Worker
-	steps *steps.Worker
+	frames *sample.FrameWorker
+	kind   sample.Worker
 }

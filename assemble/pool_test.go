@@ -6,15 +6,42 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 )
+
+// nopKind is a kind of sample whose samples hold nothing, for tests of
+// the pool alone.
+type nopKind struct{}
+
+type nopWorker struct{}
+
+func (nopWorker) Footprint() int { return 0 }
+
+func (nopKind) Files() sample.Files                          { return sample.Files{Samples: 1, Shape: []int{1}} }
+func (nopKind) NewWorker() sample.Worker                     { return nopWorker{} }
+func (nopKind) NewBatch(int64, []byte) (sample.Batch, error) { return nopBatch{}, nil }
+func (nopKind) Needs(int) sample.Need                        { return sample.Need{} }
+
+type nopBatch struct{}
+
+func (nopBatch) Build(context.Context, sample.Worker, sample.Frames, int, plan.Sample, episode.Episode) error {
+	return nil
+}
+func (nopBatch) Finish([]plan.Sample, []bool) ([]byte, error) { return nil, nil }
+
+func goDecoder() (sample.FrameDecoder, error) {
+	return sample.NewCPU(frames.DecoderOptions{JPEG: frames.JPEGGo})
+}
 
 // TestPoolSubmitRacesClose submits decode jobs from many goroutines while
 // the pool closes: a submission after Close is an error, never a send on a
 // closed channel.
 func TestPoolSubmitRacesClose(t *testing.T) {
 	for range 20 {
-		p, err := NewPool(2, frames.DecoderOptions{JPEG: frames.JPEGGo})
+		p, err := NewPool(2, nopKind{}, goDecoder)
 		if err != nil {
 			t.Fatal(err)
 		}

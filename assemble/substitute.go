@@ -10,8 +10,8 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // maxImageFailures bounds the candidates whose frames fail to decode that
@@ -101,7 +101,7 @@ func (u *substitutions) setUnusable(dataset int, err error) bool {
 }
 
 // try builds sample s from its own episode.
-func (b *Builder) try(ctx context.Context, s plan.Sample, build func(c plan.Sample, ep episode.Episode) error) error {
+func (b *Builder) try(ctx context.Context, s plan.Sample, stage *sample.Stage, i int, build func(c plan.Sample, ep episode.Episode) error) error {
 	if err := ctx.Err(); err != nil {
 		return err // between substitutes: shutting down
 	}
@@ -116,6 +116,9 @@ func (b *Builder) try(ctx context.Context, s plan.Sample, build func(c plan.Samp
 	}
 	b.subs.saw(s.Dataset, ep.Steps())
 	if err := build(s, ep); err != nil {
+		// Others may copy this candidate's frames no longer: a substitute
+		// overwrites them.
+		stage.Revoke(i)
 		return err
 	}
 	b.stats.Samples[s.Dataset].Add(1)
@@ -142,7 +145,7 @@ func (b *Builder) episode(ctx context.Context, s plan.Sample) (episode.Episode, 
 func (b *Builder) failed(s plan.Sample, err error) (whole badKind, ok bool) {
 	var kind string
 	switch {
-	case errors.Is(err, pairs.ErrShortEpisode):
+	case errors.Is(err, sample.ErrShortEpisode):
 		kind, whole = "short_episode", badShort // not damage: such an episode has no units
 	case errors.Is(err, episode.ErrMissingShard) && !b.strict:
 		kind, whole = "missing_shard", badCorrupt // a listed shard that is not there
@@ -190,7 +193,8 @@ func (t *walkTally) add(k badKind, err error) {
 func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 	ds := b.datasets[s.Dataset]
 	info := b.plan.Info().Datasets[s.Dataset]
-	what, need, fix := b.needs(s.Dataset)
+	nd := b.kind.Needs(s.Dataset)
+	what, need, fix := nd.What, nd.Steps, nd.Fix
 	longest := b.subs.longest[s.Dataset].Load()
 	where := fmt.Sprintf("dataset %s (source %s, split %s)", ds.Name, info.Source, info.Split)
 	if t.short > 0 && t.corrupt == 0 && t.images == 0 {
@@ -208,16 +212,4 @@ func (b *Builder) noUsableEpisode(s plan.Sample, t walkTally) error {
 		parts = append(parts, fmt.Sprintf("%d with frames that do not decode", t.images))
 	}
 	return fmt.Errorf("%s: no usable episode among %d tried: %s; last: %w", where, t.short+t.corrupt+t.images, strings.Join(parts, ", "), t.last)
-}
-
-// needs says what an episode of dataset d must be longer than: its
-// offset (pairs) or drop_last (step samples), the steps that takes, and
-// what to lower.
-func (b *Builder) needs(d int) (what string, need int, fix string) {
-	if b.layout != nil {
-		k := b.steps[d].DropLast()
-		return fmt.Sprintf("drop_last %d", k), k + 1, "lower sample.drop_last"
-	}
-	offset := b.asm[d].Config().Frames.Offset
-	return "offset " + offset.String(), offset.Min + 1, "lower the offset"
 }

@@ -240,27 +240,12 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 			MaxConcurrentOpenBatches: s.Budget() / s.BatchBytes(),
 		}}
 	}
-	shape := p.Train.Shape()
 	cfg := p.Mix.Config
-	frames := &framesInfo{Shape: shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
-	serving := p.serving
-	if p.layout != nil {
-		frames = nil
-		shape = []int{cfg.BatchSize}
-		if serving != nil {
-			s := *serving
-			s.Parted = partedServing
-			serving = &s
-		}
-	}
 	in := info{
 		OxefsVersion: p.opts.Version,
 		PID:          os.Getpid(),
 		Config:       cfg,
 		Seed:         cfg.Seed,
-		BatchSize:    shape[0],
-		Frames:       frames,
-		Sample:       p.sampleInfo(),
 		Meta:         cfg.Meta,
 		Decoder:      p.Pool.Decoder(),
 		World:        p.Mix.World,
@@ -268,8 +253,9 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 		StateDim:     p.Mix.MaxStateDim,
 		Datasets:     p.datasetInfo(),
 		Memory:       p.memoryInfo(),
-		Serving:      serving,
+		Serving:      p.serving,
 	}
+	p.Mix.kind.describe(p, &in)
 	if p.MultiRank() {
 		in.Ranks = make([]int, len(p.Ranks))
 		for i, r := range p.Ranks {
@@ -293,7 +279,7 @@ func (p *Pipeline) datasetInfo() map[string]datasetInfo {
 	out := make(map[string]datasetInfo, len(p.Mix.Datasets))
 	for _, d := range p.Mix.Datasets {
 		di := datasetInfo{ActionDim: d.ActionDim, StateDim: d.StateDim, Stats: d.Norm, Commit: pinnedCommit(d.Data.Backend())}
-		p.stepDatasetInfo(d, &di)
+		p.Mix.kind.describeDataset(p, d, &di)
 		out[d.Config.Name] = di
 	}
 	return out

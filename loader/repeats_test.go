@@ -104,7 +104,7 @@ func TestStepsValRepeatsMarked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arrays := p.Layout().Arrays
+	arrays := layoutOf(p).Arrays
 	if got := arrays[len(arrays)-1]; got.Name != "sample_is_pad" || got.DType != "|b1" || !slices.Equal(got.Shape, []int{8}) ||
 		arrays[len(arrays)-2].Name != "frame_index" {
 		t.Fatalf("last arrays %s, %s %s %v: want frame_index, then sample_is_pad |b1 [8]", arrays[len(arrays)-2].Name, got.Name, got.DType, got.Shape)

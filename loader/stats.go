@@ -21,9 +21,9 @@ type stats struct {
 	DecodeMemory decodeMemoryStats     `json:"decode_memory"`
 	DiskCache    diskCacheStats        `json:"disk_cache"`
 	Fetch        fetchStats            `json:"fetch"`
-	// FramesDecoded, in step mode, counts the frames the train view's
-	// builds decoded (each once per batch however many samples use it).
-	FramesDecoded     *int64               `json:"frames_decoded,omitempty"`
+	// FramesDecoded counts the frames the train view's builds decoded
+	// (each once per batch however many samples use it).
+	FramesDecoded     int64                `json:"frames_decoded"`
 	Memory            memoryStats          `json:"memory"`
 	RAMCache          ramCacheStats        `json:"ram_cache"`
 	Ranks             map[string]rankStats `json:"ranks,omitempty"`
@@ -226,10 +226,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		Substitutions:     subs,
 		BadEpisodes:       bad,
 		DecodeMemory:      decodeMemory(p.decodeMem),
-	}
-	if p.layout != nil {
-		n := p.Builds.FramesDecoded.Load()
-		out.FramesDecoded = &n
+		FramesDecoded:     p.Builds.FramesDecoded.Load(),
 	}
 	if r != nil {
 		out.Train, out.Val = &schedulerField{sched(r.Train)}, &schedulerField{sched(r.Val)}

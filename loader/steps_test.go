@@ -21,6 +21,7 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/steps"
 )
 
 type episodeKey = episode.Key
@@ -130,7 +131,7 @@ func readStepBatch(t *testing.T, p *Pipeline, n int64) stepBatch {
 		t.Fatal(err)
 	}
 	b := stepBatch{arrays: map[string]npyFile{}}
-	for _, a := range p.Layout().Arrays {
+	for _, a := range layoutOf(p).Arrays {
 		f := parseNPYFile(t, a.File, files["."+a.File])
 		if f.descr != a.DType || !slices.Equal(f.shape, a.Shape) {
 			t.Fatalf("%s: %s %v, layout %s %v", a.File, f.descr, f.shape, a.DType, a.Shape)
@@ -326,7 +327,7 @@ func TestStepsRLDS(t *testing.T) {
 	if err := json.Unmarshal(p.Info(), &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Sample.Mode != "steps" || len(info.Sample.Arrays) != len(p.Layout().Arrays) || info.Sample.Arrays[0].File != "observation.images.primary.npy" ||
+	if info.Sample.Mode != "steps" || len(info.Sample.Arrays) != len(layoutOf(p).Arrays) || info.Sample.Arrays[0].File != "observation.images.primary.npy" ||
 		!slices.Equal(info.Sample.Arrays[len(info.Sample.Arrays)-1].Shape, []int{8}) || info.Frames != nil {
 		t.Fatalf("info.json sample section: %s", p.Info())
 	}
@@ -689,8 +690,8 @@ func TestStepsBenchInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Records) != 5 || res.Records[0].Bytes < p.Layout().Total {
-		t.Fatalf("bench records %+v, want 5 of at least %d bytes", res.Records, p.Layout().Total)
+	if len(res.Records) != 5 || res.Records[0].Bytes < layoutOf(p).Total {
+		t.Fatalf("bench records %+v, want 5 of at least %d bytes", res.Records, layoutOf(p).Total)
 	}
 }
 
@@ -719,7 +720,7 @@ func TestStepsValView(t *testing.T) {
 			t.Fatalf("val batch holds %s", id)
 		}
 	}
-	for _, a := range p.Layout().Arrays {
+	for _, a := range layoutOf(p).Arrays {
 		parseNPYFile(t, a.File, files["."+a.File])
 	}
 }
@@ -800,10 +801,13 @@ func trainBatches(t *testing.T, p *Pipeline, reverse bool) [][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range p.Layout().Arrays {
+		for _, a := range layoutOf(p).Arrays {
 			out[k] = append(out[k], files["."+a.File]...)
 		}
 		out[k] = append(out[k], files[".json"]...)
 	}
 	return out
 }
+
+// layoutOf is the layout of a step-sample pipeline's batches.
+func layoutOf(p *Pipeline) *steps.Layout { return p.kind.(*steps.Kind).Layout() }

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/keyed"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // Assembler builds the step samples of one dataset. It is immutable after
@@ -88,11 +88,11 @@ func (a *Assembler) StateDim() int { return a.keys.State.Dim }
 // SelectT chooses t for a sample of an episode of steps steps: the
 // sample's unit when samples_per_episode is 0, else keyed.Draw(key,
 // keyed.StreamT, steps−drop_last). An episode of at most drop_last steps
-// has no t: a *pairs.ShortEpisodeError without dataset and episode.
+// has no t: a *sample.ShortEpisodeError without dataset and episode.
 func SelectT(spec Spec, key uint64, unit, steps int) (int, error) {
 	starts := steps - spec.DropLast
 	if starts <= 0 {
-		return 0, &pairs.ShortEpisodeError{Steps: steps, Need: spec.DropLast + 1}
+		return 0, &sample.ShortEpisodeError{Steps: steps, Need: spec.DropLast + 1}
 	}
 	if spec.SamplesPerEpisode >= 1 {
 		return keyed.Draw(key, keyed.StreamT, starts), nil
@@ -104,11 +104,12 @@ func SelectT(spec Spec, key uint64, unit, steps int) (int, error) {
 }
 
 // Build writes sample i of batch b from episode ep: every array's part of
-// sample i, and m when it is not nil. Errors are those of pairs' Build: a
-// *pairs.ShortEpisodeError, a *episode.CorruptError for bad data, or a
+// sample i, and m when it is not nil, its frames through the batch's frame
+// stage f. Errors are those of pairs' Build: a
+// *sample.ShortEpisodeError, a *episode.CorruptError for bad data, or a
 // read's error naming the episode. After an error sample i holds partial
 // data and must be rewritten.
-func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep episode.Episode, b *Batch, i int, m *Meta) error {
+func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s plan.Sample, ep episode.Episode, b *Batch, i int, m *Meta) error {
 	if ep.Dataset() != a.ds.Name || ep.Key() != s.Episode {
 		return fmt.Errorf("dataset %s: asked to build sample of %s/%v from episode %s", a.ds.Name, a.ds.Name, s.Episode, ep.ID())
 	}
@@ -118,7 +119,7 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep epis
 	steps := ep.Steps()
 	t, err := SelectT(a.spec, s.Key, s.Unit, steps)
 	if err != nil {
-		var se *pairs.ShortEpisodeError
+		var se *sample.ShortEpisodeError
 		if errors.As(err, &se) {
 			se.Dataset, se.Episode = a.ds.Name, ep.ID()
 			return se
@@ -144,7 +145,7 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep epis
 	}
 	binary.LittleEndian.PutUint64(l.sample(b.Buf, l.datasetIndex, i), uint64(a.cfg.Index))
 	binary.LittleEndian.PutUint64(l.sample(b.Buf, l.frameIndex, i), uint64(t))
-	return a.writeFrames(ctx, w, s, ep, t, b, i)
+	return a.writeFrames(ctx, w, f, s, ep, t, b, i)
 }
 
 // clamped fills idx with clamp(t+d, 0, steps−1) per delta and pad with
@@ -175,7 +176,7 @@ func (a *Assembler) writeState(w *Worker, ep episode.Episode, t int, b *Batch, i
 	for j := range mask {
 		mask[j] = b2u(j < a.keys.State.Dim)
 	}
-	w.idx = clamped(a.cfg.Deltas.State, t, ep.Steps(), w.idx, pad)
+	w.state = clamped(a.cfg.Deltas.State, t, ep.Steps(), w.state, pad)
 	clear(dst)
 	if a.keys.State.Dim == 0 {
 		return nil
@@ -185,7 +186,7 @@ func (a *Assembler) writeState(w *Worker, ep episode.Episode, t int, b *Batch, i
 		return err
 	}
 	row := w.row[:0]
-	for j, step := range w.idx {
+	for j, step := range w.state {
 		row = append(row[:0], vals[step*a.keys.State.Dim:(step+1)*a.keys.State.Dim]...)
 		a.cfg.StateNorm.Apply(row)
 		for k, x := range row {
@@ -207,12 +208,12 @@ func (a *Assembler) writeAction(w *Worker, ep episode.Episode, t int, b *Batch, 
 	for j := range mask {
 		mask[j] = b2u(j < a.keys.ActionDim)
 	}
-	w.idx = clamped(a.cfg.Deltas.Action, t, ep.Steps(), w.idx, pad)
+	w.state = clamped(a.cfg.Deltas.Action, t, ep.Steps(), w.state, pad)
 	clear(dst)
 	if a.keys.ActionDim == 0 {
 		return nil
 	}
-	H := len(w.idx)
+	H := len(w.state)
 	w.chunk = append(w.chunk[:0], make([]float64, H*a.keys.ActionDim)...)
 	at := 0
 	for _, k := range a.keys.Actions {
@@ -220,7 +221,7 @@ func (a *Assembler) writeAction(w *Worker, ep episode.Episode, t int, b *Batch, 
 		if err != nil {
 			return err
 		}
-		for j, step := range w.idx {
+		for j, step := range w.state {
 			copy(w.chunk[j*a.keys.ActionDim+at:], vals[step*k.Dim:(step+1)*k.Dim])
 		}
 		at += k.Dim
@@ -261,69 +262,6 @@ func (a *Assembler) language(w *Worker, ep episode.Episode, t int, m *Meta) erro
 		m.Task = string(text)
 	}
 	return nil
-}
-
-// source returns the frames of image key in ep as the frames.Source the
-// assembler decodes through (see pairs' camera).
-func (a *Assembler) source(w *Worker, ep episode.Episode, c camera) (frames.Source, error) {
-	v, err := ep.Feature(c.key)
-	if err != nil {
-		return nil, err
-	}
-	if s, ok := v.(frames.Stream); ok {
-		w.video = frames.Video{Key: c.key, Steps: ep.Steps(), Stream: s, Size: c.declared, SizeFrom: "the dataset declares"}
-		return &w.video, nil
-	}
-	w.images = frames.Images{Key: c.key, Steps: ep.Steps(), Encoded: v, Size: c.declared, SizeFrom: "features.json declares"}
-	return &w.images, nil
-}
-
-var _ frames.Stream = episode.Video(nil)
-
-// decode decodes steps (ascending, distinct) of slot k's camera into the
-// worker's scratch, in the batch's layout, and returns the scratch: frame
-// j of it is steps[j]. Bad frame data is corrupt data of the episode.
-func (a *Assembler) decode(ctx context.Context, w *Worker, ep episode.Episode, k int, steps []int) ([]byte, error) {
-	c, s := a.cams[k], a.spec.Slots[k]
-	src, err := a.source(w, ep, c)
-	if err != nil {
-		return nil, err
-	}
-	if src.Len() != ep.Steps() {
-		return nil, ep.Corrupt(fmt.Errorf("%s has %d frames for %d steps", c.key, src.Len(), ep.Steps()))
-	}
-	n := len(steps) * s.H * s.W * 3
-	if cap(w.scratch) < n {
-		w.scratch = make([]byte, n)
-	}
-	buf := w.scratch[:n]
-	slot := frames.Slot{
-		Buf: buf, Frames: len(steps), H: s.H, W: s.W,
-		Layout: frames.Layout(a.spec.Layout),     // same values: pairs' TestEnumsMatchFrames
-		Resize: frames.ResizeMode(a.spec.Resize), // same values
-		Decode: frames.DecodeMode(a.spec.Decode), // same values
-	}
-	w.decoded += int64(len(steps))
-	if err := src.Decode(ctx, w.dec, steps, slot); err != nil {
-		var ie *frames.ImageError
-		if errors.As(err, &ie) {
-			return nil, ep.Corrupt(err)
-		}
-		return nil, fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
-	}
-	return buf, nil
-}
-
-// copyFrame copies frame from of src, a region of nsrc frames, to frame to
-// of dst, a region of ndst frames, both hw pixels a frame in layout lay.
-func copyFrame(lay config.Layout, hw int, dst []byte, ndst, to int, src []byte, nsrc, from int) {
-	if lay == config.BCFHW {
-		for c := range 3 {
-			copy(dst[(c*ndst+to)*hw:(c*ndst+to+1)*hw], src[(c*nsrc+from)*hw:(c*nsrc+from+1)*hw])
-		}
-		return
-	}
-	copy(dst[to*hw*3:(to+1)*hw*3], src[from*hw*3:(from+1)*hw*3])
 }
 
 // DropLast is the mix's drop_last.

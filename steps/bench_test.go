@@ -31,7 +31,7 @@ func BenchmarkBuildBatch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	workers := make([]*Worker, 4)
+	workers := make([]*testWorkerT, 4)
 	for i := range workers {
 		workers[i] = testWorker(b)
 	}
@@ -50,16 +50,16 @@ func BenchmarkBuildBatch(b *testing.B) {
 				start += w.Decoded()
 			}
 			for range b.N {
-				var batches [8]*Batch
+				var batches [8]*testBatch
 				for i := range batches {
 					if shared {
 						if i == 0 {
-							batches[0] = NewBatch(l, bufs[0])
+							batches[0] = newTestBatch(l, bufs[0])
 						} else {
 							batches[i] = batches[0]
 						}
 					} else {
-						batches[i] = NewBatch(l, bufs[i])
+						batches[i] = newTestBatch(l, bufs[i])
 					}
 				}
 				var wg sync.WaitGroup
@@ -68,7 +68,7 @@ func BenchmarkBuildBatch(b *testing.B) {
 					go func() {
 						defer wg.Done()
 						for i := w; i < 8; i += len(workers) {
-							if err := a.Build(context.Background(), workers[w], plan.Sample{Episode: bridgeKey, Unit: i}, ep, batches[i], i, nil); err != nil {
+							if err := workers[w].build(a, context.Background(), plan.Sample{Episode: bridgeKey, Unit: i}, ep, batches[i], i, nil); err != nil {
 								b.Error(err)
 							}
 						}

@@ -13,22 +13,19 @@
 // (see Layout). A Config is one dataset's side: its camera per slot, its
 // deltas resolved to steps (Resolve), its keys, its normalisation and its
 // dataset_index. An Assembler is made once per dataset from both and is
-// shared by every worker; a Worker holds one worker goroutine's decoder
-// and scratch. Assembler.Build writes sample i of a Batch.
+// shared by every worker; a Worker holds one worker goroutine's scratch.
+// Assembler.Build writes sample i of a Batch. Kind is the whole as a
+// sample.Kind, which is all the batch builder sees.
 //
-// # Decode once
+// # Frames
 //
-// A frame (dataset, episode, image key, step, size) that several samples
-// of a batch, or several deltas of one sample, need is decoded once: the
-// first sample that asks claims it (Claims), and the others copy the
-// owner's pixels once it is done. A worker decodes every frame it claimed
-// before it waits on another's, so no worker waits on one that waits; a
-// sample whose build fails gives its claims up unfinished, and those
-// waiting decode the frame themselves. Decoding is deterministic, so the
-// bytes never depend on who decoded.
+// Each camera slot the dataset maps is one sample.Request to the batch's
+// frame stage (package sample): a frame (dataset, episode, image key,
+// step, size, transform parameters) that several samples of a batch, or
+// several deltas of one sample, need is decoded once.
 //
 // # Errors
 //
-// An episode with no t (steps ≤ drop_last) is a *pairs.ShortEpisodeError;
+// An episode with no t (steps ≤ drop_last) is a *sample.ShortEpisodeError;
 // bad data is an *episode.CorruptError, as in package pairs.
 package steps

@@ -18,6 +18,8 @@ import (
 	"github.com/oxefs/oxefs/format"
 	_ "github.com/oxefs/oxefs/format/formats" // registers the formats format.Open probes
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/store"
 )
@@ -49,14 +51,43 @@ func loadEpisode(t testing.TB, ds episode.Dataset, key episode.Key) episode.Epis
 	return ep
 }
 
-func testWorker(t testing.TB) *Worker {
+// testWorkerT is a decode worker as the builder's pool makes one: the
+// kind's scratch and the frame stage's worker.
+type testWorkerT struct {
+	*Worker
+	fw *sample.FrameWorker
+}
+
+func testWorker(t testing.TB) *testWorkerT {
 	t.Helper()
-	d, err := frames.NewDecoder(frames.DecoderOptions{JPEG: frames.JPEGGo})
+	cpu, err := sample.NewCPU(frames.DecoderOptions{JPEG: frames.JPEGGo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Close)
-	return NewWorker(d)
+	fw := sample.NewFrameWorker(cpu)
+	t.Cleanup(fw.Close)
+	return &testWorkerT{Worker: NewWorker(), fw: fw}
+}
+
+// Decoded is the frames the worker has decoded.
+func (w *testWorkerT) Decoded() int64 { return w.fw.Decoded() }
+
+// testBatch is a batch being built with its frame stage, as the builder
+// gives one to every batch.
+type testBatch struct {
+	*Batch
+	stage *sample.Stage
+}
+
+func newTestBatch(l *Layout, buf []byte) *testBatch {
+	st := sample.NewStage()
+	st.Reset(0, l.Arrays[0].Shape[0], sample.Identity{})
+	return &testBatch{Batch: NewBatch(l, buf), stage: st}
+}
+
+// build builds sample i of b from s and ep with a.
+func (w *testWorkerT) build(a *Assembler, ctx context.Context, s plan.Sample, ep episode.Episode, b *testBatch, i int, m *Meta) error {
+	return a.Build(ctx, w.Worker, b.stage.For(w.fw, i), s, ep, b.Batch, i, m)
 }
 
 // manifestRecord is what the fixture generator wrote of one record, read
@@ -135,7 +166,7 @@ func parseNPY(t testing.TB, b []byte) npyArray {
 }
 
 // f32 returns sample i's float32 values of a [B,…] array.
-func f32(t testing.TB, b *Batch, name string, i int) []float32 {
+func f32(t testing.TB, b *testBatch, name string, i int) []float32 {
 	raw := b.Layout.sample(b.Buf, indexOf(b.Layout, name), i)
 	out := make([]float32, len(raw)/4)
 	for j := range out {
@@ -144,7 +175,7 @@ func f32(t testing.TB, b *Batch, name string, i int) []float32 {
 	return out
 }
 
-func sampleBytes(t testing.TB, b *Batch, name string, i int) []byte {
+func sampleBytes(t testing.TB, b *testBatch, name string, i int) []byte {
 	t.Helper()
 	return b.Layout.sample(b.Buf, indexOf(b.Layout, name), i)
 }
@@ -185,4 +216,25 @@ func bridgeConfig(slot, state, action []int) Config {
 		LanguageKey: "steps/language_instruction",
 		Robot:       "widowx",
 	}
+}
+
+// decodeOne decodes step of slot k's camera alone, in the slot's size and
+// the batch's layout, with w's decoder.
+func decodeOne(t testing.TB, a *Assembler, w *testWorkerT, ep episode.Episode, k, step int) []byte {
+	t.Helper()
+	sl, c := a.spec.Slots[k], a.cams[k]
+	var cam sample.Camera
+	src, err := cam.Open(ep, c.key, c.declared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, sl.H*sl.W*3)
+	dst := frames.Slot{
+		Buf: buf, Frames: 1, H: sl.H, W: sl.W,
+		Layout: frames.Layout(a.spec.Layout), Resize: frames.ResizeMode(a.spec.Resize), Decode: frames.DecodeMode(a.spec.Decode),
+	}
+	if err := w.fw.Decoder().Decode(context.Background(), src, []int{step}, dst, nil); err != nil {
+		t.Fatal(err)
+	}
+	return buf
 }

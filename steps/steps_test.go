@@ -18,6 +18,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 )
 
 var bridgeKey = episode.Key{Split: "train", Shard: 0, Record: 0} // 8 steps
@@ -43,7 +44,7 @@ func TestLayoutFilesAreNPY(t *testing.T) {
 			t.Fatalf("arrays %v, want %v", names, want)
 		}
 		buf := bytes.Repeat([]byte{0xee}, int(l.Total))
-		NewBatch(l, buf)
+		newTestBatch(l, buf)
 		shapes := map[string][]int{
 			"observation.images.primary": {5, 2, 48, 64, 3}, "observation.images.left": {5, 1, 16, 16, 3},
 			"image_mask": {5, 3}, "observation.state": {5, 2, 9}, "action": {5, 3, 8}, "action_mask": {5, 8}, "frame_index": {5},
@@ -129,19 +130,19 @@ for f in sys.argv[2:]:
 
 // build builds samples ts (t each, samples_per_episode 0) of the episode
 // into one batch, each sample by its own goroutine when parallel.
-func build(t *testing.T, a *Assembler, spec Spec, ep episode.Episode, key episode.Key, ts []int, parallel bool) (*Batch, []Meta, int64) {
+func build(t *testing.T, a *Assembler, spec Spec, ep episode.Episode, key episode.Key, ts []int, parallel bool) (*testBatch, []Meta, int64) {
 	t.Helper()
 	l := a.lay
-	b := NewBatch(l, make([]byte, l.Total))
+	b := newTestBatch(l, make([]byte, l.Total))
 	metas := make([]Meta, len(ts))
-	workers := make([]*Worker, len(ts))
+	workers := make([]*testWorkerT, len(ts))
 	errs := make([]error, len(ts))
 	var wg sync.WaitGroup
 	for i, tt := range ts {
 		workers[i] = testWorker(t)
 		run := func() {
 			defer wg.Done()
-			errs[i] = a.Build(context.Background(), workers[i], plan.Sample{Episode: key, Unit: tt}, ep, b, i, &metas[i])
+			errs[i] = workers[i].build(a, context.Background(), plan.Sample{Episode: key, Unit: tt}, ep, b, i, &metas[i])
 		}
 		wg.Add(1)
 		if parallel {
@@ -260,10 +261,7 @@ func TestWindowsClampAndPad(t *testing.T) {
 					fpad := sampleBytes(t, b, "observation.images."+name+"_is_pad", i)
 					for p, d := range c.slot {
 						x := min(max(tt+d, 0), L-1)
-						one, err := a.decode(context.Background(), ref, ep, k, []int{x})
-						if err != nil {
-							t.Fatal(err)
-						}
+						one := decodeOne(t, a, ref, ep, k, x)
 						n := sl.H * sl.W * 3
 						if !bytes.Equal(got[p*n:(p+1)*n], one) {
 							t.Fatalf("t=%d %s delta %d: not the frame of step %d", tt, name, d, x)
@@ -308,9 +306,9 @@ func TestDecodeOnce(t *testing.T) {
 		}
 		// The same bytes as samples built each in a batch of its own.
 		for i, tt := range ts {
-			lone := NewBatch(l, make([]byte, l.Total))
+			lone := newTestBatch(l, make([]byte, l.Total))
 			w := testWorker(t)
-			if err := a.Build(context.Background(), w, plan.Sample{Episode: bridgeKey, Unit: tt}, ep, lone, i, nil); err != nil {
+			if err := w.build(a, context.Background(), plan.Sample{Episode: bridgeKey, Unit: tt}, ep, lone, i, nil); err != nil {
 				t.Fatal(err)
 			}
 			for _, name := range []string{"observation.images.primary", "observation.images.wrist"} {
@@ -319,43 +317,6 @@ func TestDecodeOnce(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestClaimGivenUp(t *testing.T) {
-	l, err := NewLayout(bridgeSpec(2, config.BFHWC, []int{0}, []int{0}, []int{0}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := NewBatch(l, make([]byte, l.Total))
-	k := frameKey{step: 1, h: 48, w: 64}
-	c, mine := b.claim(k, 0, 0, 0)
-	if !mine {
-		t.Fatal("the first claim is not the caller's")
-	}
-	c2, mine2 := b.claim(k, 1, 0, 0)
-	if mine2 || c2 != c {
-		t.Fatal("a second claim of a claimed frame is new")
-	}
-	b.release([]frameKey{k}, []*claim{c}, false)
-	<-c.done
-	if c.valid {
-		t.Fatal("a claim given up is valid")
-	}
-	c3, mine3 := b.claim(k, 1, 0, 0)
-	if !mine3 || c3 == c {
-		t.Fatal("a frame given up cannot be claimed anew")
-	}
-	b.release([]frameKey{k}, []*claim{c3}, true)
-	if !c3.valid {
-		t.Fatal("a decoded claim is not valid")
-	}
-	b.revoke(1, []frameKey{k}, []*claim{c3})
-	if c3.valid {
-		t.Fatal("a revoked claim is valid")
-	}
-	if _, mine := b.claim(k, 0, 0, 0); !mine {
-		t.Fatal("a revoked frame cannot be claimed anew")
 	}
 }
 
@@ -414,9 +375,9 @@ func TestShortEpisode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = a.Build(context.Background(), testWorker(t), plan.Sample{Episode: bridgeKey}, ep, NewBatch(l, make([]byte, l.Total)), 0, nil)
-	var se *pairs.ShortEpisodeError
-	if !errors.As(err, &se) || !errors.Is(err, pairs.ErrShortEpisode) || se.Dataset != "tiny_bridge" || se.Need != ep.Steps()+1 {
+	err = testWorker(t).build(a, context.Background(), plan.Sample{Episode: bridgeKey}, ep, newTestBatch(l, make([]byte, l.Total)), 0, nil)
+	var se *sample.ShortEpisodeError
+	if !errors.As(err, &se) || !errors.Is(err, sample.ErrShortEpisode) || se.Dataset != "tiny_bridge" || se.Need != ep.Steps()+1 {
 		t.Fatalf("drop_last = steps: %v, want a ShortEpisodeError naming the dataset", err)
 	}
 	// samples_per_episode ≥ 1 draws t in [0, steps−drop_last).

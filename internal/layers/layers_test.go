@@ -36,6 +36,7 @@ var layer = map[string]int{
 	"plan":       3,
 	"frames":     3,
 	"frames/...": 3,
+	"sample":     3, // the seam of the kinds of sample: Kind, the frame stage
 	"pairs":      3,
 	"steps":      3, // step samples: pairs' sibling
 	"episodes":   3,
@@ -69,18 +70,19 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"plan":                 {"keyed", "config"},
-	"pairs":                {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
-	"steps":                {"config", "frames", "keyed", "plan", "pairs"}, // steps builds step samples, with pairs' helpers
-	"norm":                 {"config"},                                     // the offset range the statistics cover
-	"scripts/...":          {"internal/testkit/fakehub"},                   // scripts/fakehub serves the tests' fake Hub
-	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},   // flipsource puts testkit's proxies before the backends
+	"sample":               {"config", "frames", "plan"},                             // the frame stage decodes through frames
+	"pairs":                {"config", "frames", "keyed", "plan", "sample"},          // pairs builds the samples the plan names
+	"steps":                {"config", "frames", "keyed", "plan", "pairs", "sample"}, // steps builds step samples, with pairs' key helpers
+	"norm":                 {"config"},                                               // the offset range the statistics cover
+	"scripts/...":          {"internal/testkit/fakehub"},                             // scripts/fakehub serves the tests' fake Hub
+	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},             // flipsource puts testkit's proxies before the backends
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "steps", "norm", "batch", "assemble"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "sample", "pairs", "steps", "norm", "batch", "assemble"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

@@ -9,22 +9,37 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/oxefs/oxefs/batch"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames/av"
 	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/sample"
 	"github.com/oxefs/oxefs/steps"
 	"github.com/oxefs/oxefs/storage"
 )
 
-// openSteps resolves a dataset's side of step samples (a `sample` block):
-// its camera per slot (cams: config.FeatureUse.Cameras, which
-// config.DatasetConfig.CheckFeatures checked against its image features),
-// whether oxefs can decode those stored as video, and its deltas in steps,
-// through its metadata's fps or its config's. Problems go to add, naming
-// the field and the valid choices, or are returned.
-func openSteps(d *Dataset, c *config.Config, cams map[string]string, add func(key, format string, args ...any)) config.ConfigErrors {
+// stepKind is step samples (package steps): the mix has a `sample` block.
+type stepKind struct{ cfg *config.Config }
+
+// openDataset resolves a dataset's side of step samples: its camera per
+// slot (use.Cameras, which config.DatasetConfig.CheckFeatures checked
+// against its image features; image_key is not theirs), whether oxefs
+// can decode those stored as video, and its deltas in steps, through its
+// metadata's fps or its config's. Problems name the field and the valid
+// choices.
+func (k stepKind) openDataset(d *Dataset, use config.FeatureUse, ferrs config.ConfigErrors, bad func(key, format string, args ...any) *config.ConfigError) config.ConfigErrors {
+	var errs config.ConfigErrors
+	add := func(key, format string, args ...any) { errs = append(errs, bad(key, format, args...)) }
+	ferrs = slices.DeleteFunc(ferrs, func(e *config.ConfigError) bool { return e.Field == "image_key" })
+	d.Config.ImageKey = ""
+	errs = append(errs, ferrs...)
+	return append(errs, k.openSteps(d, use.Cameras, add)...)
+}
+
+// openSteps is openDataset's part for the cameras and the deltas:
+// problems go to add, or are returned.
+func (k stepKind) openSteps(d *Dataset, cams map[string]string, add func(key, format string, args ...any)) config.ConfigErrors {
+	c := k.cfg
 	s := c.Sample
 	info := d.Data.Info()
 	slots := make([]string, len(s.Cameras))
@@ -61,27 +76,13 @@ func openSteps(d *Dataset, c *config.Config, cams map[string]string, add func(ke
 	return nil
 }
 
-// minOffset is the offset every t of the dataset's samples leaves before
-// the episode's end: its offset's least for pairs, drop_last for step
-// samples.
-func (m *Mix) minOffset(dc *config.DatasetConfig) int {
-	if m.Config.Sample != nil {
-		return m.Config.Sample.DropLast
-	}
-	return dc.Offset.Min
-}
+// minOffset is drop_last.
+func (k stepKind) minOffset(*config.DatasetConfig) int { return k.cfg.Sample.DropLast }
 
-// checkLength is checkLength for the mix's kind of samples. For step
-// samples an episode must be longer than drop_last, and where the lengths
-// are known, the longest must hold the action chunk.
-func (m *Mix) checkLength(ctx context.Context, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (errs config.ConfigErrors, chunk lengthFit) {
+// checkLength: an episode must be longer than drop_last, and where the
+// lengths are known, the longest must hold the action chunk.
+func (k stepKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (errs config.ConfigErrors, chunk lengthFit) {
 	s := m.Config.Sample
-	if s == nil {
-		if e := checkLength(ctx, d, field, split, ranges, lengths, log); e != nil {
-			return config.ConfigErrors{e}, chunk
-		}
-		return nil, chunk
-	}
 	dc := &d.Config
 	var c lengthCheck
 	_, local := d.Data.Backend().(storage.Filer)
@@ -171,14 +172,25 @@ func episodeAt(d *Dataset, ranges []episode.Range, at int) string {
 	return "?"
 }
 
-// stepAssemblers makes the layout of the mix's step samples and one
+// batchShape is the buffer of the frames, masks and indices; the state
+// and action arrays, whose widths the datasets give, are left out of
+// this bound.
+func (k stepKind) batchShape() []int {
+	l, err := steps.NewLayout(steps.SpecOf(k.cfg, 0, 0))
+	if err != nil {
+		return []int{0} // the config's rules refused it already
+	}
+	return []int{int(l.Total)}
+}
+
+// assemble makes the layout of the mix's step samples and one
 // steps.Assembler per dataset.
-func stepAssemblers(m *Mix) ([]*steps.Assembler, *steps.Layout, error) {
+func (k stepKind) assemble(m *Mix) (sample.Kind, error) {
 	cfg := m.Config
 	spec := steps.SpecOf(cfg, m.MaxStateDim, m.MaxActionDim)
 	lay, err := steps.NewLayout(spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out := make([]*steps.Assembler, len(m.Datasets))
 	for i, d := range m.Datasets {
@@ -197,10 +209,10 @@ func stepAssemblers(m *Mix) ([]*steps.Assembler, *steps.Layout, error) {
 			wc.StateNorm = affine(cfg.Normalize.State, d.Norm.State)
 		}
 		if out[i], err = steps.New(d.Data.Info(), spec, lay, wc); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return out, lay, nil
+	return steps.NewKind(lay, out, cfg.Meta)
 }
 
 // datasetIndex is a dataset's dataset_index: its position in the config's
@@ -210,67 +222,19 @@ func (m *Mix) datasetIndex(name string) int {
 	return slices.IndexFunc(m.Config.Datasets, func(d config.DatasetConfig) bool { return d.Name == name })
 }
 
-// Layout is the layout of a step-mode batch (every array's file in one
-// buffer); nil in pair mode.
-func (p *Pipeline) Layout() *steps.Layout { return p.layout }
+// fsView: a batch of several files (fs.Parted).
+func (k stepKind) fsView(s FSView, files sample.Files) fs.Batches {
+	return partedView{s, fsParts(files)}
+}
 
-// Parts are the files of a step-mode batch, for fs.Parted: each array's
-// file, a window of the batch's buffer. Nil in pair mode.
-func (p *Pipeline) Parts() []fs.Part {
-	if p.layout == nil {
-		return nil
-	}
-	out := make([]fs.Part, len(p.layout.Arrays))
-	for i, a := range p.layout.Arrays {
-		out[i] = fs.Part{Suffix: "." + a.File, Off: a.Off, Size: a.Size}
+// files are the batch's arrays' files.
+func (k stepKind) files(whole []byte, files sample.Files) map[string][]byte {
+	out := map[string][]byte{}
+	for _, part := range files.Parts {
+		out[part.Suffix] = slices.Clone(whole[part.Off : part.Off+part.Size])
 	}
 	return out
 }
-
-// batchParts are the files of a step-mode batch for its scheduler
-// (batch.Config.Parts); nil in pair mode.
-func (p *Pipeline) batchParts() []batch.Part {
-	if p.layout == nil {
-		return nil
-	}
-	out := make([]batch.Part, len(p.layout.Arrays))
-	for i, a := range p.layout.Arrays {
-		out[i] = batch.Part{Off: a.Off, Size: a.Size}
-	}
-	return out
-}
-
-// FSView is a view's batches as fs serves them: in step mode, batches of
-// several files (fs.Parted).
-func (p *Pipeline) FSView(s *batch.Scheduler) fs.Batches {
-	if p.layout == nil {
-		return FSView{s}
-	}
-	return partedView{FSView{s}, p.Parts()}
-}
-
-// FSView adapts a scheduler to fs.Batches (whose Get returns the
-// interface).
-type FSView struct{ *batch.Scheduler }
-
-// Get returns batch n.
-func (v FSView) Get(ctx context.Context, n int64) (fs.Batch, error) {
-	b, err := v.Scheduler.Get(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// partedView is a step-mode view: fs.Parted.
-type partedView struct {
-	FSView
-	parts []fs.Part
-}
-
-func (v partedView) Parts() []fs.Part { return v.parts }
-
-var _ fs.Parted = partedView{}
 
 // sampleInfo is info.json's "sample" section in step mode.
 type sampleInfo struct {
@@ -297,16 +261,14 @@ type slotInfo struct {
 
 // partedServing says how step-mode batches are served, in info.json's
 // serving section.
-const partedServing = "step-mode batches are several .npy files, each a window of one buffer and, with passthrough, each a memfd of its own served by the kernel"
+const partedServing = "step-mode batches are several .npy files, each a range of one buffer and, with passthrough, each a memfd of its own served by the kernel"
 
-// sampleInfo is the "sample" section; nil in pair mode.
-func (p *Pipeline) sampleInfo() *sampleInfo {
-	if p.layout == nil {
-		return nil
-	}
+// describe: the batch's arrays are info.json's "sample", and its
+// serving section says they are served as several files.
+func (k stepKind) describe(p *Pipeline, in *info) {
 	s := p.Mix.Config.Sample
 	out := &sampleInfo{
-		Mode: "steps", DropLast: s.DropLast, Arrays: p.layout.Arrays,
+		Mode: "steps", DropLast: s.DropLast, Arrays: p.kind.(*steps.Kind).Layout().Arrays,
 		StateDeltas: s.State.Steps, StateSeconds: s.State.Seconds,
 		ActionDeltas: s.Action.Steps, ActionSeconds: s.Action.Seconds,
 	}
@@ -314,14 +276,17 @@ func (p *Pipeline) sampleInfo() *sampleInfo {
 	for i, c := range s.Cameras {
 		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
 	}
-	return out
+	in.Sample = out
+	in.BatchSize = p.Mix.Config.BatchSize
+	if in.Serving != nil {
+		s := *in.Serving
+		s.Parted = partedServing
+		in.Serving = &s
+	}
 }
 
-// stepDatasetInfo fills a dataset's step-mode entries of info.json.
-func (p *Pipeline) stepDatasetInfo(d *Dataset, di *datasetInfo) {
-	if p.layout == nil {
-		return
-	}
+// describeDataset fills a dataset's step-sample entries of info.json.
+func (k stepKind) describeDataset(p *Pipeline, d *Dataset, di *datasetInfo) {
 	idx := p.Mix.datasetIndex(d.Config.Name)
 	di.DatasetIndex = &idx
 	di.Cameras = d.Cameras
@@ -334,32 +299,4 @@ func (p *Pipeline) stepDatasetInfo(d *Dataset, di *datasetInfo) {
 		sd.Slots[c.Name] = d.Deltas.Slots[i]
 	}
 	di.Deltas = sd
-}
-
-// BatchFiles returns copies of the files of batch n of view s, by their
-// suffix after the batch's name: ".npy" (pair mode) or one ".<array>.npy"
-// per array (step mode), and ".json" when the mix has metadata. It is the
-// in-process way to read what a mount serves (tests, benchmarks).
-func (p *Pipeline) BatchFiles(ctx context.Context, s *batch.Scheduler, n int64) (map[string][]byte, error) {
-	b, err := s.Get(ctx, n)
-	if err != nil {
-		return nil, err
-	}
-	defer b.Release()
-	var whole []byte
-	for _, part := range b.NPY() {
-		whole = append(whole, part...)
-	}
-	out := map[string][]byte{}
-	if p.layout == nil {
-		out[".npy"] = whole
-	} else {
-		for _, part := range p.Parts() {
-			out[part.Suffix] = slices.Clone(whole[part.Off : part.Off+part.Size])
-		}
-	}
-	if m := b.Meta(); m != nil {
-		out[".json"] = slices.Clone(m)
-	}
-	return out, nil
 }

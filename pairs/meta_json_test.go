@@ -1,4 +1,4 @@
-package assemble
+package pairs
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package assemble
+package pairs
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
 )
 
@@ -29,7 +28,7 @@ type batchMeta struct {
 	Robot      []string `json:"robot,omitempty"`
 	// IsRepeat is true for a sample that only fills the batch: the val
 	// view's samples whose units it has served already. Only the val view
-	// writes it (Options.MarkRepeats), so the train view's bytes are
+	// writes it (assemble.Options.MarkRepeats), so the train view's bytes are
 	// unchanged.
 	IsRepeat []bool `json:"is_repeat,omitempty"`
 }
@@ -74,18 +73,22 @@ func (f floats) MarshalJSON() ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-func (b *Builder) metaJSON(samples []plan.Sample, metas []pairs.Meta) ([]byte, error) {
-	if b.meta == config.MetaNone {
+// metaJSON is the batch's .json under mode: every field for MetaFull,
+// dataset_name (and is_repeat) for MetaDataset, nil (no .json) for
+// MetaNone. dims[d] are dataset d's own action and state widths, for the
+// masks; repeat, when not nil, is written as is_repeat.
+func metaJSON(mode config.MetaMode, samples []plan.Sample, metas []Meta, dims []Dims, repeat []bool) ([]byte, error) {
+	if mode == config.MetaNone {
 		return nil, nil
 	}
 	var out batchMeta
 	for i := range metas {
 		m := &metas[i]
 		out.DatasetName = append(out.DatasetName, m.DatasetName)
-		if b.markRepeats {
-			out.IsRepeat = append(out.IsRepeat, b.repeat(samples[i]))
+		if repeat != nil {
+			out.IsRepeat = append(out.IsRepeat, repeat[i])
 		}
-		if b.meta != config.MetaFull {
+		if mode != config.MetaFull {
 			continue
 		}
 		out.EpisodeID = append(out.EpisodeID, m.EpisodeID)
@@ -95,9 +98,9 @@ func (b *Builder) metaJSON(samples []plan.Sample, metas []pairs.Meta) ([]byte, e
 		out.Language = append(out.Language, m.Language)
 		out.Action = append(out.Action, m.Action)
 		out.InitialState = append(out.InitialState, m.InitialState)
-		d := b.datasets[samples[i].Dataset]
-		out.ActionMask = append(out.ActionMask, mask{d.ActionDim, len(m.Action)})
-		out.StateMask = append(out.StateMask, mask{d.StateDim, len(m.InitialState)})
+		d := dims[samples[i].Dataset]
+		out.ActionMask = append(out.ActionMask, mask{d.Action, len(m.Action)})
+		out.StateMask = append(out.StateMask, mask{d.State, len(m.InitialState)})
 		out.Robot = append(out.Robot, m.Robot)
 	}
 	return json.Marshal(out)
