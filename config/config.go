@@ -125,16 +125,7 @@ const (
 
 // MarshalJSON writes the config as loaded (info.json), which Parse reads
 // back. A step-mode config leaves out pair_frames, a pair-mode key.
-func (c Config) MarshalJSON() ([]byte, error) {
-	type plain Config
-	if c.Sample == nil {
-		return json.Marshal(plain(c))
-	}
-	return json.Marshal(struct {
-		plain
-		PairFrames *FrameMode `json:"pair_frames,omitempty"` // hides plain's
-	}{plain: plain(c)})
-}
+func (c Config) MarshalJSON() ([]byte, error) { return c.rules().marshal(c) }
 
 // Line returns the line of a top-level key in the YAML, or of a key of the
 // sample block written as a path (sample.action, sample.cameras.wrist,
@@ -158,12 +149,7 @@ func (d *DatasetConfig) Sampled() bool { return d.Weight.Sampled() }
 // (Offset.ValidStarts): d's offset in pair mode; in step mode a fixed
 // offset of sample.drop_last, so that t ∈ [0, L−drop_last) — 0 when
 // nothing is dropped, and every t of the episode is a unit.
-func (c *Config) PlanOffset(d *DatasetConfig) Offset {
-	if c.Sample != nil {
-		return FixedOffset(c.Sample.DropLast)
-	}
-	return d.Offset
-}
+func (c *Config) PlanOffset(d *DatasetConfig) Offset { return c.rules().planOffset(d) }
 
 // FramesOf is the frame selection of dataset d's samples: the mix's
 // pair_frames, stride, num_frames and samples_per_episode with d's offset.

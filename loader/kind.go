@@ -11,21 +11,23 @@ import (
 	"github.com/oxefs/oxefs/sample"
 )
 
-// This file is the factory of the kinds of sample: the one place that
-// looks at which kind a config asks for (a `sample` block: step samples;
-// none: frame pairs), and the one place that picks the frame decoder.
-// Everything else asks the kind (mixKind here, sample.Kind in the
-// builder). internal/layers' TestOneFactory keeps it so.
+// This file is the factory of the kinds of sample: it maps the kind a
+// config asks for (config.Pick: a `sample` block, step samples; none,
+// frame pairs) to what the composition root and the builder ask of it,
+// and it picks the frame decoder. Everything else asks the kind (mixKind
+// here, sample.Kind in the builder); internal/layers' TestOneFactory
+// keeps any other file from looking at the config's sample block to
+// choose a path.
 //
 // A new kind of sample is its package (a sample.Kind, like steps/), one
 // file here (kind_<name>.go: its mixKind) and one line in kindOf.
 
 // kindOf returns the kind of sample cfg asks for.
 func kindOf(cfg *config.Config) mixKind {
-	if cfg.Sample != nil {
-		return stepKind{cfg}
-	}
-	return pairKind{cfg}
+	return config.Pick(cfg, config.Kinds[mixKind]{
+		Pairs: func() mixKind { return pairKind{cfg} },
+		Steps: func(*config.SampleSpec) mixKind { return stepKind{cfg} },
+	})
 }
 
 // frameDecoder returns the maker of each decode worker's FrameDecoder:
