@@ -17,17 +17,20 @@ import (
 // daemon when it serves several ranks (MultiRank). Fields are in the
 // order of their JSON names.
 type info struct {
-	ActionDim    int                    `json:"action_dim"`
-	BatchSize    int                    `json:"batch_size"`
-	Config       *config.Config         `json:"config"`
-	Datasets     map[string]datasetInfo `json:"datasets"`
-	Decoder      string                 `json:"decoder"`
-	Frames       *framesInfo            `json:"frames,omitempty"` // pair mode
-	Memory       memoryInfo             `json:"memory"`
-	Meta         config.MetaMode        `json:"meta"`
-	NumBatches   int64                  `json:"num_batches"`
-	OxefsVersion string                 `json:"oxefs_version"`
-	PID          int                    `json:"pid"`
+	ActionDim int                    `json:"action_dim"`
+	BatchSize int                    `json:"batch_size"`
+	Config    *config.Config         `json:"config"`
+	Datasets  map[string]datasetInfo `json:"datasets"`
+	Decoder   string                 `json:"decoder"`
+	// Files are the files of a batch after "NNNNNN." (and its .json, with
+	// meta): "npy" for frame pairs, each array's file for step samples.
+	Files        []string        `json:"files"`
+	Frames       *framesInfo     `json:"frames,omitempty"` // pair mode
+	Memory       memoryInfo      `json:"memory"`
+	Meta         config.MetaMode `json:"meta"`
+	NumBatches   int64           `json:"num_batches"`
+	OxefsVersion string          `json:"oxefs_version"`
+	PID          int             `json:"pid"`
 	// Rank, Train and Val are a rank's; the daemon's document has
 	// RankDirs instead. Ranks lists the ranks served by directory.
 	Rank     *int        `json:"rank,omitempty"`

@@ -92,6 +92,7 @@ func (k pairKind) assemble(m *Mix) (sample.Kind, error) {
 func (k pairKind) describe(p *Pipeline, in *info) {
 	cfg := p.Mix.Config
 	in.BatchSize = cfg.BatchSize
+	in.Files = []string{"npy"}
 	in.Frames = &framesInfo{Shape: p.kind.Files().Shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
 }
 

@@ -277,6 +277,9 @@ func (k stepKind) describe(p *Pipeline, in *info) {
 		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
 	}
 	in.Sample = out
+	for _, a := range out.Arrays {
+		in.Files = append(in.Files, a.File)
+	}
 	in.BatchSize = p.Mix.Config.BatchSize
 	if in.Serving != nil {
 		s := *in.Serving
