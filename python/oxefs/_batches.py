@@ -280,7 +280,7 @@ class Batches:
     initial_state, state_mask, frame_idx, frame_indices, offset as arrays;
     dataset_name, episode_id, language, robot as lists; on the val view
     is_repeat, bool, true for the samples that only fill its last batch). In step mode
-    (info.json has "sample") it has every array that info["sample"]["arrays"]
+    (info.json has a sample section) it has every array that its sample.arrays
     lists, by its name (observation.images.<slot>, its _is_pad,
     image_mask, observation.state, action, their masks, dataset_index,
     frame_index, sample_is_pad: the val view's repeats...), each read from
