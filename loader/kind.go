@@ -38,6 +38,13 @@ func frameDecoder(opts frames.DecoderOptions) func() (sample.FrameDecoder, error
 	return func() (sample.FrameDecoder, error) { return sample.NewCPU(opts) }
 }
 
+// transformer draws the transform parameters of a view's samples, per
+// (batch, sample, camera slot), for the frame stage to hand its
+// FrameDecoder: augmentation plugs in here (a Transformer that draws,
+// and in frameDecoder the decoder that applies what it draws). None yet:
+// Identity, on both views (the val view is never augmented).
+func transformer(*config.Config, bool) sample.Transformer { return sample.Identity{} }
+
 // mixKind is what the composition root asks of a kind of sample, from
 // the config's rules to what info.json says of its batches.
 type mixKind interface {
