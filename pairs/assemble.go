@@ -22,7 +22,7 @@ type Assembler struct {
 	cfg      Config
 	frames   int         // F
 	declared frames.Size // image size features.json declares; zero fields: unknown
-	keys     Keys
+	keys     sample.Keys
 }
 
 // New returns the Assembler of cfg over the dataset's features. The mix
@@ -41,7 +41,7 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 	}
 	a := &Assembler{ds: ds, cfg: cfg, frames: cfg.Frames.Count()}
 
-	img, err := LookupFeature(ds, "image_key", cfg.ImageKey)
+	img, err := sample.LookupFeature(ds, "image_key", cfg.ImageKey)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		}
 		return n
 	}
-	if a.keys, err = ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, widest(cfg.MaxActionDim), widest(cfg.MaxStateDim)); err != nil {
+	if a.keys, err = sample.ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, widest(cfg.MaxActionDim), widest(cfg.MaxStateDim)); err != nil {
 		return nil, err
 	}
 	if a.cfg.MaxActionDim == 0 {
@@ -65,15 +65,6 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		a.cfg.MaxStateDim = a.keys.State.Dim
 	}
 	return a, nil
-}
-
-// values is the number of values one step of a vector feature holds.
-func values(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // Config returns the configuration, with MaxActionDim and MaxStateDim
@@ -159,7 +150,7 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 			m.Action = append(m.Action, sum)
 		}
 	}
-	a.cfg.ActionNorm.apply(m.Action)
+	a.cfg.ActionNorm.Apply(m.Action)
 	m.Action = padZeros(m.Action, a.cfg.MaxActionDim)
 
 	m.InitialState = m.InitialState[:0]
@@ -169,7 +160,7 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 			return err
 		}
 		m.InitialState = append(m.InitialState, vals[sel.T*a.keys.State.Dim:(sel.T+1)*a.keys.State.Dim]...)
-		a.cfg.StateNorm.apply(m.InitialState)
+		a.cfg.StateNorm.Apply(m.InitialState)
 	}
 	m.InitialState = padZeros(m.InitialState, a.cfg.MaxStateDim)
 
@@ -185,8 +176,8 @@ func padZeros(v []float64, n int) []float64 {
 
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(w *Worker, ep episode.Episode, k Vector) ([]float64, error) {
-	vals, err := StepVectors(ep, k.Key, k.Dim, w.floats)
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k sample.Vector) ([]float64, error) {
+	vals, err := sample.StepVectors(ep, k.Key, k.Dim, w.floats)
 	w.floats = vals[:0]
 	return vals, err
 }

@@ -12,7 +12,9 @@
 // builder chose for it — and its episode, and writes the batch's
 // metadata once every sample is built (Finish). Kinds differ in what a
 // sample holds; what they share lives here once: the batch-level frame
-// stage, the camera's frame source, the parameter slot of augmentation.
+// stage, the camera's frame source, the parameter slot of augmentation,
+// and the reading of a dataset's action, state and language keys (Keys,
+// Language, Affine).
 //
 // # The frame stage
 //

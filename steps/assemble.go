@@ -10,7 +10,6 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/keyed"
-	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/sample"
 )
@@ -23,7 +22,7 @@ type Assembler struct {
 	lay  *Layout
 	cfg  Config
 	cams []camera // by slot
-	keys pairs.Keys
+	keys sample.Keys
 }
 
 // camera is a slot's camera in the dataset: its image key ("" for none)
@@ -53,7 +52,7 @@ func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, erro
 		}
 		var c camera
 		if key, ok := cfg.Cameras[s.Name]; ok {
-			f, err := pairs.LookupFeature(ds, "cameras."+s.Name, key)
+			f, err := sample.LookupFeature(ds, "cameras."+s.Name, key)
 			if err != nil {
 				return nil, err
 			}
@@ -70,7 +69,7 @@ func New(ds *episode.Info, spec Spec, lay *Layout, cfg Config) (*Assembler, erro
 		}
 	}
 	var err error
-	if a.keys, err = pairs.ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, spec.MaxActionDim, spec.MaxStateDim); err != nil {
+	if a.keys, err = sample.ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, spec.MaxActionDim, spec.MaxStateDim); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -245,8 +244,8 @@ func b2u(b bool) byte {
 
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(w *Worker, ep episode.Episode, k pairs.Vector) ([]float64, error) {
-	vals, err := pairs.StepVectors(ep, k.Key, k.Dim, w.floats)
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k sample.Vector) ([]float64, error) {
+	vals, err := sample.StepVectors(ep, k.Key, k.Dim, w.floats)
 	w.floats = vals[:0]
 	return vals, err
 }

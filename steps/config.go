@@ -2,7 +2,7 @@ package steps
 
 import (
 	"github.com/oxefs/oxefs/config"
-	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // Deltas are one dataset's deltas, resolved to steps.
@@ -58,5 +58,5 @@ type Config struct {
 	Robot       string
 	// ActionNorm and StateNorm normalise each step's vector with the
 	// dataset's per-step statistics; padding stays 0.
-	ActionNorm, StateNorm *pairs.Affine
+	ActionNorm, StateNorm *sample.Affine
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
-	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/sample"
 )
@@ -328,8 +327,8 @@ func TestNormalisationKeepsPaddingZero(t *testing.T) {
 	spec := bridgeSpec(1, config.BFHWC, []int{0}, state, action)
 	l, _ := NewLayout(spec)
 	cfg := bridgeConfig([]int{0}, state, action)
-	cfg.ActionNorm = &pairs.Affine{Scale: slices.Repeat([]float64{2}, 7), Shift: slices.Repeat([]float64{5}, 7)}
-	cfg.StateNorm = &pairs.Affine{Scale: slices.Repeat([]float64{-1}, 7), Shift: slices.Repeat([]float64{1}, 7)}
+	cfg.ActionNorm = &sample.Affine{Scale: slices.Repeat([]float64{2}, 7), Shift: slices.Repeat([]float64{5}, 7)}
+	cfg.StateNorm = &sample.Affine{Scale: slices.Repeat([]float64{-1}, 7), Shift: slices.Repeat([]float64{1}, 7)}
 	a, err := New(ds.Info(), spec, l, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -70,12 +70,12 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"plan":                 {"keyed", "config"},
-	"sample":               {"config", "frames", "plan"},                             // the frame stage decodes through frames
-	"pairs":                {"config", "frames", "keyed", "plan", "sample"},          // pairs builds the samples the plan names
-	"steps":                {"config", "frames", "keyed", "plan", "pairs", "sample"}, // steps builds step samples, with pairs' key helpers
-	"norm":                 {"config"},                                               // the offset range the statistics cover
-	"scripts/...":          {"internal/testkit/fakehub"},                             // scripts/fakehub serves the tests' fake Hub
-	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},             // flipsource puts testkit's proxies before the backends
+	"sample":               {"config", "frames", "plan"},                    // the frame stage decodes through frames
+	"pairs":                {"config", "frames", "keyed", "plan", "sample"}, // pairs builds the samples the plan names
+	"steps":                {"config", "frames", "keyed", "plan", "sample"}, // steps builds step samples
+	"norm":                 {"config"},                                      // the offset range the statistics cover
+	"scripts/...":          {"internal/testkit/fakehub"},                    // scripts/fakehub serves the tests' fake Hub
+	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},    // flipsource puts testkit's proxies before the backends
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or

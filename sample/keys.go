@@ -1,15 +1,16 @@
-package pairs
+package sample
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/oxefs/oxefs/episode"
 )
 
 // Language reads a dataset's instruction (language_key): a Text feature or
 // string tensor, or an integer tensor of code points (language_table), per
-// step or per episode. The zero Language reads none. Package steps reads
-// step samples' task through it too.
+// step or per episode. The zero Language reads none. Both kinds read
+// their samples' language through it.
 type Language struct {
 	key  string
 	kind languageKind
@@ -144,4 +145,83 @@ func LookupFeature(ds *episode.Info, field, key string) (episode.Feature, error)
 		return f, fmt.Errorf("%s: %w", field, &episode.UnknownFeatureError{Dataset: ds.Name, Key: key})
 	}
 	return f, nil
+}
+
+// Affine normalises a vector per dimension: x·Scale + Shift, then clipped
+// to [−1, 1] when Clip. Scale and Shift hold one value per dimension of
+// the dataset's own vector.
+type Affine struct {
+	Scale, Shift []float64
+	Clip         bool
+}
+
+// Apply normalises v in place (nil: leaves it as is).
+func (a *Affine) Apply(v []float64) {
+	if a == nil {
+		return
+	}
+	for j := range min(len(v), len(a.Scale)) {
+		x := v[j]*a.Scale[j] + a.Shift[j]
+		if a.Clip {
+			x = max(-1, min(1, x))
+		}
+		v[j] = x
+	}
+}
+
+// languageKind says how a language feature is stored (config.Language).
+type languageKind uint8
+
+const (
+	languageNone  languageKind = iota
+	languageText               // Text or string tensor: UTF-8 bytes
+	languageCodes              // integer tensor: code points (or UTF-8 bytes)
+)
+
+// decodeCodes turns an integer instruction tensor into text, appending to
+// dst. Zeros are padding and are dropped (language_table's own decoder and
+// TFDS's fixture generator drop them all, trailing or not). When every
+// other value is a byte and together they form valid UTF-8 with at least
+// one multi-byte sequence, they are UTF-8 bytes (language_table stores its
+// instructions so); otherwise each value is a Unicode code point, and one
+// that is not a valid code point becomes U+FFFD.
+func decodeCodes(dst []byte, vals []float64) []byte {
+	start := len(dst)
+	bytesOnly, high := true, false
+	for _, v := range vals {
+		if v == 0 {
+			continue
+		}
+		if v < 0 || v > 255 || v != float64(int(v)) {
+			bytesOnly = false
+		}
+		if v >= 0x80 {
+			high = true
+		}
+		dst = append(dst, byte(int(v)))
+	}
+	if bytesOnly && high && utf8.Valid(dst[start:]) {
+		return dst
+	}
+	dst = dst[:start]
+	for _, v := range vals {
+		if v == 0 {
+			continue
+		}
+		r := utf8.RuneError
+		if v > 0 && v <= utf8.MaxRune && v == float64(int(v)) {
+			r = rune(int(v))
+		}
+		dst = utf8.AppendRune(dst, r)
+	}
+	return dst
+}
+
+// values is the number of values one step of a vector feature holds.
+func values(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }
