@@ -29,7 +29,8 @@ type Request struct {
 }
 
 // FrameKey names one decoded frame: two positions with the same key show
-// the same pixels.
+// the same pixels. (A batch's layout, resize and decode modes are the
+// mix's, the same for every request.)
 type FrameKey struct {
 	Dataset int // the plan's dataset index
 	Episode episode.Key
