@@ -27,9 +27,10 @@ type Config struct {
 	WindowShards      int        `json:"window_shards"`
 	NumBatches        int64      `json:"num_batches,omitempty"` // 0: one pass over the sample units
 	Normalize         Normalize  `json:"normalize"`
-	// Sample, when set, makes samples step samples: deltas around t (camera
-	// slots, state and action chunks) instead of frame pairs.
-	Sample   *SampleSpec     `json:"sample,omitempty"`
+	// Steps, the YAML's `sample` block, when set makes samples step
+	// samples: deltas around t (camera slots, state and action chunks)
+	// instead of frame pairs. Only config/kind.go asks whether it is set.
+	Steps    *StepSpec       `json:"sample,omitempty"`
 	Datasets []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key
@@ -49,7 +50,7 @@ type DatasetConfig struct {
 	ActionKeys  []string `json:"action_keys,omitempty"`
 	StateKey    string   `json:"state_key,omitempty"`
 	Robot       string   `json:"robot,omitempty"`
-	// Cameras maps the mix's camera slots (SampleSpec.Cameras) to the
+	// Cameras maps the mix's camera slots (StepSpec.Cameras) to the
 	// dataset's image keys; a slot it leaves out is zeros with image_mask
 	// 0. Only with a `sample` block. Nil: the dataset's only image goes to
 	// the first slot (SlotKeys); empty: no camera at all.
@@ -60,9 +61,9 @@ type DatasetConfig struct {
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key
-	// sample is the mix's sample block, set by Parse and Validate, so that
-	// CheckFeatures checks `cameras` in step mode.
-	sample *SampleSpec
+	// steps is the mix's sample block (Config.Steps), set by Validate, so
+	// that CheckFeatures checks `cameras` in step mode.
+	steps *StepSpec
 }
 
 // Normalize says how batches normalise actions and states with each

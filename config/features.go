@@ -190,10 +190,10 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 // goes to which slot. It returns the dataset's image key per slot.
 func (d *DatasetConfig) checkCameras(images []string, byKey map[string]Feature, p *problems) map[string]string {
 	var slots []string
-	for _, s := range d.sample.Cameras {
+	for _, s := range d.steps.Cameras {
 		slots = append(slots, s.Name)
 	}
-	keys, err := d.SlotKeys(d.sample, images)
+	keys, err := d.SlotKeys(d.steps, images)
 	if err != nil {
 		p.add(d.Line("cameras"), d.Name, "cameras", "required: the dataset has %d image features (%s); map them to the slots (%s) with cameras: {<slot>: <image key>}",
 			len(images), strings.Join(images, ", "), strings.Join(slots, ", "))

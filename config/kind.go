@@ -13,13 +13,13 @@ type Kinds[T any] struct {
 	// Pairs is frame pairs (no `sample` block).
 	Pairs func() T
 	// Steps is step samples, with the mix's sample block.
-	Steps func(s *SampleSpec) T
+	Steps func(s *StepSpec) T
 }
 
 // Pick returns k's value for c's kind of sample.
 func Pick[T any](c *Config, k Kinds[T]) T {
-	if c.Sample != nil {
-		return k.Steps(c.Sample)
+	if c.Steps != nil {
+		return k.Steps(c.Steps)
 	}
 	return k.Pairs()
 }
@@ -48,13 +48,13 @@ type kindRules interface {
 func (c *Config) rules() kindRules {
 	return Pick(c, Kinds[kindRules]{
 		Pairs: func() kindRules { return pairRules{c} },
-		Steps: func(*SampleSpec) kindRules { return stepRules{c} },
+		Steps: func(*StepSpec) kindRules { return stepRules{c} },
 	})
 }
 
 // rules are the kind's of the config d was validated with (pairs for a
 // DatasetConfig that was not).
-func (d *DatasetConfig) rules() kindRules { return (&Config{Sample: d.sample}).rules() }
+func (d *DatasetConfig) rules() kindRules { return (&Config{Steps: d.steps}).rules() }
 
 // pairRules are frame pairs'.
 type pairRules struct{ c *Config }
@@ -80,13 +80,13 @@ func (pairRules) planOffset(d *DatasetConfig) Offset { return d.Offset }
 // planOffset is a fixed offset of sample.drop_last, so that t ∈ [0,
 // L−drop_last): 0 when nothing is dropped, and every t of the episode is
 // a unit.
-func (r stepRules) planOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Sample.DropLast) }
+func (r stepRules) planOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Steps.DropLast) }
 
 func (pairRules) slotNames() []string { return nil }
 
 func (r stepRules) slotNames() []string {
-	out := make([]string, len(r.c.Sample.Cameras))
-	for i, s := range r.c.Sample.Cameras {
+	out := make([]string, len(r.c.Steps.Cameras))
+	for i, s := range r.c.Steps.Cameras {
 		out[i] = s.Name
 	}
 	return out

@@ -41,7 +41,7 @@ func (c *Config) sampleLine(prefix string) int {
 
 // deltaFields are the deltas of the sample block, each with its field
 // name: every slot's, then state's and action's.
-func (s *SampleSpec) deltaFields() (names []string, deltas []Deltas) {
+func (s *StepSpec) deltaFields() (names []string, deltas []Deltas) {
 	for _, sl := range s.Cameras {
 		names = append(names, "sample.cameras."+sl.Name)
 		deltas = append(deltas, sl.Deltas)
@@ -53,7 +53,7 @@ func (s *SampleSpec) deltaFields() (names []string, deltas []Deltas) {
 // mode has no use for.
 func (r stepRules) validateMix(add addFunc, top report) {
 	c := r.c
-	s := c.Sample
+	s := c.Steps
 	if hasKey(c.lines, "pair_frames") || c.PairFrames != FramesEndpoints {
 		top("pair_frames", "is for frame pairs; with `sample` the frames of a camera slot are its steps (sample.cameras.<slot>.steps, such as \"-3:1\" for t−3 … t)")
 	}
@@ -168,7 +168,7 @@ func (r stepRules) validateDataset(d *DatasetConfig, id string, _ Frames, add ad
 	case !(d.FPS > 0) || d.FPS > maxFPS:
 		field("fps", "must be a number of frames per second in (0, %d], got %g", maxFPS, d.FPS)
 	default:
-		names, deltas := c.Sample.deltaFields()
+		names, deltas := c.Steps.deltaFields()
 		for i, ds := range deltas {
 			if len(ds.Seconds) == 0 {
 				continue
@@ -238,7 +238,7 @@ type StepDeltas struct {
 func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) {
 	notSteps := Pick(c, Kinds[error]{
 		Pairs: func() error { return errors.New("config: StepDeltas of a config without a sample block (pair mode)") },
-		Steps: func(*SampleSpec) error { return nil },
+		Steps: func(*StepSpec) error { return nil },
 	})
 	if notSteps != nil {
 		return StepDeltas{}, notSteps
@@ -247,7 +247,7 @@ func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) 
 	if err != nil {
 		return StepDeltas{}, err
 	}
-	names, deltas := c.Sample.deltaFields()
+	names, deltas := c.Steps.deltaFields()
 	var inSeconds []string
 	for i, ds := range deltas {
 		if len(ds.Seconds) > 0 {
@@ -271,9 +271,9 @@ func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) 
 	if err := p.err(); err != nil {
 		return StepDeltas{}, err
 	}
-	k := len(c.Sample.Cameras)
+	k := len(c.Steps.Cameras)
 	out := StepDeltas{Slots: make(map[string][]int, k), State: steps[k], Action: steps[k+1]}
-	for i, sl := range c.Sample.Cameras {
+	for i, sl := range c.Steps.Cameras {
 		out.Slots[sl.Name] = steps[i]
 	}
 	return out, nil

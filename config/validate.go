@@ -205,7 +205,7 @@ func (c *Config) validate(add addFunc) {
 		if d.Split == "" {
 			field("split", "must not be empty (default %s)", DefaultSplit)
 		}
-		d.sample = c.Sample
+		d.steps = c.Steps
 		f := c.FramesOf(d)
 		rules.validateDataset(d, id, f, add, field)
 		for j, k := range d.ActionKeys {

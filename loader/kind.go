@@ -26,7 +26,7 @@ import (
 func kindOf(cfg *config.Config) mixKind {
 	return config.Pick(cfg, config.Kinds[mixKind]{
 		Pairs: func() mixKind { return pairKind{cfg} },
-		Steps: func(*config.SampleSpec) mixKind { return stepKind{cfg} },
+		Steps: func(*config.StepSpec) mixKind { return stepKind{cfg} },
 	})
 }
 

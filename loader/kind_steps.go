@@ -40,7 +40,7 @@ func (k stepKind) openDataset(d *Dataset, use config.FeatureUse, ferrs config.Co
 // problems go to add, or are returned.
 func (k stepKind) openSteps(d *Dataset, cams map[string]string, add func(key, format string, args ...any)) config.ConfigErrors {
 	c := k.cfg
-	s := c.Sample
+	s := c.Steps
 	info := d.Data.Info()
 	slots := make([]string, len(s.Cameras))
 	for i, c := range s.Cameras {
@@ -77,12 +77,12 @@ func (k stepKind) openSteps(d *Dataset, cams map[string]string, add func(key, fo
 }
 
 // minOffset is drop_last.
-func (k stepKind) minOffset(*config.DatasetConfig) int { return k.cfg.Sample.DropLast }
+func (k stepKind) minOffset(*config.DatasetConfig) int { return k.cfg.Steps.DropLast }
 
 // checkLength: an episode must be longer than drop_last, and where the
 // lengths are known, the longest must hold the action chunk.
 func (k stepKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (errs config.ConfigErrors, chunk lengthFit) {
-	s := m.Config.Sample
+	s := m.Config.Steps
 	dc := &d.Config
 	var c lengthCheck
 	_, local := d.Data.Backend().(storage.Filer)
@@ -266,7 +266,7 @@ const partedServing = "step-mode batches are several .npy files, each a range of
 // describe: the batch's arrays are info.json's "sample", and its
 // serving section says they are served as several files.
 func (k stepKind) describe(p *Pipeline, in *info) {
-	s := p.Mix.Config.Sample
+	s := p.Mix.Config.Steps
 	out := &sampleInfo{
 		Mode: "steps", DropLast: s.DropLast, Arrays: p.kind.(*steps.Kind).Layout().Arrays,
 		StateDeltas: s.State.Steps, StateSeconds: s.State.Seconds,
@@ -298,7 +298,7 @@ func (k stepKind) describeDataset(p *Pipeline, d *Dataset, di *datasetInfo) {
 	}
 	di.FPS = d.FPS
 	sd := &config.StepDeltas{Slots: map[string][]int{}, State: d.Deltas.State, Action: d.Deltas.Action}
-	for i, c := range p.Mix.Config.Sample.Cameras {
+	for i, c := range p.Mix.Config.Steps.Cameras {
 		sd.Slots[c.Name] = d.Deltas.Slots[i]
 	}
 	di.Deltas = sd

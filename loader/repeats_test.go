@@ -98,7 +98,7 @@ func TestValRepeatsMarked(t *testing.T) {
 // frame_index) marks the val view's repeats, and is all false on the
 // train view, whose later epochs are new batches by design.
 func TestStepsValRepeatsMarked(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
 	cfg := stepConfig(t, bridgeStepYAML(t, "    val_split: val\n"), spec, bridgeCams)
 	p, err := openStepPipeline(t, cfg, 2)
 	if err != nil {

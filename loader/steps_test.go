@@ -29,7 +29,7 @@ type episodeKey = episode.Key
 // stepConfig parses a pair-mode YAML and makes it a step-mode config:
 // the sample block and each dataset's cameras are set in Go (the parser of
 // the sample block is package config's).
-func stepConfig(t *testing.T, yaml string, s *config.SampleSpec, cameras ...map[string]string) *config.Config {
+func stepConfig(t *testing.T, yaml string, s *config.StepSpec, cameras ...map[string]string) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
@@ -47,7 +47,7 @@ func stepConfig(t *testing.T, yaml string, s *config.SampleSpec, cameras ...map[
 	}
 	zero(&s.State)
 	zero(&s.Action)
-	cfg.Sample = s
+	cfg.Steps = s
 	for i := range cfg.Datasets {
 		cfg.Datasets[i].Offset = config.Offset{}
 		if i < len(cameras) {
@@ -209,7 +209,7 @@ func twoSlots(slot []int) []config.CameraSlot {
 // history and action chunk at clamped deltas, their _is_pad, the masks,
 // the indices, and an unmapped slot.
 func TestStepsRLDS(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: twoSlots([]int{-1, 0}),
 		State:   config.Deltas{Steps: []int{-2, 0}},
 		Action:  config.Deltas{Steps: []int{-1, 0, 1, 2, 3, 4, 5, 6, 7, 8}},
@@ -339,7 +339,7 @@ func TestStepsRLDS(t *testing.T) {
 // TestStepsDeterministic: the same bytes whatever the number of workers
 // and the order batches are read in.
 func TestStepsDeterministic(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras:  twoSlots([]int{-2, -1, 0}),
 		State:    config.Deltas{Steps: []int{-1, 0}},
 		Action:   config.Deltas{Steps: []int{0, 1, 2, 3}},
@@ -373,7 +373,7 @@ func TestStepsDeterministic(t *testing.T) {
 // in seconds, each resolved through its own fps, and checks LeRobot's
 // actions against what lerobot itself returned (testdata/lerobot/expected.json).
 func TestStepsMixRLDSAndLeRobot(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: []config.CameraSlot{
 			{Name: "primary", Size: [2]int{48, 64}, Deltas: config.Deltas{Seconds: []float64{-0.2, 0}}},
 			{Name: "wrist", Size: [2]int{32, 32}},
@@ -488,23 +488,23 @@ func TestStepsMixRLDSAndLeRobot(t *testing.T) {
 // TestStepsConfigErrors: what a step config can get wrong about a dataset
 // is an error naming the field and the valid choices.
 func TestStepsConfigErrors(t *testing.T) {
-	base := func() *config.SampleSpec {
-		return &config.SampleSpec{Cameras: twoSlots([]int{0}), State: config.Deltas{Steps: []int{0}}, Action: config.Deltas{Steps: []int{0, 1}}}
+	base := func() *config.StepSpec {
+		return &config.StepSpec{Cameras: twoSlots([]int{0}), State: config.Deltas{Steps: []int{0}}, Action: config.Deltas{Steps: []int{0, 1}}}
 	}
 	for _, c := range []struct {
 		name    string
-		edit    func(s *config.SampleSpec, d *config.DatasetConfig)
+		edit    func(s *config.StepSpec, d *config.DatasetConfig)
 		cameras map[string]string
 		want    []string
 	}{
 		{"slot not in the mix", nil, map[string]string{"left": "steps/observation/image"}, []string{"cameras", `"left"`, "primary, wrist, third"}},
 		{"image key missing", nil, map[string]string{"primary": "steps/observation/rgb"}, []string{"cameras", "steps/observation/rgb", "steps/observation/image, steps/observation/wrist_image"}},
 		{"two images, no cameras", nil, nil, []string{"cameras", "steps/observation/image", "steps/observation/wrist_image", "primary"}},
-		{"seconds without fps", func(s *config.SampleSpec, _ *config.DatasetConfig) {
+		{"seconds without fps", func(s *config.StepSpec, _ *config.DatasetConfig) {
 			s.Action = config.Deltas{Seconds: []float64{0, 0.1}}
 		}, bridgeCams, []string{"fps", "bridge", "sample.action"}},
-		{"chunk longer than every episode", func(s *config.SampleSpec, _ *config.DatasetConfig) { s.Action = config.Deltas{Steps: []int{0, 60}} }, bridgeCams, []string{"sample.action", "61 steps", "longest", "bridge/train/"}},
-		{"drop_last past every episode", func(s *config.SampleSpec, _ *config.DatasetConfig) { s.DropLast = 500 }, bridgeCams, []string{"sample.drop_last", "drop_last 500", "at most"}},
+		{"chunk longer than every episode", func(s *config.StepSpec, _ *config.DatasetConfig) { s.Action = config.Deltas{Steps: []int{0, 60}} }, bridgeCams, []string{"sample.action", "61 steps", "longest", "bridge/train/"}},
+		{"drop_last past every episode", func(s *config.StepSpec, _ *config.DatasetConfig) { s.DropLast = 500 }, bridgeCams, []string{"sample.drop_last", "drop_last 500", "at most"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := base()
@@ -532,7 +532,7 @@ func TestStepsConfigErrors(t *testing.T) {
 // the dimensions a dataset does not have stay 0 (tiny_table's action has
 // 2 of the mix's 7; its only camera goes to the first slot).
 func TestStepsNormalised(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: twoSlots([]int{0}),
 		State:   config.Deltas{Steps: []int{-1, 0}},
 		Action:  config.Deltas{Steps: []int{-1, 0, 1, 10}},
@@ -625,7 +625,7 @@ func keyOf(t *testing.T, d *Dataset, id string) episodeKey {
 // tiny_bridge have a t; every other is replaced, deterministically
 // whatever the read order, and counted.
 func TestStepsSubstitution(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}, DropLast: 12}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}, DropLast: 12}
 	yaml := "batch_size: 8\nwindow_shards: 1\nsamples_per_episode: 1\ndatasets:\n  - name: bridge\n    source: " + bridgeSource(t) + "\n    action_keys: [steps/action/world_vector]\n"
 	open := func() *Pipeline {
 		p, err := openStepPipeline(t, stepConfig(t, yaml, spec, bridgeCams), 3)
@@ -681,7 +681,7 @@ func TestStepsSubstitution(t *testing.T) {
 // TestStepsBenchInProcess: `oxefs bench --config` reads a step mix
 // in-process (bench.InProcess over the pipeline).
 func TestStepsBenchInProcess(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{-1, 0}), Action: config.Deltas{Steps: []int{0, 1, 2}}}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{-1, 0}), Action: config.Deltas{Steps: []int{0, 1, 2}}}
 	p, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, ""), spec, bridgeCams), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -697,7 +697,7 @@ func TestStepsBenchInProcess(t *testing.T) {
 
 // TestStepsValView: the val view serves step batches too, from val_split.
 func TestStepsValView(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
 	p, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, "    val_split: val\n"), spec, bridgeCams), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -731,7 +731,7 @@ func TestStepsValView(t *testing.T) {
 // are replaced, and every batch is the same bytes with 1 worker in order
 // and 4 in reverse, the substitutions counted.
 func TestStepsCorruptEpisode(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: []config.CameraSlot{{Name: "primary", Size: [2]int{24, 32}, Deltas: config.Deltas{Steps: []int{-2, -1, 0}}}},
 		Action:  config.Deltas{Steps: []int{0, 1}},
 	}

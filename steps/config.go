@@ -35,7 +35,7 @@ func Resolve(c *config.Config, dc *config.DatasetConfig, infoFPS float64) (Delta
 		return d
 	}
 	out := Deltas{State: orZero(sd.State), Action: orZero(sd.Action)}
-	for _, slot := range c.Sample.Cameras {
+	for _, slot := range c.Steps.Cameras {
 		out.Slots = append(out.Slots, orZero(sd.Slots[slot.Name]))
 	}
 	return out, fps, nil

@@ -39,7 +39,7 @@ type SlotSpec struct {
 // SpecOf is the Spec of a config in step mode, with the mix's widest state
 // and action.
 func SpecOf(c *config.Config, maxStateDim, maxActionDim int) Spec {
-	s := c.Sample
+	s := c.Steps
 	sp := Spec{
 		BatchSize:         c.BatchSize,
 		StateSteps:        max(s.State.Len(), 1),

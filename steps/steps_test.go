@@ -395,12 +395,12 @@ func TestShortEpisode(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: []config.CameraSlot{{Name: "primary", Deltas: config.Deltas{Seconds: []float64{-0.1, 0}}}, {Name: "wrist"}},
 		State:   config.Deltas{Steps: []int{-1, 0}},
 		Action:  config.Deltas{Seconds: []float64{0, 0.1, 0.2, 0.25}},
 	}
-	cfg := &config.Config{Sample: spec}
+	cfg := &config.Config{Steps: spec}
 	dc := &config.DatasetConfig{Name: "d"}
 	d, fps, err := Resolve(cfg, dc, 20)
 	if err != nil || fps != 20 {

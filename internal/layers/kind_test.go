@@ -19,9 +19,10 @@ import (
 const kindPicker = "config/kind.go"
 
 // kindFields are the names whose comparison with nil picks a kind of
-// sample: the config's sample block (Config.Sample, DatasetConfig.sample,
-// info.json's "sample" as a struct field) and the step samples' layout.
-var kindFields = []string{"Sample", "sample", "layout", "Layout"}
+// sample: the config's sample block (Config.Steps, DatasetConfig.steps;
+// Sample, as it was called, and as info.json's "sample" would be as a
+// struct field) and the step samples' layout.
+var kindFields = []string{"Steps", "steps", "Sample", "sample", "layout", "Layout"}
 
 // pythonKindPicker is the one function of the Python package that looks at
 // info.json's "sample" to pick a batch reader.
@@ -81,7 +82,7 @@ func isNil(e ast.Expr) bool {
 	return ok && id.Name == "nil"
 }
 
-// lastName is the name an expression ends with: c.Sample → Sample.
+// lastName is the name an expression ends with: c.Steps → Sample.
 func lastName(e ast.Expr) string {
 	switch e := e.(type) {
 	case *ast.Ident:
@@ -168,13 +169,13 @@ func TestOneFactoryCatches(t *testing.T) {
 		}
 	}
 	write("go.mod", "module "+module+"\n")
-	write(kindPicker, "package config\n\nfunc pick(c *Config) bool { return c.Sample != nil }\n")
-	write("loader/bad.go", "package loader\n\nfunc f(cfg *config.Config) int {\n\tif cfg.Sample == nil {\n\t\treturn 1\n\t}\n\treturn 0\n}\n")
+	write(kindPicker, "package config\n\nfunc pick(c *Config) bool { return c.Steps != nil }\n")
+	write("loader/bad.go", "package loader\n\nfunc f(cfg *config.Config) int {\n\tif cfg.Steps == nil {\n\t\treturn 1\n\t}\n\treturn 0\n}\n")
 	write("assemble/bad.go", "package assemble\n\nfunc (b *Builder) g() bool { return nil != b.layout }\n")
 	write("bench/ok.go", "package bench\n\nfunc h(err error) bool { return err != nil }\n")
 	write("bench/ok_test.go", "package bench\n\nfunc k(doc *D) bool { return doc.Sample == nil }\n")
 	got := modeChecks(t, root)
-	want := []string{"assemble/bad.go:3: b.layout != nil", "loader/bad.go:4: cfg.Sample == nil"}
+	want := []string{"assemble/bad.go:3: b.layout != nil", "loader/bad.go:4: cfg.Steps == nil"}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("Go check reported\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
