@@ -105,7 +105,7 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 		}
 	}
 	stage := b.stages.Get().(*sample.Stage)
-	stage.Reset(n, len(samples), b.params)
+	stage.Reset(n, samples, b.params)
 	err = b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
 		before := w.frames.Decoded()
 		defer func() { b.stats.FramesDecoded.Add(w.frames.Decoded() - before) }()

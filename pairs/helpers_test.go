@@ -110,6 +110,7 @@ type testWorkerT struct {
 	fw    *sample.FrameWorker
 	cpu   *sample.CPU
 	stage *sample.Stage
+	one   [1]plan.Sample // the batch's planned samples
 }
 
 func newTestWorker(opts frames.DecoderOptions) (*testWorkerT, error) {
@@ -131,6 +132,6 @@ func (w *testWorkerT) Close() { w.fw.Close() }
 
 // build builds sample s of ep with a as the only sample of a batch.
 func (w *testWorkerT) build(a *Assembler, ctx context.Context, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
-	w.stage.Reset(0, 1, sample.Identity{})
+	w.stage.Reset(0, w.one[:], sample.Identity{})
 	return a.Build(ctx, w.Worker, w.stage.For(w.fw, 0), s, ep, dst, m)
 }

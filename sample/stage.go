@@ -9,6 +9,7 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // Request asks the stage for one camera's frames of one sample.
@@ -61,8 +62,9 @@ type claim struct {
 // steady state.
 type Stage struct {
 	// constants of the batch
-	n  int64
-	tf Transformer
+	n       int64
+	planned []plan.Sample
+	tf      Transformer
 
 	mu     sync.Mutex
 	cond   sync.Cond
@@ -81,10 +83,12 @@ func NewStage() *Stage {
 	return s
 }
 
-// Reset makes the stage batch n's, of samples samples, whose transform
-// parameters tf draws. No sample of the previous batch may still use it.
-func (s *Stage) Reset(n int64, samples int, tf Transformer) {
-	s.n, s.tf = n, tf
+// Reset makes the stage batch n's, whose samples the plan made planned,
+// and whose transform parameters tf draws. No sample of the previous batch
+// may still use it.
+func (s *Stage) Reset(n int64, planned []plan.Sample, tf Transformer) {
+	s.n, s.planned, s.tf = n, planned, tf
+	samples := len(planned)
 	clear(s.claims)
 	s.list = s.list[:0]
 	if cap(s.owned) < samples {
@@ -134,7 +138,9 @@ type Frames struct {
 func (s *Stage) For(w *FrameWorker, i int) Frames { return Frames{stage: s, w: w, i: i} }
 
 // Params are the transform parameters of the sample's camera slot k.
-func (f Frames) Params(k int) Params { return f.stage.tf.Params(f.stage.n, f.i, k) }
+func (f Frames) Params(k int) Params {
+	return f.stage.tf.Params(f.stage.n, f.i, f.stage.planned[f.i], k)
+}
 
 // position is one frame of a sample: position pos of request req.
 type position struct {

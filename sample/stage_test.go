@@ -9,6 +9,7 @@ import (
 
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/plan"
 )
 
 // fakeEpisode is an episode of steps steps whose cameras are any key.
@@ -184,10 +185,11 @@ func (s *testSample) check(layout frames.Layout) error {
 	return nil
 }
 
-// paramsOf draws n+k for camera k of sample n: each sample its own.
+// paramsOf draws 100·unit + 10·i + k for camera k of sample i: each
+// sample its own.
 type paramsOf struct{}
 
-func (paramsOf) Params(_ int64, i, k int) Params { return i*10 + k }
+func (paramsOf) Params(_ int64, i int, s plan.Sample, k int) Params { return i*10 + k + 100*s.Unit }
 
 // TestStageDecodesEachFrameOnce: the samples of a batch, built at once,
 // decode each distinct (dataset, episode, camera, step, size, Params)
@@ -232,7 +234,7 @@ func TestStageDecodesEachFrameOnce(t *testing.T) {
 			t.Run(fmt.Sprintf("%s %v", tc.name, layout), func(t *testing.T) {
 				dec := newFakeDecoder()
 				st := NewStage()
-				st.Reset(0, len(tc.samples), Identity{})
+				st.Reset(0, make([]plan.Sample, len(tc.samples)), Identity{})
 				errs := make([]error, len(tc.samples))
 				var wg sync.WaitGroup
 				for i := range tc.samples {
@@ -277,7 +279,7 @@ func TestStageDecodesStraightIntoPlace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dec := newFakeDecoder()
 			st := NewStage()
-			st.Reset(0, 1, Identity{})
+			st.Reset(0, make([]plan.Sample, 1), Identity{})
 			s := testSample{ep: ep, cams: []cam{{image: "a", steps: tc.steps}}}
 			reqs := s.requests(frames.BFHWC)
 			dec.Direct = s.bufs[0]
@@ -303,7 +305,7 @@ func TestStageGivenUp(t *testing.T) {
 	dec := newFakeDecoder()
 	dec.fail[4] = true // the first decode of step 4 only
 	st := NewStage()
-	st.Reset(0, 3, Identity{})
+	st.Reset(0, make([]plan.Sample, 3), Identity{})
 	ownerDecoding, waiterClaimed := make(chan struct{}), make(chan struct{})
 	dec.before = func(steps []int) {
 		switch steps[0] {
@@ -354,7 +356,7 @@ func TestStageRevoke(t *testing.T) {
 	ep := fakeEpisode{key: episode.Key{Record: 1}, steps: 10}
 	dec := newFakeDecoder()
 	st := NewStage()
-	st.Reset(0, 2, Identity{})
+	st.Reset(0, make([]plan.Sample, 2), Identity{})
 	s0 := testSample{ep: ep, cams: []cam{{image: "a", steps: []int{1, 2}}}}
 	if err := st.For(NewFrameWorker(dec), 0).Place(t.Context(), 0, ep, s0.requests(frames.BFHWC)); err != nil {
 		t.Fatal(err)
@@ -376,17 +378,18 @@ func TestStageRevoke(t *testing.T) {
 }
 
 // TestStageParams: each camera of each sample asks the Transformer for
-// its Params, with the batch, sample and slot.
+// its Params, with the batch, the sample's index and planned sample, and
+// the slot.
 func TestStageParams(t *testing.T) {
 	st := NewStage()
-	st.Reset(7, 3, paramsOf{})
+	st.Reset(7, []plan.Sample{{Unit: 1}, {Unit: 2}, {Unit: 3}}, paramsOf{})
 	w := NewFrameWorker(newFakeDecoder())
-	for _, tc := range []struct{ i, k, want int }{{0, 0, 0}, {2, 0, 20}, {2, 1, 21}} {
+	for _, tc := range []struct{ i, k, want int }{{0, 0, 100}, {2, 0, 320}, {2, 1, 321}} {
 		if got := st.For(w, tc.i).Params(tc.k); got != tc.want {
 			t.Errorf("sample %d slot %d: Params %v, want %d", tc.i, tc.k, got, tc.want)
 		}
 	}
-	st.Reset(8, 3, Identity{})
+	st.Reset(8, make([]plan.Sample, 3), Identity{})
 	if got := st.For(w, 1).Params(0); got != nil {
 		t.Errorf("Identity's Params %v, want nil", got)
 	}
@@ -410,8 +413,9 @@ func TestStageAllocs(t *testing.T) {
 	for i := range samples {
 		reqs[i] = samples[i].requests(frames.BCFHW)
 	}
+	planned := make([]plan.Sample, len(samples))
 	batch := func() {
-		st.Reset(0, len(samples), Identity{})
+		st.Reset(0, planned, Identity{})
 		for i := range samples {
 			if err := st.For(w, i).Place(context.Background(), 0, ep, reqs[i]); err != nil {
 				t.Fatal(err)

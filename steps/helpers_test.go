@@ -81,7 +81,7 @@ type testBatch struct {
 
 func newTestBatch(l *Layout, buf []byte) *testBatch {
 	st := sample.NewStage()
-	st.Reset(0, l.Arrays[0].Shape[0], sample.Identity{})
+	st.Reset(0, make([]plan.Sample, l.Arrays[0].Shape[0]), sample.Identity{})
 	return &testBatch{Batch: NewBatch(l, buf), stage: st}
 }
 
