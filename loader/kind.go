@@ -41,8 +41,9 @@ func frameDecoder(opts frames.DecoderOptions) func() (sample.FrameDecoder, error
 // transformer draws the transform parameters of a view's samples, per
 // (batch, sample, camera slot), for the frame stage to hand its
 // FrameDecoder: augmentation plugs in here (a Transformer that draws,
-// and in frameDecoder the decoder that applies what it draws). None yet:
-// Identity, on both views (the val view is never augmented).
+// and in frameDecoder the decoder that applies what it draws); train says
+// which view, since the val view is not augmented (at most a configured
+// crop's deterministic centre twin). None yet: Identity on both views.
 func transformer(*config.Config, bool) sample.Transformer { return sample.Identity{} }
 
 // mixKind is what the composition root asks of a kind of sample, from
