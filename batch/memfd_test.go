@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"context"
+	"github.com/oxefs/oxefs/internal/npy"
 	"os"
 	"runtime"
 	"testing"
@@ -61,7 +62,7 @@ func TestMemfdBuffers(t *testing.T) {
 		t.Fatalf("%d memfds for a budget of 2 batches (%d heap fallbacks)", w, s.Stats.HeapFallbacks.Load())
 	}
 	b := get(10)
-	want := append(NPYHeader([]int{2, 64}), pattern(10, size)...)
+	want := append(npy.Header("|u1", []int{2, 64}), pattern(10, size)...)
 	if parts := b.NPY(); len(parts) != 1 || !bytes.Equal(parts[0], want) {
 		t.Fatalf("NPY() is %d parts, not the whole file in one", len(parts))
 	}

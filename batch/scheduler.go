@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxefs/oxefs/internal/npy"
 	iofs "io/fs"
 	"sync"
 	"sync/atomic"
@@ -168,7 +169,7 @@ func NewScheduler(cfg Config) (*Scheduler, error) {
 	if len(cfg.Parts) > 0 && !cfg.Headerless {
 		return nil, errors.New("batch: Config.Parts needs Headerless (the builder writes every file whole)")
 	}
-	header := NPYHeader(cfg.Shape)
+	header := npy.Header("|u1", cfg.Shape)
 	if cfg.Headerless {
 		header = nil
 	}

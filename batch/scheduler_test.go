@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/oxefs/oxefs/internal/npy"
 	iofs "io/fs"
 	"os"
 	"os/exec"
@@ -250,7 +251,7 @@ func TestFailedBuildIsRetried(t *testing.T) {
 
 func TestNPYHeader(t *testing.T) {
 	for _, shape := range [][]int{{64, 2, 256, 256, 3}, {1, 3, 2, 48, 80}, {7}, {2, 3}} {
-		h := NPYHeader(shape)
+		h := npy.Header("|u1", shape)
 		if len(h)%64 != 0 || !bytes.HasPrefix(h, []byte("\x93NUMPY\x01\x00")) || h[len(h)-1] != '\n' {
 			t.Fatalf("%v: malformed header %q", shape, h)
 		}
@@ -263,7 +264,7 @@ func TestNPYHeader(t *testing.T) {
 	dir := t.TempDir()
 	shape := []int{2, 3, 4, 5, 3}
 	size := 2 * 3 * 4 * 5 * 3
-	data := append(NPYHeader(shape), pattern(0, size)...)
+	data := append(npy.Header("|u1", shape), pattern(0, size)...)
 	path := filepath.Join(dir, "b.npy")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)

@@ -79,20 +79,20 @@ func (b builtBatch) NPY() [][]byte { return [][]byte{b.npy} }
 func (b builtBatch) Meta() []byte  { return b.meta }
 func (b builtBatch) Release()      {}
 
-// TestMountStepSamples: on a step-sample mount (info.json lists
-// sample.arrays), a read of a batch reads every array's file whole, in
+// TestMountStepSamples: on a step-sample mount (info.json's files are the
+// arrays' files), a read of a batch reads every array's file whole, in
 // order, and its .json; the summary counts all those bytes, batch_size
 // samples a batch, and the datasets' shares from the .json.
 func TestMountStepSamples(t *testing.T) {
 	testkit.RequireFUSE(t)
 	files := []string{"observation.images.primary.npy", "observation.images.primary_is_pad.npy", "action.npy", "action_is_pad.npy", "dataset_index.npy"}
 	v := newStepView(12, 4, files, []int64{3<<20 + 17, 72, 64 + 4*50*7*4, 64 + 200, 96})
-	var arrays []string
-	for _, f := range files {
-		arrays = append(arrays, fmt.Sprintf(`{"name": %q, "file": %q}`, strings.TrimSuffix(f, ".npy"), f))
+	quoted := make([]string, len(files))
+	for i, f := range files {
+		quoted[i] = fmt.Sprintf("%q", f)
 	}
-	info := fmt.Sprintf(`{"num_batches": 12, "batch_size": 4, "train": {"plan": {"datasets": [{"name": "a", "weight": 0.25}, {"name": "b", "weight": 0.75}]}}, "sample": {"mode": "steps", "arrays": [%s]}}`,
-		strings.Join(arrays, ", "))
+	info := fmt.Sprintf(`{"num_batches": 12, "batch_size": 4, "train": {"plan": {"datasets": [{"name": "a", "weight": 0.25}, {"name": "b", "weight": 0.75}]}}, "files": [%s]}`,
+		strings.Join(quoted, ", "))
 	dir := t.TempDir()
 	srv, err := fs.Mount(dir, fs.Options{Train: v, Info: func() []byte { return []byte(info) }, Stats: func() []byte { return []byte(`{}`) },
 		Log: slog.New(slog.DiscardHandler)}, fs.MountOptions{})
@@ -134,23 +134,24 @@ func TestMountStepSamples(t *testing.T) {
 	}
 }
 
-// TestNewMount: a pair mount's batch is its .npy; info.json's sample
-// lists a step mount's files; a missing or malformed info.json, or array
-// files that are not file names, are errors naming the mount and what is
-// wrong.
+// TestNewMount: info.json's files are a batch's files (a pair mount's
+// .npy, a step mount's arrays); a missing or malformed info.json, no
+// files, or files that are not file names, are errors naming the mount
+// and what is wrong.
 func TestNewMount(t *testing.T) {
 	for _, tc := range []struct {
 		name, info string
 		files      []string
 		err        string
 	}{
-		{"pairs", `{"num_batches": 3}`, []string{".npy"}, ""},
-		{"steps", `{"sample": {"arrays": [{"name": "action", "file": "action.npy"}, {"name": "image_mask", "file": "image_mask.npy"}]}}`, []string{".action.npy", ".image_mask.npy"}, ""},
+		{"pairs", `{"num_batches": 3, "files": ["npy"]}`, []string{".npy"}, ""},
+		{"steps", `{"files": ["action.npy", "image_mask.npy"]}`, []string{".action.npy", ".image_mask.npy"}, ""},
 		{"no info.json", "", nil, "is not an oxefs mount (no info.json)"},
-		{"not JSON", `{"sample": `, nil, "info.json: not JSON"},
-		{"no arrays", `{"sample": {"arrays": []}}`, nil, `"sample" lists no arrays`},
-		{"no file", `{"sample": {"arrays": [{"name": "action"}]}}`, nil, `array "action" has file ""`},
-		{"a path", `{"sample": {"arrays": [{"name": "action", "file": "../x/action.npy"}]}}`, nil, `array "action" has file "../x/action.npy", not a file name`},
+		{"not JSON", `{"files": `, nil, "info.json: not JSON"},
+		{"no files", `{"num_batches": 3}`, nil, `"files" lists no batch files`},
+		{"empty", `{"files": []}`, nil, `"files" lists no batch files`},
+		{"no name", `{"files": ["npy", ""]}`, nil, `files: "" is not a file name`},
+		{"a path", `{"files": ["../x/action.npy"]}`, nil, `files: "../x/action.npy" is not a file name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -185,7 +186,9 @@ func (p headerlessPipeline) View(val bool) *batch.Scheduler {
 	}
 	return p.s
 }
-func (p headerlessPipeline) Info() []byte  { return []byte(`{"num_batches": 4, "batch_size": 2}`) }
+func (p headerlessPipeline) Info() []byte {
+	return []byte(`{"num_batches": 4, "batch_size": 2, "files": ["npy"]}`)
+}
 func (p headerlessPipeline) Stats() []byte { return []byte(`{}`) }
 
 // TestInProcessHeaderless: in-process, a step-sample batch (a Headerless

@@ -82,35 +82,25 @@ func rankList(ranks []int) string {
 	return strings.Join(parts, ", ")
 }
 
-// arrayFiles returns the files of a batch after "NNNNNN.": the arrays'
-// files listed in info.json's "sample" on a step-sample mount, else the
-// one .npy of a pair mount.
+// arrayFiles returns the files of a batch after "NNNNNN.", as info.json's
+// files lists them: "npy" on a pair mount, each array's file on a
+// step-sample mount.
 func arrayFiles(info []byte) ([]string, error) {
 	var doc struct {
-		Sample *struct {
-			Arrays []struct {
-				Name string `json:"name"`
-				File string `json:"file"`
-			} `json:"arrays"`
-		} `json:"sample"`
+		Files []string `json:"files"`
 	}
 	if err := json.Unmarshal(info, &doc); err != nil {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
-	if doc.Sample == nil {
-		return []string{"npy"}, nil
+	if len(doc.Files) == 0 {
+		return nil, errors.New(`"files" lists no batch files: a mount lists the files of a batch after NNNNNN. (npy, or each array's file)`)
 	}
-	if len(doc.Sample.Arrays) == 0 {
-		return nil, errors.New(`"sample" lists no arrays: a step-sample mount lists each array's file in sample.arrays`)
-	}
-	var files []string
-	for _, a := range doc.Sample.Arrays {
-		if a.File == "" || a.File != filepath.Base(a.File) || a.File == "." || a.File == ".." {
-			return nil, fmt.Errorf("sample.arrays: array %q has file %q, not a file name (as \"action.npy\")", a.Name, a.File)
+	for _, f := range doc.Files {
+		if f == "" || f != filepath.Base(f) || f == "." || f == ".." {
+			return nil, fmt.Errorf("files: %q is not a file name (as \"action.npy\")", f)
 		}
-		files = append(files, a.File)
 	}
-	return files, nil
+	return doc.Files, nil
 }
 
 func (m Mount) view() string {

@@ -27,9 +27,10 @@ type Config struct {
 	WindowShards      int        `json:"window_shards"`
 	NumBatches        int64      `json:"num_batches,omitempty"` // 0: one pass over the sample units
 	Normalize         Normalize  `json:"normalize"`
-	// Sample, when set, makes samples windows of steps around t (camera
-	// slots, state and action chunks) instead of frame pairs.
-	Sample   *SampleSpec     `json:"sample,omitempty"`
+	// Steps, the YAML's `sample` block, when set makes samples step
+	// samples: deltas around t (camera slots, state and action chunks)
+	// instead of frame pairs. Only config/kind.go asks whether it is set.
+	Steps    *StepSpec       `json:"sample,omitempty"`
 	Datasets []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key
@@ -49,7 +50,7 @@ type DatasetConfig struct {
 	ActionKeys  []string `json:"action_keys,omitempty"`
 	StateKey    string   `json:"state_key,omitempty"`
 	Robot       string   `json:"robot,omitempty"`
-	// Cameras maps the mix's camera slots (SampleSpec.Cameras) to the
+	// Cameras maps the mix's camera slots (StepSpec.Cameras) to the
 	// dataset's image keys; a slot it leaves out is zeros with image_mask
 	// 0. Only with a `sample` block. Nil: the dataset's only image goes to
 	// the first slot (SlotKeys); empty: no camera at all.
@@ -60,9 +61,9 @@ type DatasetConfig struct {
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key
-	// sample is the mix's sample block, set by Parse and Validate, so that
-	// CheckFeatures checks `cameras` in step mode.
-	sample *SampleSpec
+	// steps is the mix's sample block (Config.Steps), set by Validate, so
+	// that CheckFeatures checks `cameras` in step mode.
+	steps *StepSpec
 }
 
 // Normalize says how batches normalise actions and states with each
@@ -125,16 +126,7 @@ const (
 
 // MarshalJSON writes the config as loaded (info.json), which Parse reads
 // back. A step-mode config leaves out pair_frames, a pair-mode key.
-func (c Config) MarshalJSON() ([]byte, error) {
-	type plain Config
-	if c.Sample == nil {
-		return json.Marshal(plain(c))
-	}
-	return json.Marshal(struct {
-		plain
-		PairFrames *FrameMode `json:"pair_frames,omitempty"` // hides plain's
-	}{plain: plain(c)})
-}
+func (c Config) MarshalJSON() ([]byte, error) { return c.rules().marshal(c) }
 
 // Line returns the line of a top-level key in the YAML, or of a key of the
 // sample block written as a path (sample.action, sample.cameras.wrist,
@@ -158,12 +150,7 @@ func (d *DatasetConfig) Sampled() bool { return d.Weight.Sampled() }
 // (Offset.ValidStarts): d's offset in pair mode; in step mode a fixed
 // offset of sample.drop_last, so that t ∈ [0, L−drop_last) — 0 when
 // nothing is dropped, and every t of the episode is a unit.
-func (c *Config) PlanOffset(d *DatasetConfig) Offset {
-	if c.Sample != nil {
-		return FixedOffset(c.Sample.DropLast)
-	}
-	return d.Offset
-}
+func (c *Config) PlanOffset(d *DatasetConfig) Offset { return c.rules().planOffset(d) }
 
 // FramesOf is the frame selection of dataset d's samples: the mix's
 // pair_frames, stride, num_frames and samples_per_episode with d's offset.

@@ -20,7 +20,7 @@
 //     the action chunk) are package loader's, which knows the lengths.
 //
 // A config without a `sample` block serves frame pairs (FramesOf, the
-// dataset's offset); with one, step samples (SampleSpec, StepDeltas, and
+// dataset's offset); with one, step samples (StepSpec, StepDeltas, and
 // PlanOffset, which gives the plan its units in both modes).
 //
 // Every problem is a *ConfigError carrying the YAML line of the offending

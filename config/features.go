@@ -145,22 +145,7 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 			images = append(images, f.Key)
 		}
 	}
-	switch {
-	case d.sample != nil:
-		use.Cameras = d.checkCameras(images, byKey, &p)
-	case d.ImageKey == "" && len(images) == 1:
-		use.ImageKey = images[0]
-	case d.ImageKey == "" && len(images) == 0:
-		add("image_key", "the dataset has no per-step image feature; %s", inspect)
-	case d.ImageKey == "":
-		add("image_key", "required: the dataset has %d image features (valid: %s)", len(images), strings.Join(images, ", "))
-	case !slices.Contains(images, d.ImageKey):
-		if f, ok := byKey[d.ImageKey]; ok {
-			add("image_key", "%q is a %s feature, not a per-step image (valid: %s)", d.ImageKey, f.Kind, strings.Join(images, ", "))
-		} else {
-			add("image_key", "no image feature %q (valid: %s)", d.ImageKey, strings.Join(images, ", "))
-		}
-	}
+	d.rules().checkImages(d, images, byKey, &p, &use, inspect)
 
 	// language_key, action_keys, state_key
 	check := func(field, key string, ok func(Feature) bool, want string) (Feature, bool) {
@@ -205,10 +190,10 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 // goes to which slot. It returns the dataset's image key per slot.
 func (d *DatasetConfig) checkCameras(images []string, byKey map[string]Feature, p *problems) map[string]string {
 	var slots []string
-	for _, s := range d.sample.Cameras {
+	for _, s := range d.steps.Cameras {
 		slots = append(slots, s.Name)
 	}
-	keys, err := d.SlotKeys(d.sample, images)
+	keys, err := d.SlotKeys(d.steps, images)
 	if err != nil {
 		p.add(d.Line("cameras"), d.Name, "cameras", "required: the dataset has %d image features (%s); map them to the slots (%s) with cameras: {<slot>: <image key>}",
 			len(images), strings.Join(images, ", "), strings.Join(slots, ", "))
@@ -251,4 +236,29 @@ func whyNot(field string, f Feature) string {
 		}
 	}
 	return ""
+}
+
+// checkImages is the rule of image_key: a per-step image, which may be
+// left out when the dataset has one.
+func (pairRules) checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, inspect string) {
+	add := func(field, format string, args ...any) { p.add(d.Line(field), d.Name, field, format, args...) }
+	switch {
+	case d.ImageKey == "" && len(images) == 1:
+		use.ImageKey = images[0]
+	case d.ImageKey == "" && len(images) == 0:
+		add("image_key", "the dataset has no per-step image feature; %s", inspect)
+	case d.ImageKey == "":
+		add("image_key", "required: the dataset has %d image features (valid: %s)", len(images), strings.Join(images, ", "))
+	case !slices.Contains(images, d.ImageKey):
+		if f, ok := byKey[d.ImageKey]; ok {
+			add("image_key", "%q is a %s feature, not a per-step image (valid: %s)", d.ImageKey, f.Kind, strings.Join(images, ", "))
+		} else {
+			add("image_key", "no image feature %q (valid: %s)", d.ImageKey, strings.Join(images, ", "))
+		}
+	}
+}
+
+// checkImages is the rule of cameras (checkCameras).
+func (stepRules) checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, _ string) {
+	use.Cameras = d.checkCameras(images, byKey, p)
 }

@@ -5,11 +5,11 @@ import (
 	"math"
 )
 
-// SampleSpec is the `sample` block of a mix config: when present, a sample
+// StepSpec is the `sample` block of a mix config: when present, a sample
 // is (dataset, episode, t) with every quantity taken at deltas relative to
 // t — frames per camera slot, state, actions — instead of a frame pair.
 // Indices outside the episode are clamped to it and flagged as padding.
-type SampleSpec struct {
+type StepSpec struct {
 	// Cameras are the mix's camera slots, in config order (the order of
 	// image_mask's columns). Each dataset maps its own image keys to them
 	// (DatasetConfig.Cameras).
@@ -78,7 +78,7 @@ func (d Deltas) Resolve(fps float64) ([]int, error) {
 // features) in the first slot. A dataset with several image keys and no
 // `cameras` is an error listing them and the slots. Slots it leaves out
 // are absent from the map (zeros, image_mask 0).
-func (d *DatasetConfig) SlotKeys(s *SampleSpec, imageKeys []string) (map[string]string, error) {
+func (d *DatasetConfig) SlotKeys(s *StepSpec, imageKeys []string) (map[string]string, error) {
 	if d.Cameras != nil {
 		return d.Cameras, nil
 	}

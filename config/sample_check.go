@@ -25,16 +25,7 @@ var slotName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 type addFunc func(line int, dataset, field, format string, args ...any)
 
 // SlotNames are the mix's camera slots, in order; none in pair mode.
-func (c *Config) SlotNames() []string {
-	if c.Sample == nil {
-		return nil
-	}
-	out := make([]string, len(c.Sample.Cameras))
-	for i, s := range c.Sample.Cameras {
-		out[i] = s.Name
-	}
-	return out
-}
+func (c *Config) SlotNames() []string { return c.rules().slotNames() }
 
 // sampleLine is the line of a key of the sample block (sample.drop_last,
 // sample.action, sample.cameras.wrist): for deltas, their steps or seconds
@@ -50,7 +41,7 @@ func (c *Config) sampleLine(prefix string) int {
 
 // deltaFields are the deltas of the sample block, each with its field
 // name: every slot's, then state's and action's.
-func (s *SampleSpec) deltaFields() (names []string, deltas []Deltas) {
+func (s *StepSpec) deltaFields() (names []string, deltas []Deltas) {
 	for _, sl := range s.Cameras {
 		names = append(names, "sample.cameras."+sl.Name)
 		deltas = append(deltas, sl.Deltas)
@@ -58,11 +49,11 @@ func (s *SampleSpec) deltaFields() (names []string, deltas []Deltas) {
 	return append(names, "sample.state", "sample.action"), append(deltas, s.State, s.Action)
 }
 
-// validateSample checks the sample block, and the top-level keys that step
+// validateMix checks the sample block, and the top-level keys that step
 // mode has no use for.
-func (c *Config) validateSample(add addFunc) {
-	s := c.Sample
-	top := func(key, format string, args ...any) { add(c.lines[key], "", key, format, args...) }
+func (r stepRules) validateMix(add addFunc, top report) {
+	c := r.c
+	s := c.Steps
 	if hasKey(c.lines, "pair_frames") || c.PairFrames != FramesEndpoints {
 		top("pair_frames", "is for frame pairs; with `sample` the frames of a camera slot are its steps (sample.cameras.<slot>.steps, such as \"-3:1\" for t−3 … t)")
 	}
@@ -138,8 +129,8 @@ func (c *Config) checkDeltas(add addFunc, prefix string, d Deltas) {
 // checkStepDataset applies step mode's rules to one dataset: no pair-mode
 // keys, cameras that name the mix's slots, and an fps that turns every
 // delta in seconds into whole steps.
-func (c *Config) checkStepDataset(d *DatasetConfig, id string, add addFunc) {
-	field := func(key, format string, args ...any) { add(d.Line(key), id, key, format, args...) }
+func (r stepRules) validateDataset(d *DatasetConfig, id string, _ Frames, add addFunc, field report) {
+	c := r.c
 	slots := c.SlotNames()
 	mapping := "cameras: {<slot>: <image key>}"
 	if len(slots) > 0 {
@@ -177,7 +168,7 @@ func (c *Config) checkStepDataset(d *DatasetConfig, id string, add addFunc) {
 	case !(d.FPS > 0) || d.FPS > maxFPS:
 		field("fps", "must be a number of frames per second in (0, %d], got %g", maxFPS, d.FPS)
 	default:
-		names, deltas := c.Sample.deltaFields()
+		names, deltas := c.Steps.deltaFields()
 		for i, ds := range deltas {
 			if len(ds.Seconds) == 0 {
 				continue
@@ -189,8 +180,15 @@ func (c *Config) checkStepDataset(d *DatasetConfig, id string, add addFunc) {
 	}
 }
 
-// checkPairDataset refuses the keys of step mode in a pair-mode dataset.
-func checkPairDataset(d *DatasetConfig, id string, add addFunc) {
+// validateSampled: step samples have no frame count to agree on.
+func (stepRules) validateSampled(_, first *DatasetConfig, _ Frames, _ report) *DatasetConfig {
+	return first
+}
+
+// validateDataset checks the dataset's offset, and refuses the keys of
+// step mode in a pair-mode dataset.
+func (pairRules) validateDataset(d *DatasetConfig, id string, f Frames, add addFunc, field report) {
+	f.checkOffset(field)
 	if hasKey(d.lines, "cameras") || d.Cameras != nil {
 		add(d.Line("cameras"), id, "cameras", "is for step samples: add a `sample` block with camera slots (see the README's Step samples), or name the pair's camera with image_key")
 	}
@@ -238,14 +236,18 @@ type StepDeltas struct {
 // rate, a delta that is no whole frame, an fps that contradicts the
 // metadata.
 func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) {
-	if c.Sample == nil {
-		return StepDeltas{}, errors.New("config: StepDeltas of a config without a sample block (pair mode)")
+	notSteps := Pick(c, Kinds[error]{
+		Pairs: func() error { return errors.New("config: StepDeltas of a config without a sample block (pair mode)") },
+		Steps: func(*StepSpec) error { return nil },
+	})
+	if notSteps != nil {
+		return StepDeltas{}, notSteps
 	}
 	fps, err := d.FrameRate(meta)
 	if err != nil {
 		return StepDeltas{}, err
 	}
-	names, deltas := c.Sample.deltaFields()
+	names, deltas := c.Steps.deltaFields()
 	var inSeconds []string
 	for i, ds := range deltas {
 		if len(ds.Seconds) > 0 {
@@ -269,9 +271,9 @@ func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) 
 	if err := p.err(); err != nil {
 		return StepDeltas{}, err
 	}
-	k := len(c.Sample.Cameras)
+	k := len(c.Steps.Cameras)
 	out := StepDeltas{Slots: make(map[string][]int, k), State: steps[k], Action: steps[k+1]}
-	for i, sl := range c.Sample.Cameras {
+	for i, sl := range c.Steps.Cameras {
 		out.Slots[sl.Name] = steps[i]
 	}
 	return out, nil

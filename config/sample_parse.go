@@ -26,8 +26,8 @@ const stepsForm = `must be a list of integers or a slice "start:stop[:step]" (st
 // sample.<key>, sample.cameras.<slot>, sample.cameras.<slot>.size and
 // <deltas>.steps or <deltas>.seconds; sampleDefaults reads them back.
 func (p *parser) sample(c *Config, v *yaml.Node) {
-	s := &SampleSpec{}
-	c.Sample = s
+	s := &StepSpec{}
+	c.Steps = s
 	if v.Kind != yaml.MappingNode {
 		field{p: p, key: "sample", v: v}.bad(`must be a mapping such as {cameras: {primary: {steps: [0]}}, action: {steps: "0:50"}}`)
 		return
@@ -53,7 +53,7 @@ func (p *parser) sample(c *Config, v *yaml.Node) {
 // slots reads sample.cameras: a mapping of slot names to {size, steps or
 // seconds}, or the list of {name, size, deltas} that JSON gives back.
 func (p *parser) slots(c *Config, v *yaml.Node) {
-	s := c.Sample
+	s := c.Steps
 	seen := make(map[string]int)
 	fresh := func(name string, line int) bool {
 		if prev, dup := seen[name]; dup {
@@ -354,7 +354,7 @@ func (p *parser) cameras(d *DatasetConfig, id string, v *yaml.Node) {
 // read (a slot's size defaults to image_size, which may come later): a
 // slot's size, deltas [0], and no offset in step mode.
 func (p *parser) sampleDefaults(c *Config) {
-	s := c.Sample
+	s := c.Steps
 	if s == nil {
 		if l, ok := c.lines["sample"]; ok {
 			p.add(l, "", "sample", "has no value: write `sample: {}` for step samples with every default, or leave the key out for frame pairs")

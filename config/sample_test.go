@@ -54,7 +54,7 @@ func TestParseSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &SampleSpec{
+	want := &StepSpec{
 		Cameras: []CameraSlot{
 			{Name: "primary", Size: [2]int{256, 256}, Deltas: Deltas{Steps: []int{-1, 0}}},
 			{Name: "wrist", Size: [2]int{128, 128}, Deltas: Deltas{Steps: []int{-1, 0}}},
@@ -63,8 +63,8 @@ func TestParseSample(t *testing.T) {
 		Action:   Deltas{Steps: seq(0, 50)},
 		DropLast: 7,
 	}
-	if !reflect.DeepEqual(c.Sample, want) {
-		t.Fatalf("sample:\n got %+v\nwant %+v", c.Sample, want)
+	if !reflect.DeepEqual(c.Steps, want) {
+		t.Fatalf("sample:\n got %+v\nwant %+v", c.Steps, want)
 	}
 	a, b := &c.Datasets[0], &c.Datasets[1]
 	if !reflect.DeepEqual(a.Cameras, map[string]string{"primary": "observation.images.top", "wrist": "observation.images.wrist"}) || a.FPS != 50 {
@@ -95,27 +95,27 @@ func TestParseSampleForms(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		yaml string
-		want SampleSpec
+		want StepSpec
 	}{
-		{"empty block", "sample: {}\n" + ds, SampleSpec{State: Deltas{Steps: []int{0}}, Action: Deltas{Steps: []int{0}}}},
-		{"slot defaults from a later image_size", "sample:\n  cameras:\n    primary:\n    wrist: {}\nimage_size: [96, 128]\n" + ds, SampleSpec{
+		{"empty block", "sample: {}\n" + ds, StepSpec{State: Deltas{Steps: []int{0}}, Action: Deltas{Steps: []int{0}}}},
+		{"slot defaults from a later image_size", "sample:\n  cameras:\n    primary:\n    wrist: {}\nimage_size: [96, 128]\n" + ds, StepSpec{
 			Cameras: []CameraSlot{{Name: "primary", Size: [2]int{96, 128}, Deltas: Deltas{Steps: []int{0}}}, {Name: "wrist", Size: [2]int{96, 128}, Deltas: Deltas{Steps: []int{0}}}},
 			State:   Deltas{Steps: []int{0}}, Action: Deltas{Steps: []int{0}}}},
-		{"slot order is the config's", "sample:\n  cameras: {z: {}, a: {}, m: {}}\n" + ds, SampleSpec{
+		{"slot order is the config's", "sample:\n  cameras: {z: {}, a: {}, m: {}}\n" + ds, StepSpec{
 			Cameras: []CameraSlot{{Name: "z", Size: [2]int{256, 256}, Deltas: Deltas{Steps: []int{0}}}, {Name: "a", Size: [2]int{256, 256}, Deltas: Deltas{Steps: []int{0}}},
 				{Name: "m", Size: [2]int{256, 256}, Deltas: Deltas{Steps: []int{0}}}},
 			State: Deltas{Steps: []int{0}}, Action: Deltas{Steps: []int{0}}}},
-		{"slices", "sample:\n  cameras: {p: {steps: -1:1}}\n  state: {steps: \"0:16:4\"}\n  action: {steps: ' 5 : 0 : -2 '}\n" + ds, SampleSpec{
+		{"slices", "sample:\n  cameras: {p: {steps: -1:1}}\n  state: {steps: \"0:16:4\"}\n  action: {steps: ' 5 : 0 : -2 '}\n" + ds, StepSpec{
 			Cameras: []CameraSlot{{Name: "p", Size: [2]int{256, 256}, Deltas: Deltas{Steps: []int{-1, 0}}}},
 			State:   Deltas{Steps: []int{0, 4, 8, 12}}, Action: Deltas{Steps: []int{5, 3, 1}}}},
-		{"one integer, a list in any order", "sample:\n  state: {steps: -3}\n  action: {steps: [4, 0, 0, -2]}\n" + ds, SampleSpec{
+		{"one integer, a list in any order", "sample:\n  state: {steps: -3}\n  action: {steps: [4, 0, 0, -2]}\n" + ds, StepSpec{
 			State: Deltas{Steps: []int{-3}}, Action: Deltas{Steps: []int{4, 0, 0, -2}}}},
-		{"seconds", "sample:\n  cameras: {p: {seconds: [-0.1, 0]}}\n  state: {seconds: -0.0}\n  action: {seconds: [0, 0.02, 1e-1, 1]}\n" + ds, SampleSpec{
+		{"seconds", "sample:\n  cameras: {p: {seconds: [-0.1, 0]}}\n  state: {seconds: -0.0}\n  action: {seconds: [0, 0.02, 1e-1, 1]}\n" + ds, StepSpec{
 			Cameras: []CameraSlot{{Name: "p", Size: [2]int{256, 256}, Deltas: Deltas{Seconds: []float64{-0.1, 0}}}},
 			State:   Deltas{Seconds: []float64{0}}, Action: Deltas{Seconds: []float64{0, 0.02, 0.1, 1}}}},
-		{"null keys take the defaults", "sample:\n  drop_last:\n  cameras:\n  state:\n  action: {steps: }\n" + ds, SampleSpec{
+		{"null keys take the defaults", "sample:\n  drop_last:\n  cameras:\n  state:\n  action: {steps: }\n" + ds, StepSpec{
 			State: Deltas{Steps: []int{0}}, Action: Deltas{Steps: []int{0}}}},
-		{"the list form the config as loaded writes", `{"sample": {"cameras": [{"name": "w", "size": [64, 48], "deltas": {"seconds": [0.5]}}, {"name": "p"}], "drop_last": 3}, "datasets": [{"name": "a", "source": "/x"}]}`, SampleSpec{
+		{"the list form the config as loaded writes", `{"sample": {"cameras": [{"name": "w", "size": [64, 48], "deltas": {"seconds": [0.5]}}, {"name": "p"}], "drop_last": 3}, "datasets": [{"name": "a", "source": "/x"}]}`, StepSpec{
 			Cameras: []CameraSlot{{Name: "w", Size: [2]int{64, 48}, Deltas: Deltas{Seconds: []float64{0.5}}}, {Name: "p", Size: [2]int{256, 256}, Deltas: Deltas{Steps: []int{0}}}},
 			State:   Deltas{Steps: []int{0}}, Action: Deltas{Steps: []int{0}}, DropLast: 3}},
 	} {
@@ -124,8 +124,8 @@ func TestParseSampleForms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(*c.Sample, tc.want) {
-				t.Fatalf("\n got %+v\nwant %+v", *c.Sample, tc.want)
+			if !reflect.DeepEqual(*c.Steps, tc.want) {
+				t.Fatalf("\n got %+v\nwant %+v", *c.Steps, tc.want)
 			}
 		})
 	}
@@ -318,7 +318,7 @@ func TestValidateSample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Sample = &SampleSpec{
+	c.Steps = &StepSpec{
 		Cameras: []CameraSlot{
 			{Name: "p", Size: [2]int{64, 64}, Deltas: Deltas{Steps: []int{0}, Seconds: []float64{0}}},
 			{Name: "p", Size: [2]int{64, 9000}, Deltas: Deltas{Steps: []int{0}}},
@@ -339,7 +339,7 @@ func TestValidateSample(t *testing.T) {
 			t.Errorf("error does not say %q:\n%v", w, err)
 		}
 	}
-	c.Sample, c.Datasets[0].Offset, c.Datasets[0].FPS = nil, FixedOffset(1), 25
+	c.Steps, c.Datasets[0].Offset, c.Datasets[0].FPS = nil, FixedOffset(1), 25
 	err = c.Validate()
 	for _, w := range []string{"cameras: is for step samples", "fps: is for step samples"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
@@ -431,7 +431,7 @@ datasets:
 		t.Fatal(err)
 	}
 	got.Action[0], got.Slots["wrist"][0] = 99, 99
-	if c.Sample.Action.Steps[0] != 0 || c.Sample.Cameras[1].Deltas.Steps[0] != 0 {
+	if c.Steps.Action.Steps[0] != 0 || c.Steps.Cameras[1].Deltas.Steps[0] != 0 {
 		t.Error("StepDeltas shares the config's slices")
 	}
 	if b, _ := json.Marshal(want); string(b) != `{"slots":{"primary":[-1,0],"wrist":[0]},"state":[-1,0],"action":[0,1,2,3]}` {
@@ -527,8 +527,8 @@ func TestSampleJSONRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
-		if !reflect.DeepEqual(c.Sample, c2.Sample) {
-			t.Errorf("sample changed:\n%+v\n%+v", c.Sample, c2.Sample)
+		if !reflect.DeepEqual(c.Steps, c2.Steps) {
+			t.Errorf("sample changed:\n%+v\n%+v", c.Steps, c2.Steps)
 		}
 		for i := range c.Datasets {
 			a, b := c.Datasets[i], c2.Datasets[i]
@@ -570,8 +570,8 @@ func TestReadmeStepSamples(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the example: %v", err)
 	}
-	if len(c.Sample.Cameras) != 2 || len(c.Sample.Action.Steps) != 50 || c.Datasets[0].Cameras["primary"] != "observation.images.top" {
-		t.Errorf("the example: %+v", c.Sample)
+	if len(c.Steps.Cameras) != 2 || len(c.Steps.Action.Steps) != 50 || c.Datasets[0].Cameras["primary"] != "observation.images.top" {
+		t.Errorf("the example: %+v", c.Steps)
 	}
 	specs, _, _ := strings.Cut(blocks[2], "```")
 	n := 0

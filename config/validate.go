@@ -176,12 +176,8 @@ func (c *Config) validate(add addFunc) {
 	if _, set := c.lines["num_batches"]; c.NumBatches < 0 || c.NumBatches > maxBatches || (set && c.NumBatches == 0) {
 		top("num_batches", "must be in 1..%d (leave it out for one pass over the sample units), got %d", int64(maxBatches), c.NumBatches)
 	}
-	if c.Sample != nil {
-		c.validateSample(add)
-	} else {
-		mix := Frames{Mode: c.PairFrames, Stride: c.Stride, N: c.NumFrames, SamplesPerEpisode: c.SamplesPerEpisode}
-		mix.checkMix(top)
-	}
+	rules := c.rules()
+	rules.validateMix(add, top)
 
 	if len(c.Datasets) == 0 {
 		top("datasets", "the mix needs at least one dataset")
@@ -209,14 +205,9 @@ func (c *Config) validate(add addFunc) {
 		if d.Split == "" {
 			field("split", "must not be empty (default %s)", DefaultSplit)
 		}
-		d.sample = c.Sample
+		d.steps = c.Steps
 		f := c.FramesOf(d)
-		if c.Sample != nil {
-			c.checkStepDataset(d, id, add)
-		} else {
-			f.checkOffset(field)
-			checkPairDataset(d, id, add)
-		}
+		rules.validateDataset(d, id, f, add, field)
 		for j, k := range d.ActionKeys {
 			if k == "" {
 				field("action_keys", "key %d is empty", j)
@@ -229,21 +220,32 @@ func (c *Config) validate(add addFunc) {
 		if d.Source == "" {
 			field("source", "required: a local dataset directory, gs://bucket/prefix/name/version or hf://datasets/OWNER/NAME[@REVISION][/PATH]")
 		}
-		if c.Sample != nil {
-			continue
-		}
-		if !f.checkMode(field) && first != nil && first.Offset != d.Offset && (f.Mode == FramesAll || f.Mode == FramesStride) {
-			field("offset", "pair_frames: %s needs the same offset in every dataset (F = %s frames per sample): %s has %s, this one %s",
-				f.Mode, f.countText(), first.Name, first.Offset, d.Offset)
-		}
-		if first == nil {
-			first = d
-		}
+		first = rules.validateSampled(d, first, f, field)
 	}
 	if sampled == 0 {
 		top("datasets", "every dataset has weight ≤ 0, which drops it: nothing left to mix")
 	}
 	c.checkProportionate(add)
+}
+
+// validateMix checks the frame selection of the mix.
+func (r pairRules) validateMix(_ addFunc, top report) {
+	c := r.c
+	mix := Frames{Mode: c.PairFrames, Stride: c.Stride, N: c.NumFrames, SamplesPerEpisode: c.SamplesPerEpisode}
+	mix.checkMix(top)
+}
+
+// validateSampled: with pair_frames all or stride, F depends on the
+// offset, which every dataset must then share.
+func (pairRules) validateSampled(d, first *DatasetConfig, f Frames, field report) *DatasetConfig {
+	if !f.checkMode(field) && first != nil && first.Offset != d.Offset && (f.Mode == FramesAll || f.Mode == FramesStride) {
+		field("offset", "pair_frames: %s needs the same offset in every dataset (F = %s frames per sample): %s has %s, this one %s",
+			f.Mode, f.countText(), first.Name, first.Offset, d.Offset)
+	}
+	if first == nil {
+		return d
+	}
+	return first
 }
 
 // checkProportionate refuses numeric weights that leave nothing for the

@@ -6,7 +6,6 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/internal/bytesize"
-	"github.com/oxefs/oxefs/window"
 )
 
 // checkMem refuses a --mem that cannot hold one batch of each view of each
@@ -15,7 +14,7 @@ import (
 // smallest --mem that works.
 func checkMem(cfg *config.Config, mem int64, ranks int) error {
 	ranks = max(ranks, 1)
-	shape := batchShape(cfg)
+	shape := kindOf(cfg).batchShape()
 	size := int64(1)
 	for _, d := range shape {
 		size *= int64(d)
@@ -61,20 +60,4 @@ func fits(mem, size int64, hasVal bool, ranks int) bool {
 		train -= val
 	}
 	return int64(float64(mem)*ramShare) > 0 && train >= size && (!hasVal || val >= size)
-}
-
-// batchShape is the shape Builder.Shape gives the config's batches.
-func batchShape(cfg *config.Config) []int {
-	if cfg.Sample != nil {
-		// The frames, masks and indices; the state and action arrays,
-		// whose widths the datasets give, are left out of this bound.
-		if l, err := window.NewLayout(window.SpecOf(cfg, 0, 0)); err == nil {
-			return []int{int(l.Total)}
-		}
-	}
-	f, h, w := cfg.Frames(), cfg.ImageSize[0], cfg.ImageSize[1]
-	if cfg.Layout == config.BCFHW {
-		return []int{cfg.BatchSize, 3, f, h, w}
-	}
-	return []int{cfg.BatchSize, f, h, w, 3}
 }

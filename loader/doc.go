@@ -17,14 +17,14 @@
 //   - Plan: the datasets' shapes (segments, lengths) go to package plan,
 //     one plan per view.
 //   - Frames and pairs: one Assembler per dataset, one decoder Worker per
-//     worker goroutine (build.Pool).
+//     worker goroutine (assemble.Pool).
 //   - Scheduler: one batch.Scheduler per view, whose BuildFunc is a
-//     build.Builder's: plan the batch once, fetch its remote episodes
+//     assemble.Builder's: plan the batch once, fetch its remote episodes
 //     all at once (format.FetchEpisodes; formats without a fetcher have
 //     their episodes loaded and their format.EpisodeBytes fetched: see
 //     fetchbatch.go), load them, substitute the unusable ones
 //     (counted, deterministic), assemble every sample in parallel on the
-//     shared build.Pool.
+//     shared assemble.Pool.
 //
 // Pipeline owns the --mem budget and its split (batches, parsed episodes,
 // decode, headroom), the readahead prefetch of remote shards, and the

@@ -17,17 +17,20 @@ import (
 // daemon when it serves several ranks (MultiRank). Fields are in the
 // order of their JSON names.
 type info struct {
-	ActionDim    int                    `json:"action_dim"`
-	BatchSize    int                    `json:"batch_size"`
-	Config       *config.Config         `json:"config"`
-	Datasets     map[string]datasetInfo `json:"datasets"`
-	Decoder      string                 `json:"decoder"`
-	Frames       *framesInfo            `json:"frames,omitempty"` // pair mode
-	Memory       memoryInfo             `json:"memory"`
-	Meta         config.MetaMode        `json:"meta"`
-	NumBatches   int64                  `json:"num_batches"`
-	OxefsVersion string                 `json:"oxefs_version"`
-	PID          int                    `json:"pid"`
+	ActionDim int                    `json:"action_dim"`
+	BatchSize int                    `json:"batch_size"`
+	Config    *config.Config         `json:"config"`
+	Datasets  map[string]datasetInfo `json:"datasets"`
+	Decoder   string                 `json:"decoder"`
+	// Files are the files of a batch after "NNNNNN." (and its .json, with
+	// meta): "npy" for frame pairs, each array's file for step samples.
+	Files        []string        `json:"files"`
+	Frames       *framesInfo     `json:"frames,omitempty"` // pair mode
+	Memory       memoryInfo      `json:"memory"`
+	Meta         config.MetaMode `json:"meta"`
+	NumBatches   int64           `json:"num_batches"`
+	OxefsVersion string          `json:"oxefs_version"`
+	PID          int             `json:"pid"`
 	// Rank, Train and Val are a rank's; the daemon's document has
 	// RankDirs instead. Ranks lists the ranks served by directory.
 	Rank     *int        `json:"rank,omitempty"`
@@ -240,27 +243,12 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 			MaxConcurrentOpenBatches: s.Budget() / s.BatchBytes(),
 		}}
 	}
-	shape := p.Train.Shape()
 	cfg := p.Mix.Config
-	frames := &framesInfo{Shape: shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
-	serving := p.serving
-	if p.layout != nil {
-		frames = nil
-		shape = []int{cfg.BatchSize}
-		if serving != nil {
-			s := *serving
-			s.Parted = partedServing
-			serving = &s
-		}
-	}
 	in := info{
 		OxefsVersion: p.opts.Version,
 		PID:          os.Getpid(),
 		Config:       cfg,
 		Seed:         cfg.Seed,
-		BatchSize:    shape[0],
-		Frames:       frames,
-		Sample:       p.sampleInfo(),
 		Meta:         cfg.Meta,
 		Decoder:      p.Pool.Decoder(),
 		World:        p.Mix.World,
@@ -268,8 +256,9 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 		StateDim:     p.Mix.MaxStateDim,
 		Datasets:     p.datasetInfo(),
 		Memory:       p.memoryInfo(),
-		Serving:      serving,
+		Serving:      p.serving,
 	}
+	p.Mix.kind.describe(p, &in)
 	if p.MultiRank() {
 		in.Ranks = make([]int, len(p.Ranks))
 		for i, r := range p.Ranks {
@@ -293,7 +282,7 @@ func (p *Pipeline) datasetInfo() map[string]datasetInfo {
 	out := make(map[string]datasetInfo, len(p.Mix.Datasets))
 	for _, d := range p.Mix.Datasets {
 		di := datasetInfo{ActionDim: d.ActionDim, StateDim: d.StateDim, Stats: d.Norm, Commit: pinnedCommit(d.Data.Backend())}
-		p.stepDatasetInfo(d, &di)
+		p.Mix.kind.describeDataset(p, d, &di)
 		out[d.Config.Name] = di
 	}
 	return out

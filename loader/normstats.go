@@ -15,7 +15,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/norm"
-	"github.com/oxefs/oxefs/pairs"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // statsVersion names what the saved statistics mean; changing it
@@ -129,11 +129,11 @@ func computeStats(ctx context.Context, d *Dataset, workers int, progress func(In
 
 // affine turns a dataset's statistics into a batch's normalisation; nil
 // for NormNone or without the statistic.
-func affine(mode config.NormMode, s *norm.Stat) *pairs.Affine {
+func affine(mode config.NormMode, s *norm.Stat) *sample.Affine {
 	if mode == config.NormNone || s == nil || s.Count == 0 {
 		return nil
 	}
-	a := &pairs.Affine{Scale: make([]float64, len(s.Mean)), Shift: make([]float64, len(s.Mean))}
+	a := &sample.Affine{Scale: make([]float64, len(s.Mean)), Shift: make([]float64, len(s.Mean))}
 	for j := range a.Scale {
 		switch mode {
 		case config.NormQuantile:

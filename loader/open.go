@@ -15,17 +15,15 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/oxefs/oxefs/assemble"
 	"github.com/oxefs/oxefs/bench"
-	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
-	"github.com/oxefs/oxefs/frames/av"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/steps"
 )
 
 // openParallel bounds the datasets whose metadata is fetched at once.
@@ -51,6 +49,8 @@ type Mix struct {
 	Ranks []RankPlans
 	// World is the number of data-parallel ranks the plans are shared by.
 	World int
+
+	kind mixKind // the kind of sample (kindOf)
 }
 
 // RankPlans are one rank's views: global batches rank, rank+world, …
@@ -83,7 +83,7 @@ type Dataset struct {
 	// (a slot left out is zeros), its deltas in steps, and the fps they
 	// were resolved with (0: none).
 	Cameras map[string]string
-	Deltas  window.Deltas
+	Deltas  steps.Deltas
 	FPS     float64
 }
 
@@ -143,7 +143,7 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 	}
 	resolved := *cfg
 	resolved.Datasets = slices.Clone(cfg.Datasets)
-	m := &Mix{Config: &resolved, World: world}
+	m := &Mix{Config: &resolved, World: world, kind: kindOf(&resolved)}
 	var active []*config.DatasetConfig
 	for i := range resolved.Datasets {
 		d := &resolved.Datasets[i]
@@ -197,10 +197,10 @@ func OpenMix(ctx context.Context, cfg *config.Config, env *format.Env, opts MixO
 }
 
 // buildDatasets is what the batch builders read of the mix's datasets.
-func (m *Mix) buildDatasets() []build.Dataset {
-	out := make([]build.Dataset, len(m.Datasets))
+func (m *Mix) buildDatasets() []assemble.Dataset {
+	out := make([]assemble.Dataset, len(m.Datasets))
 	for i, d := range m.Datasets {
-		out[i] = build.Dataset{Name: d.Config.Name, Episodes: d.Episodes, EpisodeID: d.Data.EpisodeID, ActionDim: d.ActionDim, StateDim: d.StateDim}
+		out[i] = assemble.Dataset{Name: d.Config.Name, Episodes: d.Episodes, EpisodeID: d.Data.EpisodeID}
 	}
 	return out
 }
@@ -363,7 +363,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 	for j, o := range opened {
 		dc := &o.ds.Config
 		var err error
-		if train[j], err = shapeOf(o.ds, dc.Split, o.train, lengths[j], m.minOffset(dc)); err != nil {
+		if train[j], err = shapeOf(o.ds, dc.Split, o.train, lengths[j], m.kind.minOffset(dc)); err != nil {
 			return err
 		}
 		// A dataset without a val split is left out of the val view, but
@@ -371,7 +371,7 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 		val[j] = plan.DatasetShape{Name: dc.Name, Source: dc.Source}
 		if dc.ValSplit != "" {
 			hasVal = true
-			if val[j], err = shapeOf(o.ds, dc.ValSplit, o.val, lengths[j], m.minOffset(dc)); err != nil {
+			if val[j], err = shapeOf(o.ds, dc.ValSplit, o.val, lengths[j], m.kind.minOffset(dc)); err != nil {
 				return err
 			}
 		}
@@ -386,10 +386,10 @@ func (m *Mix) plan(ctx context.Context, opened []opened, opts MixOptions) error 
 	)
 	for j, o := range opened {
 		dc := &o.ds.Config
-		e, fit := m.checkLength(ctx, o.ds, "split", dc.Split, o.train, train[j].Lengths, log)
+		e, fit := m.kind.checkLength(ctx, m, o.ds, "split", dc.Split, o.train, train[j].Lengths, log)
 		errs, fits = append(errs, e...), append(fits, fit)
 		if dc.ValSplit != "" {
-			e, fit := m.checkLength(ctx, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log)
+			e, fit := m.kind.checkLength(ctx, m, o.ds, "val_split", dc.ValSplit, o.val, val[j].Lengths, log)
 			errs, fits = append(errs, e...), append(fits, fit)
 		}
 	}
@@ -466,23 +466,11 @@ func openDataset(ctx context.Context, dc *config.DatasetConfig, cfg *config.Conf
 		checkShards(sc, train, val, add)
 	}
 	use, ferrs := dc.CheckFeatures(configFeatures(data.Info().Features.All()))
-	if cfg.Sample != nil {
-		// Step samples take their cameras from `cameras` (openSteps),
-		// not from image_key.
-		ferrs = slices.DeleteFunc(ferrs, func(e *config.ConfigError) bool { return e.Field == "image_key" })
-		use.ImageKey = ""
-		ferrs = append(ferrs, openSteps(d, cfg, use.Cameras, add)...)
+	bad := func(key, format string, args ...any) *config.ConfigError {
+		return &config.ConfigError{Line: dc.Line(key), Dataset: dc.Name, Field: key, Msg: fmt.Sprintf(format, args...)}
 	}
-	errs = append(errs, ferrs...)
-	d.Config.ImageKey = use.ImageKey
-	if f, ok := data.Info().Features.Lookup(use.ImageKey); ok {
-		d.Image = f
-		if strings.HasPrefix(f.Encoding, "video") {
-			if err := av.Available(); err != nil {
-				add("image_key", "%s is stored as video (%s), which oxefs decodes with libavcodec: %v", use.ImageKey, f.Encoding, err)
-			}
-		}
-	}
+	kerrs := kindOf(cfg).openDataset(d, use, ferrs, bad)
+	errs = append(errs, kerrs...)
 	d.ActionDim, d.StateDim = use.ActionDim, use.StateDim
 	return d, train, val, errs, false
 }

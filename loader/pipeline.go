@@ -1,8 +1,8 @@
 package loader
 
 import (
+	"github.com/oxefs/oxefs/assemble"
 	"github.com/oxefs/oxefs/batch"
-	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/episodes"
 	"github.com/oxefs/oxefs/storage/diskcache"
 	"github.com/oxefs/oxefs/storage/retry"
@@ -18,9 +18,8 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/plan"
-	"github.com/oxefs/oxefs/window"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // Options configures a Pipeline: the mount's flags.
@@ -92,14 +91,14 @@ type Pipeline struct {
 	// Episodes keeps parsed episodes of every dataset in RAM.
 	Episodes *episodes.Cache
 	Mix      *Mix
-	Pool     *build.Pool
+	Pool     *assemble.Pool
 	// Ranks are the ranks served, in Options.Ranks order (one, Options.Rank,
 	// without it).
 	Ranks []*Rank
 	// Train and Val are the first rank's views; Val is nil without a val
 	// view.
 	Train, Val *batch.Scheduler
-	Builds     *build.Stats
+	Builds     *assemble.Stats
 	// Read latencies, recorded by the mount (or the benchmark) per file
 	// read; Build latencies per batch build.
 	ReadLatency, BuildLatency batch.Histogram
@@ -113,13 +112,10 @@ type Pipeline struct {
 	info     []byte     // the daemon's info.json with several ranks
 	serving  *Serving
 	prefetch *prefetcher
-	valStats *build.Stats
+	valStats *assemble.Stats
 
 	decodeMem *frames.DecodeMemory // the workers' shared decode budget
-	// step mode (a `sample` block): the batch's layout and the assemblers
-	// of step samples; nil in pair mode
-	layout *window.Layout
-	steps  []*window.Assembler
+	kind      sample.Kind          // the kind of sample, as the builders see it (kindOf)
 }
 
 // Rank is one rank's two views.
@@ -180,17 +176,11 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	if err := p.Mix.NormStats(ctx, cfg.Normalize.Any(), opts.Workers, opts.Progress); err != nil {
 		return nil, err
 	}
-	var asm []*pairs.Assembler
-	if cfg.Sample != nil {
-		p.steps, p.layout, err = stepAssemblers(p.Mix)
-	} else {
-		asm, err = assemblers(p.Mix)
-	}
-	if err != nil {
+	if p.kind, err = p.Mix.kind.assemble(p.Mix); err != nil {
 		return nil, err
 	}
 	p.decodeMem = frames.NewDecodeMemory(int64(float64(opts.Mem) * decodeShare))
-	p.Pool, err = build.NewPool(opts.Workers, frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem})
+	p.Pool, err = assemble.NewPool(opts.Workers, p.kind, frameDecoder(frames.DecoderOptions{JPEG: opts.Decoder, Memory: p.decodeMem}))
 	if err != nil {
 		return nil, err
 	}
@@ -204,18 +194,18 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 		trainBudget -= valBudget
 	}
 	p.prefetch = newPrefetcher(p.Mix, opts.Log)
-	p.Builds = build.NewStats(len(p.Mix.Datasets))
+	p.Builds = assemble.NewStats(len(p.Mix.Datasets))
 	if p.Mix.Val != nil {
-		p.valStats = build.NewStats(len(p.Mix.Datasets))
+		p.valStats = assemble.NewStats(len(p.Mix.Datasets))
 	}
 	for _, rp := range p.Mix.Ranks {
 		r := &Rank{Rank: rp.Rank, plans: rp}
 		p.Ranks = append(p.Ranks, r)
-		if r.Train, err = p.view(rp.Train, true, asm, meta, trainBudget, p.Builds); err != nil {
+		if r.Train, err = p.view(rp.Train, true, meta, trainBudget, p.Builds); err != nil {
 			return nil, err
 		}
 		if rp.Val != nil {
-			if r.Val, err = p.view(rp.Val, false, asm, meta, valBudget, p.valStats); err != nil {
+			if r.Val, err = p.view(rp.Val, false, meta, valBudget, p.valStats); err != nil {
 				return nil, fmt.Errorf("validation view: %w", err)
 			}
 		}
@@ -234,42 +224,8 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	return p, nil
 }
 
-// assemblers makes one pairs.Assembler per dataset of the mix.
-func assemblers(m *Mix) ([]*pairs.Assembler, error) {
-	cfg := m.Config
-	out := make([]*pairs.Assembler, len(m.Datasets))
-	for i, d := range m.Datasets {
-		dc := d.Config
-		pc := pairs.Config{
-			ImageKey:     d.Image.Key,
-			Frames:       cfg.FramesOf(&dc),
-			ActionKeys:   dc.ActionKeys,
-			StateKey:     dc.StateKey,
-			LanguageKey:  dc.LanguageKey,
-			Robot:        dc.Robot,
-			Height:       cfg.ImageSize[0],
-			Width:        cfg.ImageSize[1],
-			Resize:       cfg.Resize,
-			Layout:       cfg.Layout,
-			Decode:       cfg.Decode,
-			MaxActionDim: m.MaxActionDim,
-			MaxStateDim:  m.MaxStateDim,
-		}
-		if d.Norm != nil {
-			pc.ActionNorm = affine(cfg.Normalize.Action, d.Norm.ActionSum)
-			pc.StateNorm = affine(cfg.Normalize.State, d.Norm.State)
-		}
-		a, err := pairs.New(d.Data.Info(), pc)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = a
-	}
-	return out, nil
-}
-
-func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta config.MetaMode, budget int64, stats *build.Stats) (*batch.Scheduler, error) {
-	opts := build.Options{Meta: meta, Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train}
+func (p *Pipeline) view(pl *plan.Plan, train bool, meta config.MetaMode, budget int64, stats *assemble.Stats) (*batch.Scheduler, error) {
+	opts := assemble.Options{Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train, Params: transformer(p.Mix.Config, train)}
 	if p.Mix.hasRemote() {
 		// The batch's remote episodes arrive before the samples are
 		// queued, all at once and each on its own (an RLDS record's byte
@@ -281,13 +237,7 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 		// within one retry budget (see fetchbatch.go).
 		opts.Fetch = p.Mix.fetchBatch
 	}
-	var b *build.Builder
-	var err error
-	if p.layout != nil {
-		b, err = build.NewSteps(pl, p.Mix.buildDatasets(), p.steps, p.layout, p.Pool, opts)
-	} else {
-		b, err = build.New(pl, p.Mix.buildDatasets(), asm, p.Pool, opts)
-	}
+	b, err := assemble.New(pl, p.Mix.buildDatasets(), p.kind, p.Pool, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -321,19 +271,21 @@ func (p *Pipeline) view(pl *plan.Plan, train bool, asm []*pairs.Assembler, meta 
 	if train {
 		limit = pl.MaxBatch() + 1 // train serves later epochs by name
 	}
+	files := b.Files()
 	return batch.NewScheduler(batch.Config{
 		Len:       pl.NumBatches(),
 		Limit:     limit,
-		Shape:     b.Shape(),
+		Shape:     files.Shape,
 		Meta:      meta != config.MetaNone,
 		Build:     build,
 		Budget:    budget,
 		Readahead: p.opts.Readahead,
-		// A step-mode batch is one buffer whose files are each a memfd of
-		// their own (batch.Config.Parts), for passthrough.
+		// A batch of several files is one buffer whose files are each a
+		// memfd of their own (batch.Config.Parts), for passthrough; each
+		// holds its own header.
 		Memfd:      p.opts.Memfd,
-		Headerless: p.layout != nil,
-		Parts:      p.batchParts(),
+		Headerless: len(files.Parts) > 0,
+		Parts:      batchParts(files),
 	})
 }
 

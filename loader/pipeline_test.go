@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"runtime"
@@ -163,4 +164,51 @@ func TestStatsCountLeRobotLoads(t *testing.T) {
 		t.Fatalf("a batch of a LeRobot dataset built: episodes_loaded %d, bytes_read %d; want both > 0 (stats.json %s)",
 			stats.RAM.EpisodesLoaded, stats.RAM.BytesRead, p.Stats())
 	}
+}
+
+// TestPairsDecodeEachFrameOnce: pairs go through the batch's frame stage,
+// so a frame that several pairs of a batch show (every t of a few short
+// episodes, three frames each) is decoded once: stats.json's
+// frames_decoded is the number of distinct (episode, frame) of each batch,
+// counted from the batches' own metadata, summed; and fewer than the
+// positions, so the batches do share frames.
+func TestPairsDecodeEachFrameOnce(t *testing.T) {
+	p := openYAMLPipeline(t, "batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 0\npair_frames: all\ndatasets:\n  - source: "+bridgeSource(t)+
+		"\n    image_key: steps/observation/image\n    offset: 2\n    action_keys: [steps/action/world_vector]\n", 0)
+	defer p.Close()
+	distinct, positions := 0, 0
+	for n := range p.Train.Len() {
+		files, err := p.BatchFiles(t.Context(), p.Train, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta struct {
+			EpisodeID    []string `json:"episode_id"`
+			FrameIndices [][]int  `json:"frame_indices"`
+		}
+		if err := json.Unmarshal(files[".json"], &meta); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i, id := range meta.EpisodeID {
+			for _, f := range meta.FrameIndices[i] {
+				seen[fmt.Sprint(id, "/", f)] = true
+				positions++
+			}
+		}
+		distinct += len(seen)
+	}
+	var st struct {
+		FramesDecoded int64 `json:"frames_decoded"`
+	}
+	if err := json.Unmarshal(p.Stats(), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.FramesDecoded != int64(distinct) {
+		t.Fatalf("frames_decoded %d, want the batches' %d distinct frames (of %d positions)", st.FramesDecoded, distinct, positions)
+	}
+	if distinct >= positions {
+		t.Fatalf("test design: %d distinct frames of %d positions: no batch shares a frame", distinct, positions)
+	}
+	t.Logf("%d frames decoded for %d positions", distinct, positions)
 }

@@ -98,13 +98,13 @@ func TestValRepeatsMarked(t *testing.T) {
 // frame_index) marks the val view's repeats, and is all false on the
 // train view, whose later epochs are new batches by design.
 func TestStepsValRepeatsMarked(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
 	cfg := stepConfig(t, bridgeStepYAML(t, "    val_split: val\n"), spec, bridgeCams)
 	p, err := openStepPipeline(t, cfg, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	arrays := p.Layout().Arrays
+	arrays := layoutOf(p).Arrays
 	if got := arrays[len(arrays)-1]; got.Name != "sample_is_pad" || got.DType != "|b1" || !slices.Equal(got.Shape, []int{8}) ||
 		arrays[len(arrays)-2].Name != "frame_index" {
 		t.Fatalf("last arrays %s, %s %s %v: want frame_index, then sample_is_pad |b1 [8]", arrays[len(arrays)-2].Name, got.Name, got.DType, got.Shape)

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/oxefs/oxefs/assemble"
 	"github.com/oxefs/oxefs/batch"
-	"github.com/oxefs/oxefs/build"
 	"github.com/oxefs/oxefs/frames"
 )
 
@@ -16,14 +16,14 @@ import (
 // The caches, fetches and samples are the daemon's, shared by every rank.
 // Fields are in the order of their JSON names.
 type stats struct {
-	BadEpisodes  []build.BadEpisode `json:"bad_episodes"`
-	BuildLatency batch.Summary      `json:"build_latency"`
-	DecodeMemory decodeMemoryStats  `json:"decode_memory"`
-	DiskCache    diskCacheStats     `json:"disk_cache"`
-	Fetch        fetchStats         `json:"fetch"`
-	// FramesDecoded, in step mode, counts the frames the train view's
-	// builds decoded (each once per batch however many samples use it).
-	FramesDecoded     *int64               `json:"frames_decoded,omitempty"`
+	BadEpisodes  []assemble.BadEpisode `json:"bad_episodes"`
+	BuildLatency batch.Summary         `json:"build_latency"`
+	DecodeMemory decodeMemoryStats     `json:"decode_memory"`
+	DiskCache    diskCacheStats        `json:"disk_cache"`
+	Fetch        fetchStats            `json:"fetch"`
+	// FramesDecoded counts the frames the train view's builds decoded
+	// (each once per batch however many samples use it).
+	FramesDecoded     int64                `json:"frames_decoded"`
 	Memory            memoryStats          `json:"memory"`
 	RAMCache          ramCacheStats        `json:"ram_cache"`
 	Ranks             map[string]rankStats `json:"ranks,omitempty"`
@@ -38,11 +38,11 @@ type stats struct {
 	Val               *schedulerField      `json:"val,omitempty"`
 	// The val view's counters are there, empty or not, when the mix has
 	// a val view: hence pointers.
-	ValBadEpisodes       *[]build.BadEpisode `json:"val_bad_episodes,omitempty"`
-	ValSamplesPerDataset *map[string]int64   `json:"val_samples_per_dataset,omitempty"`
-	ValSubstitutions     *map[string]int64   `json:"val_substitutions,omitempty"`
-	ValUnusableDatasets  map[string]string   `json:"val_unusable_datasets,omitempty"`
-	VideoIndex           *videoIndexStats    `json:"video_index,omitempty"`
+	ValBadEpisodes       *[]assemble.BadEpisode `json:"val_bad_episodes,omitempty"`
+	ValSamplesPerDataset *map[string]int64      `json:"val_samples_per_dataset,omitempty"`
+	ValSubstitutions     *map[string]int64      `json:"val_substitutions,omitempty"`
+	ValUnusableDatasets  map[string]string      `json:"val_unusable_datasets,omitempty"`
+	VideoIndex           *videoIndexStats       `json:"video_index,omitempty"`
 }
 
 type decodeMemoryStats struct {
@@ -168,7 +168,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 	st := &p.Storage.Fetch
 	storeStats, disk := &p.Storage.Store.Stats, &p.Storage.Disk.Stats
 	subs, bad := p.Builds.Substitutions()
-	perDataset := func(bs *build.Stats) map[string]int64 {
+	perDataset := func(bs *assemble.Stats) map[string]int64 {
 		out := map[string]int64{}
 		for i, d := range p.Mix.Datasets {
 			if n := bs.Samples[i].Load(); n > 0 || bs == p.Builds {
@@ -226,10 +226,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		Substitutions:     subs,
 		BadEpisodes:       bad,
 		DecodeMemory:      decodeMemory(p.decodeMem),
-	}
-	if p.layout != nil {
-		n := p.Builds.FramesDecoded.Load()
-		out.FramesDecoded = &n
+		FramesDecoded:     p.Builds.FramesDecoded.Load(),
 	}
 	if r != nil {
 		out.Train, out.Val = &schedulerField{sched(r.Train)}, &schedulerField{sched(r.Val)}

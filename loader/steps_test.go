@@ -21,6 +21,7 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
+	"github.com/oxefs/oxefs/steps"
 )
 
 type episodeKey = episode.Key
@@ -28,7 +29,7 @@ type episodeKey = episode.Key
 // stepConfig parses a pair-mode YAML and makes it a step-mode config:
 // the sample block and each dataset's cameras are set in Go (the parser of
 // the sample block is package config's).
-func stepConfig(t *testing.T, yaml string, s *config.SampleSpec, cameras ...map[string]string) *config.Config {
+func stepConfig(t *testing.T, yaml string, s *config.StepSpec, cameras ...map[string]string) *config.Config {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
@@ -46,7 +47,7 @@ func stepConfig(t *testing.T, yaml string, s *config.SampleSpec, cameras ...map[
 	}
 	zero(&s.State)
 	zero(&s.Action)
-	cfg.Sample = s
+	cfg.Steps = s
 	for i := range cfg.Datasets {
 		cfg.Datasets[i].Offset = config.Offset{}
 		if i < len(cameras) {
@@ -130,7 +131,7 @@ func readStepBatch(t *testing.T, p *Pipeline, n int64) stepBatch {
 		t.Fatal(err)
 	}
 	b := stepBatch{arrays: map[string]npyFile{}}
-	for _, a := range p.Layout().Arrays {
+	for _, a := range layoutOf(p).Arrays {
 		f := parseNPYFile(t, a.File, files["."+a.File])
 		if f.descr != a.DType || !slices.Equal(f.shape, a.Shape) {
 			t.Fatalf("%s: %s %v, layout %s %v", a.File, f.descr, f.shape, a.DType, a.Shape)
@@ -208,7 +209,7 @@ func twoSlots(slot []int) []config.CameraSlot {
 // history and action chunk at clamped deltas, their _is_pad, the masks,
 // the indices, and an unmapped slot.
 func TestStepsRLDS(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: twoSlots([]int{-1, 0}),
 		State:   config.Deltas{Steps: []int{-2, 0}},
 		Action:  config.Deltas{Steps: []int{-1, 0, 1, 2, 3, 4, 5, 6, 7, 8}},
@@ -326,7 +327,7 @@ func TestStepsRLDS(t *testing.T) {
 	if err := json.Unmarshal(p.Info(), &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.Sample.Mode != "steps" || len(info.Sample.Arrays) != len(p.Layout().Arrays) || info.Sample.Arrays[0].File != "observation.images.primary.npy" ||
+	if info.Sample.Mode != "steps" || len(info.Sample.Arrays) != len(layoutOf(p).Arrays) || info.Sample.Arrays[0].File != "observation.images.primary.npy" ||
 		!slices.Equal(info.Sample.Arrays[len(info.Sample.Arrays)-1].Shape, []int{8}) || info.Frames != nil {
 		t.Fatalf("info.json sample section: %s", p.Info())
 	}
@@ -338,7 +339,7 @@ func TestStepsRLDS(t *testing.T) {
 // TestStepsDeterministic: the same bytes whatever the number of workers
 // and the order batches are read in.
 func TestStepsDeterministic(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras:  twoSlots([]int{-2, -1, 0}),
 		State:    config.Deltas{Steps: []int{-1, 0}},
 		Action:   config.Deltas{Steps: []int{0, 1, 2, 3}},
@@ -372,8 +373,12 @@ func TestStepsDeterministic(t *testing.T) {
 // in seconds, each resolved through its own fps, and checks LeRobot's
 // actions against what lerobot itself returned (testdata/lerobot/expected.json).
 func TestStepsMixRLDSAndLeRobot(t *testing.T) {
+<<<<<<< HEAD
 	requireVideo(t)
 	spec := &config.SampleSpec{
+=======
+	spec := &config.StepSpec{
+>>>>>>> stage
 		Cameras: []config.CameraSlot{
 			{Name: "primary", Size: [2]int{48, 64}, Deltas: config.Deltas{Seconds: []float64{-0.2, 0}}},
 			{Name: "wrist", Size: [2]int{32, 32}},
@@ -488,23 +493,23 @@ func TestStepsMixRLDSAndLeRobot(t *testing.T) {
 // TestStepsConfigErrors: what a step config can get wrong about a dataset
 // is an error naming the field and the valid choices.
 func TestStepsConfigErrors(t *testing.T) {
-	base := func() *config.SampleSpec {
-		return &config.SampleSpec{Cameras: twoSlots([]int{0}), State: config.Deltas{Steps: []int{0}}, Action: config.Deltas{Steps: []int{0, 1}}}
+	base := func() *config.StepSpec {
+		return &config.StepSpec{Cameras: twoSlots([]int{0}), State: config.Deltas{Steps: []int{0}}, Action: config.Deltas{Steps: []int{0, 1}}}
 	}
 	for _, c := range []struct {
 		name    string
-		edit    func(s *config.SampleSpec, d *config.DatasetConfig)
+		edit    func(s *config.StepSpec, d *config.DatasetConfig)
 		cameras map[string]string
 		want    []string
 	}{
 		{"slot not in the mix", nil, map[string]string{"left": "steps/observation/image"}, []string{"cameras", `"left"`, "primary, wrist, third"}},
 		{"image key missing", nil, map[string]string{"primary": "steps/observation/rgb"}, []string{"cameras", "steps/observation/rgb", "steps/observation/image, steps/observation/wrist_image"}},
 		{"two images, no cameras", nil, nil, []string{"cameras", "steps/observation/image", "steps/observation/wrist_image", "primary"}},
-		{"seconds without fps", func(s *config.SampleSpec, _ *config.DatasetConfig) {
+		{"seconds without fps", func(s *config.StepSpec, _ *config.DatasetConfig) {
 			s.Action = config.Deltas{Seconds: []float64{0, 0.1}}
 		}, bridgeCams, []string{"fps", "bridge", "sample.action"}},
-		{"chunk longer than every episode", func(s *config.SampleSpec, _ *config.DatasetConfig) { s.Action = config.Deltas{Steps: []int{0, 60}} }, bridgeCams, []string{"sample.action", "61 steps", "longest", "bridge/train/"}},
-		{"drop_last past every episode", func(s *config.SampleSpec, _ *config.DatasetConfig) { s.DropLast = 500 }, bridgeCams, []string{"sample.drop_last", "drop_last 500", "at most"}},
+		{"chunk longer than every episode", func(s *config.StepSpec, _ *config.DatasetConfig) { s.Action = config.Deltas{Steps: []int{0, 60}} }, bridgeCams, []string{"sample.action", "61 steps", "longest", "bridge/train/"}},
+		{"drop_last past every episode", func(s *config.StepSpec, _ *config.DatasetConfig) { s.DropLast = 500 }, bridgeCams, []string{"sample.drop_last", "drop_last 500", "at most"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := base()
@@ -532,7 +537,7 @@ func TestStepsConfigErrors(t *testing.T) {
 // the dimensions a dataset does not have stay 0 (tiny_table's action has
 // 2 of the mix's 7; its only camera goes to the first slot).
 func TestStepsNormalised(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: twoSlots([]int{0}),
 		State:   config.Deltas{Steps: []int{-1, 0}},
 		Action:  config.Deltas{Steps: []int{-1, 0, 1, 10}},
@@ -625,7 +630,7 @@ func keyOf(t *testing.T, d *Dataset, id string) episodeKey {
 // tiny_bridge have a t; every other is replaced, deterministically
 // whatever the read order, and counted.
 func TestStepsSubstitution(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}, DropLast: 12}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}, DropLast: 12}
 	yaml := "batch_size: 8\nwindow_shards: 1\nsamples_per_episode: 1\ndatasets:\n  - name: bridge\n    source: " + bridgeSource(t) + "\n    action_keys: [steps/action/world_vector]\n"
 	open := func() *Pipeline {
 		p, err := openStepPipeline(t, stepConfig(t, yaml, spec, bridgeCams), 3)
@@ -681,7 +686,7 @@ func TestStepsSubstitution(t *testing.T) {
 // TestStepsBenchInProcess: `oxefs bench --config` reads a step mix
 // in-process (bench.InProcess over the pipeline).
 func TestStepsBenchInProcess(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{-1, 0}), Action: config.Deltas{Steps: []int{0, 1, 2}}}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{-1, 0}), Action: config.Deltas{Steps: []int{0, 1, 2}}}
 	p, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, ""), spec, bridgeCams), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -690,14 +695,14 @@ func TestStepsBenchInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Records) != 5 || res.Records[0].Bytes < p.Layout().Total {
-		t.Fatalf("bench records %+v, want 5 of at least %d bytes", res.Records, p.Layout().Total)
+	if len(res.Records) != 5 || res.Records[0].Bytes < layoutOf(p).Total {
+		t.Fatalf("bench records %+v, want 5 of at least %d bytes", res.Records, layoutOf(p).Total)
 	}
 }
 
 // TestStepsValView: the val view serves step batches too, from val_split.
 func TestStepsValView(t *testing.T) {
-	spec := &config.SampleSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0, 1}}}
 	p, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, "    val_split: val\n"), spec, bridgeCams), 2)
 	if err != nil {
 		t.Fatal(err)
@@ -720,7 +725,7 @@ func TestStepsValView(t *testing.T) {
 			t.Fatalf("val batch holds %s", id)
 		}
 	}
-	for _, a := range p.Layout().Arrays {
+	for _, a := range layoutOf(p).Arrays {
 		parseNPYFile(t, a.File, files["."+a.File])
 	}
 }
@@ -731,7 +736,7 @@ func TestStepsValView(t *testing.T) {
 // are replaced, and every batch is the same bytes with 1 worker in order
 // and 4 in reverse, the substitutions counted.
 func TestStepsCorruptEpisode(t *testing.T) {
-	spec := &config.SampleSpec{
+	spec := &config.StepSpec{
 		Cameras: []config.CameraSlot{{Name: "primary", Size: [2]int{24, 32}, Deltas: config.Deltas{Steps: []int{-2, -1, 0}}}},
 		Action:  config.Deltas{Steps: []int{0, 1}},
 	}
@@ -801,10 +806,13 @@ func trainBatches(t *testing.T, p *Pipeline, reverse bool) [][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, a := range p.Layout().Arrays {
+		for _, a := range layoutOf(p).Arrays {
 			out[k] = append(out[k], files["."+a.File]...)
 		}
 		out[k] = append(out[k], files[".json"]...)
 	}
 	return out
 }
+
+// layoutOf is the layout of a step-sample pipeline's batches.
+func layoutOf(p *Pipeline) *steps.Layout { return p.kind.(*steps.Kind).Layout() }

@@ -45,7 +45,7 @@ func TestBuildAllocs(t *testing.T) {
 				var m Meta
 				build := func(meta *Meta) func() {
 					return func() {
-						if err := a.Build(t.Context(), w, smp, ep, slot, meta); err != nil {
+						if err := w.build(a, t.Context(), smp, ep, slot, meta); err != nil {
 							t.Fatal(err)
 						}
 					}

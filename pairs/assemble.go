@@ -9,6 +9,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // Assembler builds the samples of one dataset. It is immutable after New
@@ -21,7 +22,7 @@ type Assembler struct {
 	cfg      Config
 	frames   int         // F
 	declared frames.Size // image size features.json declares; zero fields: unknown
-	keys     Keys
+	keys     sample.Keys
 }
 
 // New returns the Assembler of cfg over the dataset's features. The mix
@@ -40,7 +41,7 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 	}
 	a := &Assembler{ds: ds, cfg: cfg, frames: cfg.Frames.Count()}
 
-	img, err := LookupFeature(ds, "image_key", cfg.ImageKey)
+	img, err := sample.LookupFeature(ds, "image_key", cfg.ImageKey)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		}
 		return n
 	}
-	if a.keys, err = ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, widest(cfg.MaxActionDim), widest(cfg.MaxStateDim)); err != nil {
+	if a.keys, err = sample.ResolveKeys(ds, cfg.ActionKeys, cfg.StateKey, cfg.LanguageKey, widest(cfg.MaxActionDim), widest(cfg.MaxStateDim)); err != nil {
 		return nil, err
 	}
 	if a.cfg.MaxActionDim == 0 {
@@ -64,15 +65,6 @@ func New(ds *episode.Info, cfg Config) (*Assembler, error) {
 		a.cfg.MaxStateDim = a.keys.State.Dim
 	}
 	return a, nil
-}
-
-// values is the number of values one step of a vector feature holds.
-func values(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // Config returns the configuration, with MaxActionDim and MaxStateDim
@@ -87,13 +79,15 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 
 // Build writes sample s of episode ep into dst, the sample's slot of the
 // batch (SampleBytes long: [F][H][W][3] for BFHWC, [3][F][H][W] for BCFHW),
-// and fills m when it is not nil. The frames come through the camera's
-// frames.Source, decoded with w's Decoder; ctx bounds what the source reads
-// (nothing, for images stored per step). Errors: a *ShortEpisodeError when
-// the episode is too short for the offset; a *episode.CorruptError (wrapping
-// a *frames.ImageError for a bad image) for bad data. After an error dst
-// holds partial data and must be rewritten.
-func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
+// and fills m when it is not nil. The frames come through f, the batch's
+// frame stage (each frame decoded once per batch, with the transform
+// parameters f draws for slot 0); ctx bounds what the camera's source
+// reads (nothing, for images stored per step). Errors: a
+// *sample.ShortEpisodeError when the episode is too short for the offset;
+// a *episode.CorruptError (wrapping a *frames.ImageError for a bad image)
+// for bad data. After an error dst holds partial data and must be
+// rewritten.
+func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
 	if len(dst) != a.SampleBytes() {
 		return fmt.Errorf("sample slot of %d bytes, want %d (%d frames of %dx%d)", len(dst), a.SampleBytes(), a.frames, a.cfg.Height, a.cfg.Width)
 	}
@@ -102,7 +96,7 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep epis
 	}
 	sel, err := Select(a.cfg.Frames, s.Key, s.Unit, ep.Steps(), w.idx)
 	if err != nil {
-		var se *ShortEpisodeError
+		var se *sample.ShortEpisodeError
 		if errors.As(err, &se) {
 			se.Dataset, se.Episode = a.ds.Name, ep.ID()
 			return se
@@ -110,7 +104,22 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep epis
 		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
 	}
 	w.idx = sel.Indices
-	if err := a.writeFrames(ctx, w, ep, sel.Indices, dst); err != nil {
+	w.req[0] = sample.Request{
+		Image:    a.cfg.ImageKey,
+		Declared: a.declared,
+		Params:   f.Params(0),
+		Steps:    sel.Indices,
+		Dst: frames.Slot{
+			Buf:    dst,
+			Frames: a.frames,
+			H:      a.cfg.Height,
+			W:      a.cfg.Width,
+			Layout: frames.Layout(a.cfg.Layout),     // same values: TestEnumsMatchFrames
+			Resize: frames.ResizeMode(a.cfg.Resize), // same values: TestEnumsMatchFrames
+			Decode: frames.DecodeMode(a.cfg.Decode), // same values: TestEnumsMatchFrames
+		},
+	}
+	if err := f.Place(ctx, s.Dataset, ep, w.req[:]); err != nil {
 		return err
 	}
 	if m == nil {
@@ -118,71 +127,6 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, s plan.Sample, ep epis
 	}
 	return a.meta(w, ep, sel, m)
 }
-
-// writeFrames writes the frames steps of the camera into dst through the
-// camera's frames.Source. Bad frame data becomes corrupt data of the
-// episode; any other error (a read that failed) is returned, naming the
-// episode, and stays what it was for errors.Is.
-func (a *Assembler) writeFrames(ctx context.Context, w *Worker, ep episode.Episode, steps []int, dst []byte) error {
-	src, err := a.camera(w, ep)
-	if err != nil {
-		return err
-	}
-	if src.Len() != ep.Steps() {
-		return ep.Corrupt(fmt.Errorf("%s has %d frames for %d steps", a.cfg.ImageKey, src.Len(), ep.Steps()))
-	}
-	slot := frames.Slot{
-		Buf:    dst,
-		Frames: a.frames,
-		H:      a.cfg.Height,
-		W:      a.cfg.Width,
-		Layout: frames.Layout(a.cfg.Layout),     // same values: TestEnumsMatchFrames
-		Resize: frames.ResizeMode(a.cfg.Resize), // same values: TestEnumsMatchFrames
-		Decode: frames.DecodeMode(a.cfg.Decode), // same values: TestEnumsMatchFrames
-	}
-	if err := src.Decode(ctx, w.dec, steps, slot); err != nil {
-		var ie *frames.ImageError
-		if errors.As(err, &ie) {
-			return ep.Corrupt(err)
-		}
-		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
-	}
-	return nil
-}
-
-// camera returns the frames of the assembler's camera in ep, as the
-// frames.Source the assembler decodes through: one encoded image per step,
-// or a video track (a view that is a frames.Stream, as episode.Video is).
-// The source lives in w's scratch, so that making it allocates nothing.
-func (a *Assembler) camera(w *Worker, ep episode.Episode) (frames.Source, error) {
-	v, err := ep.Feature(a.cfg.ImageKey)
-	if err != nil {
-		return nil, err
-	}
-	w.view = v
-	if s, ok := v.(frames.Stream); ok {
-		w.video = frames.Video{
-			Key:      a.cfg.ImageKey,
-			Steps:    ep.Steps(),
-			Stream:   s,
-			Size:     a.declared,
-			SizeFrom: "the dataset declares",
-		}
-		return &w.video, nil
-	}
-	w.images = frames.Images{
-		Key:      a.cfg.ImageKey,
-		Steps:    ep.Steps(),
-		Encoded:  w.view,
-		Size:     a.declared,
-		SizeFrom: "features.json declares",
-	}
-	return &w.images, nil
-}
-
-// A format's video view reaches the assembler as an episode.View; it is
-// decoded as a frames.Stream. The two declare the same methods.
-var _ frames.Stream = episode.Video(nil)
 
 func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) error {
 	m.DatasetName = a.ds.Name
@@ -206,7 +150,7 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 			m.Action = append(m.Action, sum)
 		}
 	}
-	a.cfg.ActionNorm.apply(m.Action)
+	a.cfg.ActionNorm.Apply(m.Action)
 	m.Action = padZeros(m.Action, a.cfg.MaxActionDim)
 
 	m.InitialState = m.InitialState[:0]
@@ -216,7 +160,7 @@ func (a *Assembler) meta(w *Worker, ep episode.Episode, sel Selection, m *Meta) 
 			return err
 		}
 		m.InitialState = append(m.InitialState, vals[sel.T*a.keys.State.Dim:(sel.T+1)*a.keys.State.Dim]...)
-		a.cfg.StateNorm.apply(m.InitialState)
+		a.cfg.StateNorm.Apply(m.InitialState)
 	}
 	m.InitialState = padZeros(m.InitialState, a.cfg.MaxStateDim)
 
@@ -232,8 +176,8 @@ func padZeros(v []float64, n int) []float64 {
 
 // vectors reads every step of a numeric feature into the worker's
 // scratch and checks that there is one vector per step.
-func (a *Assembler) vectors(w *Worker, ep episode.Episode, k Vector) ([]float64, error) {
-	vals, err := StepVectors(ep, k.Key, k.Dim, w.floats)
+func (a *Assembler) vectors(w *Worker, ep episode.Episode, k sample.Vector) ([]float64, error) {
+	vals, err := sample.StepVectors(ep, k.Key, k.Dim, w.floats)
 	w.floats = vals[:0]
 	return vals, err
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/keyed"
 	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 )
 
 type manifest struct {
@@ -131,12 +132,12 @@ func TestBuildFixtures(t *testing.T) {
 									}
 									for j := range units {
 										smp := plan.Sample{Dataset: di, Episode: ep.Key(), Unit: j, Key: keyed.Hash(3, uint64(di), uint64(si), uint64(rec.Index), uint64(j))}
-										errA := hwc.Build(t.Context(), w, smp, ep, a, &ma)
-										errB := chw.Build(t.Context(), w, smp, ep, b, &mb)
+										errA := w.build(hwc, t.Context(), smp, ep, a, &ma)
+										errB := w.build(chw, t.Context(), smp, ep, b, &mb)
 										if rec.NumSteps < fc.f.Offset.Min+1 {
-											var se *ShortEpisodeError
-											if !errors.As(errA, &se) || !errors.Is(errB, ErrShortEpisode) || se.Episode != ep.ID() || se.Dataset != name {
-												t.Fatalf("%s (%d steps): %v / %v, want a *ShortEpisodeError", ep.ID(), rec.NumSteps, errA, errB)
+											var se *sample.ShortEpisodeError
+											if !errors.As(errA, &se) || !errors.Is(errB, sample.ErrShortEpisode) || se.Episode != ep.ID() || se.Dataset != name {
+												t.Fatalf("%s (%d steps): %v / %v, want a *sample.ShortEpisodeError", ep.ID(), rec.NumSteps, errA, errB)
 											}
 											short++
 											continue
@@ -189,7 +190,7 @@ func mustNew(t testing.TB, ds episode.Dataset, cfg Config) *Assembler {
 
 // refFrame decodes one step's image by itself, through a one-frame slot
 // of the config's size, and returns that frame.
-func refFrame(t testing.TB, w *Worker, ep episode.Episode, cfg Config, step int) []byte {
+func refFrame(t testing.TB, w *testWorkerT, ep episode.Episode, cfg Config, step int) []byte {
 	t.Helper()
 	v, err := ep.Feature(cfg.ImageKey)
 	if err != nil {
@@ -287,24 +288,23 @@ func TestBuildConcurrent(t *testing.T) {
 	w := testWorker(t, frames.JPEGAuto)
 	for i := range n {
 		want[i] = make([]byte, a.SampleBytes())
-		if err := a.Build(t.Context(), w, sample(i), eps[i%len(eps)], want[i], nil); err != nil {
+		if err := w.build(a, t.Context(), sample(i), eps[i%len(eps)], want[i], nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	errs := make(chan error, 4)
 	for g := range 4 {
 		go func() {
-			d, err := frames.NewDecoder(frames.DecoderOptions{JPEG: frames.JPEGAuto})
+			w, err := newTestWorker(frames.DecoderOptions{JPEG: frames.JPEGAuto})
 			if err != nil {
 				errs <- err
 				return
 			}
-			w := NewWorker(d)
 			defer w.Close()
 			slot := make([]byte, a.SampleBytes())
 			var m Meta
 			for i := g; i < n; i += 2 {
-				if err := a.Build(t.Context(), w, sample(i), eps[i%len(eps)], slot, &m); err != nil {
+				if err := w.build(a, t.Context(), sample(i), eps[i%len(eps)], slot, &m); err != nil {
 					errs <- err
 					return
 				}

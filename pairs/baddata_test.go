@@ -246,7 +246,7 @@ func TestBadData(t *testing.T) {
 					slot := make([]byte, a.SampleBytes())
 					var m Meta
 					ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: tc.record})
-					err := a.Build(t.Context(), w, plan.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
+					err := w.build(a, t.Context(), plan.Sample{Episode: ep.Key(), Unit: 0}, ep, slot, &m)
 					var ce *episode.CorruptError
 					if !errors.Is(err, episode.ErrCorrupt) || !errors.As(err, &ce) {
 						t.Fatalf("got %v, want a *episode.CorruptError", err)
@@ -266,7 +266,7 @@ func TestBadData(t *testing.T) {
 					t.Logf("%v", err)
 					// The decoder still works: an intact record of the next shard.
 					good := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 1, Record: 0})
-					if err := a.Build(t.Context(), w, plan.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
+					if err := w.build(a, t.Context(), plan.Sample{Episode: good.Key()}, good, slot, &m); err != nil {
 						t.Fatalf("good record after a bad one: %v", err)
 					}
 				})

@@ -47,7 +47,7 @@ func TestDecompressionBombInEpisode(t *testing.T) {
 			slot := make([]byte, a.SampleBytes())
 			ep := loadEpisode(t, ds, rlds.Ref{Split: "train", Shard: 0, Record: 0})
 			var err error
-			n := testkit.Allocated(func() { err = a.Build(t.Context(), w, plan.Sample{Episode: ep.Key()}, ep, slot, nil) })
+			n := testkit.Allocated(func() { err = w.build(a, t.Context(), plan.Sample{Episode: ep.Key()}, ep, slot, nil) })
 			var ie *frames.ImageError
 			if !errors.Is(err, episode.ErrCorrupt) || !errors.As(err, &ie) || ie.Step != 0 {
 				t.Fatalf("got %v, want a corrupt-data error for step 0", err)

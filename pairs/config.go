@@ -1,6 +1,9 @@
 package pairs
 
-import "github.com/oxefs/oxefs/config"
+import (
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/sample"
+)
 
 // The frame layouts and resize modes are package config's; these names
 // keep the frame writer (resize.go), which moves to package frames, as it
@@ -57,31 +60,5 @@ type Config struct {
 	// ActionNorm and StateNorm, when set, normalise the dataset's own
 	// dimensions of the action (after summing) and of the state; padding
 	// stays 0.
-	ActionNorm, StateNorm *Affine
+	ActionNorm, StateNorm *sample.Affine
 }
-
-// Affine normalises a vector per dimension: x·Scale + Shift, then clipped
-// to [−1, 1] when Clip. Scale and Shift hold one value per dimension of
-// the dataset's own vector.
-type Affine struct {
-	Scale, Shift []float64
-	Clip         bool
-}
-
-// apply normalises v in place.
-func (a *Affine) apply(v []float64) {
-	if a == nil {
-		return
-	}
-	for j := range min(len(v), len(a.Scale)) {
-		x := v[j]*a.Scale[j] + a.Shift[j]
-		if a.Clip {
-			x = max(-1, min(1, x))
-		}
-		v[j] = x
-	}
-}
-
-// Apply normalises v in place (nil: leaves it as is); the step samples of
-// package window normalise each step's vector with it.
-func (a *Affine) Apply(v []float64) { a.apply(v) }

@@ -14,9 +14,10 @@
 // frame selection, action/state/language keys, target size, resize mode,
 // layout) whose keys package config's rules accepted when the mix was
 // opened, which New does not check again; it is immutable and shared by
-// every worker. A Worker belongs to one worker goroutine: its
-// frames.Decoder and the scratch reused from sample to sample.
-// Assembler.Build(ctx, worker, sample, episode, slot, meta) does the work.
+// every worker. A Worker belongs to one worker goroutine: the scratch
+// reused from sample to sample. Assembler.Build(ctx, worker, frames,
+// sample, episode, slot, meta) does the work; Kind is the whole as a
+// sample.Kind, which is all the batch builder sees.
 //
 // # Frames
 //
@@ -26,16 +27,15 @@
 // max] offset is drawn after t with keyed.Draw(key, keyed.StreamOffset, ·) over
 // the offsets that fit the episode.
 //
-// The pixels of the chosen frames come through the camera's frames.Source:
-// frames.Images for one JPEG or PNG per step, frames.Video for a camera
-// stored as a video track (a view that is a frames.Stream), each decoding
-// at the size the dataset declares; see package frames. The assembler asks
-// the source for the frame indices and the slot, so that how a camera is
-// stored changes only which Source the episode's camera gives.
+// The chosen frames are one sample.Request to the batch's frame stage
+// (package sample), which decodes each frame of the batch once, straight
+// into the sample's slot when the sample is the first to ask for all of
+// its frames, through the camera's frames.Source (sample.Camera): how a
+// camera is stored changes only which Source the episode's camera gives.
 //
 // # Errors
 //
-// An episode too short for the offset is a *ShortEpisodeError (the plan
+// An episode too short for the offset is a *sample.ShortEpisodeError (the plan
 // substitutes another unit). Bad data — an image that is empty, undecodable
 // or of the wrong size, a missing feature, a malformed tensor — is a
 // *episode.CorruptError naming the dataset, shard and record, wrapping a

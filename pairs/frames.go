@@ -5,6 +5,7 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/keyed"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // Selection is the frames chosen for one sample.
@@ -33,11 +34,11 @@ type Selection struct {
 //
 // Then the mode picks the frames in [t, t+offset] (config.FrameMode). An
 // episode with fewer than Min+1 steps has no valid t: a
-// *ShortEpisodeError without Dataset and Episode (Build fills them in).
+// *sample.ShortEpisodeError without Dataset and Episode (Build fills them in).
 func Select(f config.Frames, key uint64, unit, steps int, dst []int) (Selection, error) {
 	starts := f.Offset.ValidStarts(steps)
 	if starts <= 0 {
-		return Selection{}, &ShortEpisodeError{Steps: steps, Need: f.Offset.Min + 1}
+		return Selection{}, &sample.ShortEpisodeError{Steps: steps, Need: f.Offset.Min + 1}
 	}
 	var t int
 	if f.SamplesPerEpisode >= 1 {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/keyed"
+	"github.com/oxefs/oxefs/sample"
 )
 
 // TestSelectIndices: the frames of each mode for a known t and offset
@@ -123,7 +124,7 @@ func TestSelectUnitsAndShortEpisodes(t *testing.T) {
 			t.Errorf("unit %d: t %d offset %d", unit, sel.T, sel.Offset)
 		}
 	}
-	if _, err := Select(f, 99, 7, 10, nil); err == nil || errors.Is(err, ErrShortEpisode) {
+	if _, err := Select(f, 99, 7, 10, nil); err == nil || errors.Is(err, sample.ErrShortEpisode) {
 		t.Errorf("unit past the last valid start: %v, want a plain error", err)
 	}
 	if _, err := Select(f, 99, -1, 10, nil); err == nil {
@@ -133,9 +134,9 @@ func TestSelectUnitsAndShortEpisodes(t *testing.T) {
 		f.SamplesPerEpisode = spe
 		for _, steps := range []int{0, 1, 3} {
 			_, err := Select(f, 99, 0, steps, nil)
-			var se *ShortEpisodeError
-			if !errors.Is(err, ErrShortEpisode) || !errors.As(err, &se) || se.Steps != steps || se.Need != 4 {
-				t.Errorf("spe %d, %d steps: %v, want a *ShortEpisodeError needing 4", spe, steps, err)
+			var se *sample.ShortEpisodeError
+			if !errors.Is(err, sample.ErrShortEpisode) || !errors.As(err, &se) || se.Steps != steps || se.Need != 4 {
+				t.Errorf("spe %d, %d steps: %v, want a *sample.ShortEpisodeError needing 4", spe, steps, err)
 			}
 		}
 		// Exactly min+1 steps: one valid start, offset min.

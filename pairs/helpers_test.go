@@ -14,6 +14,8 @@ import (
 	_ "github.com/oxefs/oxefs/format/formats" // registers the formats format.Open probes
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/internal/missing"
+	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
 	"github.com/oxefs/oxefs/storage/local"
 	"github.com/oxefs/oxefs/store"
 )
@@ -86,18 +88,51 @@ func shardIndex(t testing.TB, file string) int {
 // testWorker returns a worker whose decoder is closed at the end of the
 // test. When libjpeg-turbo is asked for and cannot be had, the test is
 // skipped with a message saying so.
-func testWorker(t testing.TB, choice string) *Worker {
+func testWorker(t testing.TB, choice string) *testWorkerT {
 	t.Helper()
 	return testWorkerWith(t, frames.DecoderOptions{JPEG: choice})
 }
 
-func testWorkerWith(t testing.TB, opts frames.DecoderOptions) *Worker {
+func testWorkerWith(t testing.TB, opts frames.DecoderOptions) *testWorkerT {
 	t.Helper()
-	d, err := frames.NewDecoder(opts)
+	w, err := newTestWorker(opts)
 	if err != nil {
 		missing.Skip(t, missing.TurboJPEG, err)
 	}
-	w := NewWorker(d)
 	t.Cleanup(w.Close)
 	return w
+}
+
+// testWorkerT is a decode worker as the builder's pool makes one: the
+// kind's scratch, the frame stage's worker, and a stage of its own, so
+// that each build is a batch of one sample.
+type testWorkerT struct {
+	*Worker
+	fw    *sample.FrameWorker
+	cpu   *sample.CPU
+	stage *sample.Stage
+	one   [1]plan.Sample // the batch's planned samples
+}
+
+func newTestWorker(opts frames.DecoderOptions) (*testWorkerT, error) {
+	cpu, err := sample.NewCPU(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &testWorkerT{Worker: NewWorker(), fw: sample.NewFrameWorker(cpu), cpu: cpu, stage: sample.NewStage()}, nil
+}
+
+// Decoder is the worker's frames.Decoder.
+func (w *testWorkerT) Decoder() *frames.Decoder { return w.cpu.Frames() }
+
+// Footprint is the worker's buffers, its decoder's included.
+func (w *testWorkerT) Footprint() int { return w.Worker.Footprint() + w.fw.Footprint() }
+
+// Close closes its decoder.
+func (w *testWorkerT) Close() { w.fw.Close() }
+
+// build builds sample s of ep with a as the only sample of a batch.
+func (w *testWorkerT) build(a *Assembler, ctx context.Context, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
+	w.stage.Reset(0, w.one[:], sample.Identity{})
+	return a.Build(ctx, w.Worker, w.stage.For(w.fw, 0), s, ep, dst, m)
 }

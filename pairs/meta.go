@@ -1,10 +1,6 @@
 package pairs
 
-import (
-	"unicode/utf8"
-
-	"github.com/oxefs/oxefs/config"
-)
+import "github.com/oxefs/oxefs/config"
 
 // Meta is one sample's metadata record, the drop-in for a trainer's batch
 // dict (README "The mount"). Build fills it, reusing its slices.
@@ -44,52 +40,4 @@ func (m *Meta) For(mode config.MetaMode) any {
 		return DatasetMeta{DatasetName: m.DatasetName}
 	}
 	return nil
-}
-
-// languageKind says how a language feature is stored (config.Language).
-type languageKind uint8
-
-const (
-	languageNone  languageKind = iota
-	languageText               // Text or string tensor: UTF-8 bytes
-	languageCodes              // integer tensor: code points (or UTF-8 bytes)
-)
-
-// decodeCodes turns an integer instruction tensor into text, appending to
-// dst. Zeros are padding and are dropped (language_table's own decoder and
-// TFDS's fixture generator drop them all, trailing or not). When every
-// other value is a byte and together they form valid UTF-8 with at least
-// one multi-byte sequence, they are UTF-8 bytes (language_table stores its
-// instructions so); otherwise each value is a Unicode code point, and one
-// that is not a valid code point becomes U+FFFD.
-func decodeCodes(dst []byte, vals []float64) []byte {
-	start := len(dst)
-	bytesOnly, high := true, false
-	for _, v := range vals {
-		if v == 0 {
-			continue
-		}
-		if v < 0 || v > 255 || v != float64(int(v)) {
-			bytesOnly = false
-		}
-		if v >= 0x80 {
-			high = true
-		}
-		dst = append(dst, byte(int(v)))
-	}
-	if bytesOnly && high && utf8.Valid(dst[start:]) {
-		return dst
-	}
-	dst = dst[:start]
-	for _, v := range vals {
-		if v == 0 {
-			continue
-		}
-		r := utf8.RuneError
-		if v > 0 && v <= utf8.MaxRune && v == float64(int(v)) {
-			r = rune(int(v))
-		}
-		dst = utf8.AppendRune(dst, r)
-	}
-	return dst
 }

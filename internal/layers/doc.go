@@ -6,5 +6,8 @@
 // or an import that points up or sideways, fails the test. A second test
 // keeps the formats behind their registry: outside format/, only the
 // registration point (format/formats) imports a format's package, save the
-// measurement scripts it names.
+// measurement scripts it names. A third (TestOneFactory) keeps the kind of
+// sample picked in one place: no Go file but config/kind.go compares the
+// config's sample block or the step layout with nil, and no Python code
+// but _reader looks at info.json's "sample".
 package layers

@@ -36,13 +36,14 @@ var layer = map[string]int{
 	"plan":       3,
 	"frames":     3,
 	"frames/...": 3,
+	"sample":     3, // the seam of the kinds of sample: Kind, the frame stage
 	"pairs":      3,
-	"window":     3, // step samples: pairs' sibling
+	"steps":      3, // step samples: pairs' sibling
 	"episodes":   3,
 	"norm":       3,
 
-	"batch": 4,
-	"build": 4, // the batches of a view: plan, fetch, assemble, substitute
+	"batch":    4,
+	"assemble": 4, // the batches of a view: plan, fetch, assemble, substitute
 
 	"fs":    5,
 	"bench": 5,
@@ -59,6 +60,7 @@ var layer = map[string]int{
 	"internal/missing":     0, // the wording of a skip for something the machine lacks
 	"internal/bytesize":    0, // byte counts as messages and flags write them
 	"internal/atomicfile":  0, // whole-file writes by rename
+	"internal/npy":         0, // .npy headers: the batch files' one writer
 	"scripts/...":          8,
 }
 
@@ -69,19 +71,28 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"plan":                 {"keyed", "config"},
+<<<<<<< HEAD
 	"pairs":                {"config", "frames", "keyed", "plan"},            // pairs builds the samples the plan names
 	"window":               {"config", "frames", "keyed", "plan", "pairs"},   // window builds step samples, with pairs' helpers
 	"norm":                 {"config"},                                       // the offset range the statistics cover
 	"internal/pythontest":  {"internal/missing"},                             // a Python module missing is skipped as missing
 	"scripts/...":          {"internal/testkit/fakehub", "internal/missing"}, // scripts/fakehub serves the tests' fake Hub; testsummary counts missing skips
 	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},     // flipsource puts testkit's proxies before the backends
+=======
+	"sample":               {"config", "frames", "plan"},                    // the frame stage decodes through frames
+	"pairs":                {"config", "frames", "keyed", "plan", "sample"}, // pairs builds the samples the plan names
+	"steps":                {"config", "frames", "keyed", "plan", "sample"}, // steps builds step samples
+	"norm":                 {"config"},                                      // the offset range the statistics cover
+	"scripts/...":          {"internal/testkit/fakehub"},                    // scripts/fakehub serves the tests' fake Hub
+	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},    // flipsource puts testkit's proxies before the backends
+>>>>>>> stage
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "window", "norm", "batch", "build"}
+var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "sample", "pairs", "steps", "norm", "batch", "assemble"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

@@ -204,6 +204,73 @@ def _frames_layout(info, shapes, path):
     return layout
 
 
+def _reader(info, path, batches, length, mmap):
+    """The reader of a mount's batches, picked once from info.json: step
+    samples (info.json has "sample") or frame pairs. It is the one place
+    that looks."""
+    if info.get("sample") is not None:
+        return _StepReader(info, path, batches, length, mmap)
+    return _PairReader(info, batches, length, mmap)
+
+
+class _PairReader:
+    """A pair-mode batch: NNNNNN.npy (the frames) and the metadata of
+    NNNNNN.json as arrays."""
+
+    def __init__(self, info, batches, length, mmap):
+        self.dir, self.length, self.mmap = batches, length, mmap
+        self.frames = ["frames"]
+        self.frame_shapes = [tuple(info["frames"]["shape"])] if "frames" in info else []
+
+    def read(self, index, name, pinned):
+        try:
+            if pinned:
+                frames = _read_pinned(name + ".npy")
+            else:
+                frames = np.load(name + ".npy", mmap_mode=_MMAP_MODE if self.mmap else None)
+        except FileNotFoundError:
+            raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
+        return {"frames": frames}
+
+    def meta(self, meta):
+        return _meta_arrays(meta)
+
+
+class _StepReader:
+    """A step-mode batch: each array of info.json's sample.arrays from its
+    own file, checked against the dtype and shape info.json gives it; the
+    strings of NNNNNN.json stay lists of str."""
+
+    def __init__(self, info, path, batches, length, mmap):
+        self.dir, self.length, self.mmap = batches, length, mmap
+        self.arrays = _step_arrays(info, path)
+        slots = {"observation.images." + s["name"] for s in info["sample"].get("slots", [])}
+        self.frames = [a.name for a in self.arrays if a.name in slots]
+        self.frame_shapes = [a.shape for a in self.arrays if a.name in slots]
+
+    def read(self, index, name, pinned):
+        batch = {}
+        for a in self.arrays:
+            path = f"{name}.{a.file}"
+            try:
+                if pinned:
+                    x = _read_pinned(path)
+                else:
+                    x = np.load(path, mmap_mode=_MMAP_MODE if self.mmap and a.name in self.frames else None)
+            except FileNotFoundError:
+                raise IndexError(f"batch {index}: {path} does not exist (the view lists {self.length})") from None
+            dtype = x.dtype if isinstance(x, np.ndarray) else x.numpy().dtype
+            if dtype != a.dtype or tuple(x.shape) != a.shape:
+                raise ValueError(
+                    f"{path}: {dtype.str} {list(x.shape)}, but info.json's sample.arrays says {a.name} is {a.dtype.str} {list(a.shape)}"
+                )
+            batch[a.name] = x
+        return batch
+
+    def meta(self, meta):
+        return meta
+
+
 class Batches:
     """The batches of a mount (or of its validation view), by index.
 
@@ -213,7 +280,7 @@ class Batches:
     initial_state, state_mask, frame_idx, frame_indices, offset as arrays;
     dataset_name, episode_id, language, robot as lists; on the val view
     is_repeat, bool, true for the samples that only fill its last batch). In step mode
-    (info.json has "sample") it has every array that info["sample"]["arrays"]
+    (info.json has a sample section) it has every array that its sample.arrays
     lists, by its name (observation.images.<slot>, its _is_pad,
     image_mask, observation.state, action, their masks, dataset_index,
     frame_index, sample_is_pad: the val view's repeats...), each read from
@@ -254,16 +321,9 @@ class Batches:
         self.meta = meta and info.get("meta") != "none"
         self.mmap = mmap
         self.torch = torch
-        # Step mode: the arrays of a batch, and which of them are frames.
-        self.arrays = None
-        if info.get("sample") is not None:
-            self.arrays = _step_arrays(info, self.path)
-            slots = {"observation.images." + s["name"] for s in info["sample"].get("slots", [])}
-            self.frames = [a.name for a in self.arrays if a.name in slots]
-            shapes = [a.shape for a in self.arrays if a.name in slots]
-        else:
-            self.frames = ["frames"]
-            shapes = [tuple(info["frames"]["shape"])] if "frames" in info else []
+        self.reader = _reader(info, self.path, self.dir, self.length, mmap)
+        self.frames = self.reader.frames
+        shapes = self.reader.frame_shapes
         self.channels_first = None
         if channels_first:
             self.channels_first = _CHANNELS_FIRST[_frames_layout(info, shapes, self.path)]
@@ -284,43 +344,10 @@ class Batches:
         if index < 0:
             raise IndexError(f"batch {index}: negative index")
         name = os.path.join(self.dir, f"{index:06d}")
-        if self.arrays is not None:
-            batch = self._read_steps(index, name, pinned)
-        else:
-            try:
-                if pinned:
-                    frames = _read_pinned(name + ".npy")
-                else:
-                    frames = np.load(name + ".npy", mmap_mode=_MMAP_MODE if self.mmap else None)
-            except FileNotFoundError:
-                raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
-            batch = {"frames": frames}
+        batch = self.reader.read(index, name, pinned)
         if self.meta:
             with open(name + ".json") as f:
-                meta = json.load(f)
-            # Step mode's .json holds strings only: they stay lists of str.
-            batch.update(meta if self.arrays is not None else _meta_arrays(meta))
-        return batch
-
-    def _read_steps(self, index, name, pinned):
-        """A step-mode batch: each array from its own file, checked against
-        the dtype and shape info.json gives it."""
-        batch = {}
-        for a in self.arrays:
-            path = f"{name}.{a.file}"
-            try:
-                if pinned:
-                    x = _read_pinned(path)
-                else:
-                    x = np.load(path, mmap_mode=_MMAP_MODE if self.mmap and a.name in self.frames else None)
-            except FileNotFoundError:
-                raise IndexError(f"batch {index}: {path} does not exist (the view lists {self.length})") from None
-            dtype = x.dtype if isinstance(x, np.ndarray) else x.numpy().dtype
-            if dtype != a.dtype or tuple(x.shape) != a.shape:
-                raise ValueError(
-                    f"{path}: {dtype.str} {list(x.shape)}, but info.json's sample.arrays says {a.name} is {a.dtype.str} {list(a.shape)}"
-                )
-            batch[a.name] = x
+                batch.update(self.reader.meta(json.load(f)))
         return batch
 
     def _finish(self, batch, torch, pin_memory=False):

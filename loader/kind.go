@@ -1,0 +1,76 @@
+package loader
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/sample"
+)
+
+// This file is the factory of the kinds of sample: it maps the kind a
+// config asks for (config.Pick: a `sample` block, step samples; none,
+// frame pairs) to what the composition root and the builder ask of it,
+// and it picks the frame decoder. Everything else asks the kind (mixKind
+// here, sample.Kind in the builder); internal/layers' TestOneFactory
+// keeps any other file from looking at the config's sample block to
+// choose a path.
+//
+// A new kind of sample is its package (a sample.Kind, like steps/), one
+// file here (kind_<name>.go: its mixKind) and one line in kindOf.
+
+// kindOf returns the kind of sample cfg asks for.
+func kindOf(cfg *config.Config) mixKind {
+	return config.Pick(cfg, config.Kinds[mixKind]{
+		Pairs: func() mixKind { return pairKind{cfg} },
+		Steps: func(*config.StepSpec) mixKind { return stepKind{cfg} },
+	})
+}
+
+// frameDecoder returns the maker of each decode worker's FrameDecoder:
+// libjpeg-turbo or image/jpeg as opts ask, PNG, libavcodec for video. A
+// new decoder backend (a GPU one, a pass-through one, a viewer's tap) is a
+// sample.FrameDecoder of its own file and its line here.
+func frameDecoder(opts frames.DecoderOptions) func() (sample.FrameDecoder, error) {
+	return func() (sample.FrameDecoder, error) { return sample.NewCPU(opts) }
+}
+
+// transformer draws the transform parameters of a view's samples, per
+// (batch, sample, camera slot), for the frame stage to hand its
+// FrameDecoder: augmentation plugs in here (a Transformer that draws,
+// and in frameDecoder the decoder that applies what it draws); train says
+// which view, since the val view is not augmented (at most a configured
+// crop's deterministic centre twin). None yet: Identity on both views.
+func transformer(*config.Config, bool) sample.Transformer { return sample.Identity{} }
+
+// mixKind is what the composition root asks of a kind of sample, from
+// the config's rules to what info.json says of its batches.
+type mixKind interface {
+	// openDataset takes what the kind reads of a dataset whose features
+	// the config rules checked (use, with those rules' errors ferrs), and
+	// returns the dataset's errors from there on, ferrs that still hold
+	// included. bad makes the error of one of the dataset's keys.
+	openDataset(d *Dataset, use config.FeatureUse, ferrs config.ConfigErrors, bad func(key, format string, args ...any) *config.ConfigError) config.ConfigErrors
+	// minOffset is the offset every t of dataset dc's samples leaves
+	// before the episode's end.
+	minOffset(dc *config.DatasetConfig) int
+	// checkLength checks that episodes of one split of d are long enough
+	// (see checkLength), and what their lengths say of the action chunk.
+	checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (config.ConfigErrors, lengthFit)
+	// batchShape bounds a batch's size from the config alone (checkMem).
+	batchShape() []int
+	// assemble makes the sample.Kind the builders build the mix with.
+	assemble(m *Mix) (sample.Kind, error)
+	// describe fills info.json's description of the batches.
+	describe(p *Pipeline, in *info)
+	// describeDataset fills a dataset's entries of info.json.
+	describeDataset(p *Pipeline, d *Dataset, di *datasetInfo)
+	// fsView is view s as fs serves it.
+	fsView(s FSView, files sample.Files) fs.Batches
+	// files splits whole, a built batch's bytes, into its files by
+	// suffix (Pipeline.BatchFiles).
+	files(whole []byte, files sample.Files) map[string][]byte
+}

@@ -1,0 +1,81 @@
+package loader
+
+import (
+	"context"
+	"slices"
+
+	"github.com/oxefs/oxefs/batch"
+	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/sample"
+)
+
+// FSView is a view's batches as fs serves them (mixKind.fsView).
+func (p *Pipeline) FSView(s *batch.Scheduler) fs.Batches {
+	return p.Mix.kind.fsView(FSView{s}, p.kind.Files())
+}
+
+// Parts are the files of a batch of several, for fs.Parted: each a range
+// of the batch's buffer. Nil for a batch of one file.
+func (p *Pipeline) Parts() []fs.Part { return fsParts(p.kind.Files()) }
+
+func fsParts(files sample.Files) []fs.Part {
+	var out []fs.Part
+	for _, a := range files.Parts {
+		out = append(out, fs.Part{Suffix: a.Suffix, Off: a.Off, Size: a.Size})
+	}
+	return out
+}
+
+// batchParts are the files of a batch of several for its scheduler
+// (batch.Config.Parts); nil for a batch of one file.
+func batchParts(files sample.Files) []batch.Part {
+	var out []batch.Part
+	for _, a := range files.Parts {
+		out = append(out, batch.Part{Off: a.Off, Size: a.Size})
+	}
+	return out
+}
+
+// FSView adapts a scheduler to fs.Batches (whose Get returns the
+// interface).
+type FSView struct{ *batch.Scheduler }
+
+// Get returns batch n.
+func (v FSView) Get(ctx context.Context, n int64) (fs.Batch, error) {
+	b, err := v.Scheduler.Get(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// partedView is a view of batches of several files: fs.Parted.
+type partedView struct {
+	FSView
+	parts []fs.Part
+}
+
+func (v partedView) Parts() []fs.Part { return v.parts }
+
+var _ fs.Parted = partedView{}
+
+// BatchFiles returns copies of the files of batch n of view s, by their
+// suffix after the batch's name: ".npy" (pair mode) or one ".<array>.npy"
+// per array (step mode), and ".json" when the mix has metadata. It is the
+// in-process way to read what a mount serves (tests, benchmarks).
+func (p *Pipeline) BatchFiles(ctx context.Context, s *batch.Scheduler, n int64) (map[string][]byte, error) {
+	b, err := s.Get(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Release()
+	var whole []byte
+	for _, part := range b.NPY() {
+		whole = append(whole, part...)
+	}
+	out := p.Mix.kind.files(whole, p.kind.Files())
+	if m := b.Meta(); m != nil {
+		out[".json"] = slices.Clone(m)
+	}
+	return out, nil
+}

@@ -1,0 +1,53 @@
+package steps
+
+import (
+	"context"
+
+	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/frames"
+	"github.com/oxefs/oxefs/plan"
+	"github.com/oxefs/oxefs/sample"
+)
+
+// writeFrames writes every slot's frames, _is_pad and image_mask of
+// sample i, each frame decoded once per batch by the frame stage f: one
+// request per camera slot the dataset maps, with the transform
+// parameters f draws for that slot.
+func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames, s plan.Sample, ep episode.Episode, t int, b *Batch, i int) error {
+	l := b.Layout
+	steps := ep.Steps()
+	mask := l.sample(b.Buf, l.imageMask, i)
+	reqs := w.reqs[:0]
+	for k, c := range a.cams {
+		dst := l.sample(b.Buf, l.frames[k], i)
+		pad := l.sample(b.Buf, l.framePad[k], i)
+		if c.key == "" {
+			clear(dst)
+			for j := range pad {
+				pad[j] = 1
+			}
+			mask[k] = 0
+			continue
+		}
+		mask[k] = 1
+		if len(w.idx) <= len(reqs) {
+			w.idx = append(w.idx, nil)
+		}
+		w.idx[len(reqs)] = clamped(a.cfg.Deltas.Slots[k], t, steps, w.idx[len(reqs)], pad)
+		sl := a.spec.Slots[k]
+		reqs = append(reqs, sample.Request{
+			Image:    c.key,
+			Declared: c.declared,
+			Params:   f.Params(k),
+			Steps:    w.idx[len(reqs)],
+			Dst: frames.Slot{
+				Buf: dst, Frames: sl.Steps, H: sl.H, W: sl.W,
+				Layout: frames.Layout(a.spec.Layout),     // same values: pairs' TestEnumsMatchFrames
+				Resize: frames.ResizeMode(a.spec.Resize), // same values
+				Decode: frames.DecodeMode(a.spec.Decode), // same values
+			},
+		})
+	}
+	w.reqs = reqs
+	return f.Place(ctx, s.Dataset, ep, reqs)
+}
