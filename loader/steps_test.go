@@ -373,12 +373,8 @@ func TestStepsDeterministic(t *testing.T) {
 // in seconds, each resolved through its own fps, and checks LeRobot's
 // actions against what lerobot itself returned (testdata/lerobot/expected.json).
 func TestStepsMixRLDSAndLeRobot(t *testing.T) {
-<<<<<<< HEAD
 	requireVideo(t)
-	spec := &config.SampleSpec{
-=======
 	spec := &config.StepSpec{
->>>>>>> stage
 		Cameras: []config.CameraSlot{
 			{Name: "primary", Size: [2]int{48, 64}, Deltas: config.Deltas{Seconds: []float64{-0.2, 0}}},
 			{Name: "wrist", Size: [2]int{32, 32}},

@@ -71,21 +71,13 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"plan":                 {"keyed", "config"},
-<<<<<<< HEAD
-	"pairs":                {"config", "frames", "keyed", "plan"},            // pairs builds the samples the plan names
-	"window":               {"config", "frames", "keyed", "plan", "pairs"},   // window builds step samples, with pairs' helpers
+	"sample":               {"config", "frames", "plan"},                     // the frame stage decodes through frames
+	"pairs":                {"config", "frames", "keyed", "plan", "sample"},  // pairs builds the samples the plan names
+	"steps":                {"config", "frames", "keyed", "plan", "sample"},  // steps builds step samples
 	"norm":                 {"config"},                                       // the offset range the statistics cover
 	"internal/pythontest":  {"internal/missing"},                             // a Python module missing is skipped as missing
 	"scripts/...":          {"internal/testkit/fakehub", "internal/missing"}, // scripts/fakehub serves the tests' fake Hub; testsummary counts missing skips
 	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},     // flipsource puts testkit's proxies before the backends
-=======
-	"sample":               {"config", "frames", "plan"},                    // the frame stage decodes through frames
-	"pairs":                {"config", "frames", "keyed", "plan", "sample"}, // pairs builds the samples the plan names
-	"steps":                {"config", "frames", "keyed", "plan", "sample"}, // steps builds step samples
-	"norm":                 {"config"},                                      // the offset range the statistics cover
-	"scripts/...":          {"internal/testkit/fakehub"},                    // scripts/fakehub serves the tests' fake Hub
-	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},    // flipsource puts testkit's proxies before the backends
->>>>>>> stage
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
