@@ -182,6 +182,7 @@ type resizer struct {
 	rows           [2][]float32     // the Go loop's row cache
 	rowOf          [2]int           // source row held by rows[i]; -1: none
 	scratch        bilinear.Scratch // the kernel's
+	colX, colY     []float32        // resizeAffine: each column's share of the sampling grid
 }
 
 // goLoop, as resizer.kernel, forces the portable Go loop.
@@ -199,7 +200,7 @@ var defaultKernel = func() bilinear.Level {
 
 // footprint is the bytes the resizer's tables and buffers hold.
 func (r *resizer) footprint() int {
-	return 4*(cap(r.rows[0])+cap(r.rows[1])) + 12*(cap(r.xs)+cap(r.ys)) + r.scratch.Footprint()
+	return 4*(cap(r.rows[0])+cap(r.rows[1])+cap(r.colX)+cap(r.colY)) + 12*(cap(r.xs)+cap(r.ys)) + r.scratch.Footprint()
 }
 
 func (r *resizer) prepare(sw, sh, dw, dh int) {

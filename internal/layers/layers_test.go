@@ -36,6 +36,7 @@ var layer = map[string]int{
 	"plan":       3,
 	"frames":     3,
 	"frames/...": 3,
+	"augment":    3, // augmentation parameters: drawn here, applied by frames
 	"pairs":      3,
 	"window":     3, // step samples: pairs' sibling
 	"episodes":   3,
@@ -67,6 +68,7 @@ var sideways = map[string][]string{
 	"episode/splitspec":    {"episode"},
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
+	"augment":              {"keyed", "frames"},
 	"plan":                 {"keyed", "config"},
 	"pairs":                {"config", "frames", "keyed", "plan"},          // pairs builds the samples the plan names
 	"window":               {"config", "frames", "keyed", "plan", "pairs"}, // window builds step samples, with pairs' helpers
@@ -79,7 +81,7 @@ var sideways = map[string][]string{
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "pairs", "window", "norm", "batch", "build"}
+var pure = []string{"plan", "config", "keyed", "frames", "augment", "episode", "episode/splitspec", "episodes", "pairs", "window", "norm", "batch", "build"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

@@ -1,0 +1,289 @@
+package frames
+
+import "math"
+
+// The colour ops, as torchvision computes them on uint8 tensors
+// (torchvision/transforms/_functional_tensor.py), recomputed in float32
+// in the same order:
+//
+//	blend(a, b, f)  = uint8(clamp(f·a + (1−f)·b, 0, 255))     truncated
+//	gray(r, g, b)   = uint8(0.2989·r + 0.587·g + 0.114·b)        truncated
+//	brightness f    = blend(x, 0, f)
+//	contrast f      = blend(x, mean(gray), f), the mean of the whole frame's gray
+//	saturation f    = blend(x, gray(pixel), f)
+//	hue f           = RGB/255 → HSV, h = (h + f) mod 1, → RGB, uint8(255.999·x) truncated
+//	sharpness f     = blend(x, round(conv3×3(x, [1 1 1; 1 5 1; 1 1 1]/13)), f),
+//	                  the blurred border rows and columns replaced by x; frames
+//	                  of 2 pixels or fewer on a side are left as they are
+//
+// Each op's output is uint8, as torchvision's is, so a chain of ops equals
+// torchvision's ops called one after the other. Brightness, contrast and
+// saturation are functions of a pixel alone (given the frame's mean), and
+// hue too: the ops between two that need the whole frame run in one pass
+// over the frame, each pixel going through all of them in turn, with
+// consecutive per-channel ops composed into one 256-entry table.
+// Contrast needs the grayscale mean of the frame as the ops before it
+// leave it: the pass that applies those ops adds up the grayscale of what
+// it writes (a first read-only pass when contrast comes first), so
+// brightness → contrast → saturation → hue costs two passes. Sharpness
+// reads each pixel's neighbours as the ops before it left them: those are
+// applied first, and the frame is copied to scratch the Decoder keeps.
+
+// colourer applies colour ops to a frame in place, with buffers reused
+// from frame to frame.
+type colourer struct {
+	stages []colourStage
+	prev   []byte // sharpness: the frame before it, packed RGB
+}
+
+// colourStage is one per-pixel step of a pass: a table applied to each
+// channel (brightness, contrast, composed), saturation or hue.
+type colourStage struct {
+	op     ColourOp // Brightness stands for any table
+	lut    [256]uint8
+	f, one float32 // saturation: f and 1−f; hue: f
+}
+
+func (c *colourer) footprint() int { return cap(c.prev) + cap(c.stages)*int(sizeofStage) }
+
+const sizeofStage = 256 + 12
+
+// apply runs ops over frame d in order.
+func (c *colourer) apply(d frameDst, ops []Colour) {
+	st := c.stages[:0]
+	for _, op := range ops {
+		switch op.Op {
+		case Brightness:
+			st = addTable(st, blendTable(op.Factor, 0))
+		case Contrast:
+			mean := c.pass(d, st, true)
+			st = addTable(st[:0], blendTable(op.Factor, mean))
+		case Saturation:
+			st = append(st, colourStage{op: Saturation, f: op.Factor, one: float32(1 - float64(op.Factor))})
+		case Hue:
+			st = append(st, colourStage{op: Hue, f: op.Factor})
+		case Sharpness:
+			if len(st) > 0 {
+				c.pass(d, st, false)
+				st = st[:0]
+			}
+			c.sharpen(d, op.Factor)
+		}
+	}
+	if len(st) > 0 {
+		c.pass(d, st, false)
+	}
+	c.stages = st[:0]
+}
+
+// addTable appends a per-channel table, composed with the last stage when
+// that is one too.
+func addTable(st []colourStage, t [256]uint8) []colourStage {
+	if n := len(st); n > 0 && st[n-1].op == Brightness {
+		for i, v := range st[n-1].lut {
+			st[n-1].lut[i] = t[v]
+		}
+		return st
+	}
+	return append(st, colourStage{op: Brightness, lut: t})
+}
+
+// blendTable is blend(x, b, f) for every x: torchvision's
+// f·x + (1−f)·b with f and 1−f (computed in float64, as Python does)
+// rounded to float32.
+func blendTable(f, b float32) (t [256]uint8) {
+	one := float32(1 - float64(f))
+	ob := float32(one * b)
+	for x := range t {
+		t[x] = clampTrunc(float32(f*u8f[x]) + ob)
+	}
+	return t
+}
+
+// clampTrunc is torchvision's .clamp(0, 255).to(torch.uint8).
+func clampTrunc(v float32) uint8 {
+	if !(v > 0) { // NaN too
+		return 0
+	}
+	if v >= 255 {
+		return 255
+	}
+	return uint8(int32(v))
+}
+
+// grayTables holds 0.2989·x, 0.587·x and 0.114·x in float32, as
+// rgb_to_grayscale computes them.
+var grayTables = func() (t [3][256]float32) {
+	w := [3]float32{0.2989, 0.587, 0.114}
+	for c := range t {
+		for x := range t[c] {
+			t[c][x] = float32(w[c] * float32(x))
+		}
+	}
+	return t
+}()
+
+// gray is rgb_to_grayscale of one uint8 pixel.
+func gray(r, g, b uint8) uint8 {
+	return uint8(int32(float32(grayTables[0][r]+grayTables[1][g]) + grayTables[2][b]))
+}
+
+// access returns the index of the first pixel's red value and the strides
+// between pixels and between channels of d's layout.
+func access(d frameDst) (base, pix, ch int) {
+	if d.layout == BFHWC {
+		return d.base, 3, 1
+	}
+	return d.base, 1, d.planeStep
+}
+
+// pass applies the stages to every pixel of d; with mean, it returns the
+// mean of the result's grayscale as torch.mean computes it (the sum, exact
+// as an integer, rounded to float32 and divided by the count in float32).
+func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
+	base, ps, cs := access(d)
+	buf := d.buf
+	n := d.W * d.H
+	var sum int64
+	for i := range n {
+		o := base + i*ps
+		r, g, b := buf[o], buf[o+cs], buf[o+2*cs]
+		for k := range st {
+			s := &st[k]
+			switch s.op {
+			case Brightness:
+				r, g, b = s.lut[r], s.lut[g], s.lut[b]
+			case Saturation:
+				gb := float32(s.one * u8f[gray(r, g, b)])
+				r = clampTrunc(float32(s.f*u8f[r]) + gb)
+				g = clampTrunc(float32(s.f*u8f[g]) + gb)
+				b = clampTrunc(float32(s.f*u8f[b]) + gb)
+			case Hue:
+				r, g, b = hueShift(r, g, b, s.f)
+			}
+		}
+		if len(st) > 0 {
+			buf[o], buf[o+cs], buf[o+2*cs] = r, g, b
+		}
+		if mean {
+			sum += int64(gray(r, g, b))
+		}
+	}
+	if !mean {
+		return 0
+	}
+	return float32(float64(sum)) / float32(n)
+}
+
+// hueShift is adjust_hue of one pixel: _rgb2hsv, the shift, _hsv2rgb, in
+// float32 and in torchvision's order of operations.
+func hueShift(r8, g8, b8 uint8, shift float32) (uint8, uint8, uint8) {
+	r, g, b := u8f[r8]/255, u8f[g8]/255, u8f[b8]/255
+	maxc, minc := max(r, g, b), min(r, g, b)
+	eqc := maxc == minc
+	cr := maxc - minc
+	s, div := cr, cr
+	if eqc {
+		div = 1
+	} else {
+		s = cr / maxc
+	}
+	rc, gc, bc := (maxc-r)/div, (maxc-g)/div, (maxc-b)/div
+	var h float32
+	switch {
+	case maxc == r:
+		h = bc - gc
+	case maxc == g:
+		h = float32(2+rc) - bc
+	default:
+		h = float32(4+gc) - rc
+	}
+	h = float32(math.Mod(float64(float32(float32(h/6)+1)), 1))
+	// (h + shift) % 1.0: Python's remainder, the sign of the divisor.
+	h = float32(math.Mod(float64(float32(h+shift)), 1))
+	if h < 0 {
+		h = float32(h + 1)
+	}
+	v := maxc
+	h6 := float32(h * 6)
+	fl := float32(math.Floor(float64(h6)))
+	fr := h6 - fl
+	i := int32(fl) % 6
+	if i < 0 {
+		i += 6
+	}
+	p := clamp01(float32(v * float32(1-s)))
+	q := clamp01(float32(v * float32(1-float32(s*fr))))
+	t := clamp01(float32(v * float32(1-float32(s*float32(1-fr)))))
+	var ro, gO, bo float32
+	switch i {
+	case 0:
+		ro, gO, bo = v, t, p
+	case 1:
+		ro, gO, bo = q, v, p
+	case 2:
+		ro, gO, bo = p, v, t
+	case 3:
+		ro, gO, bo = p, q, v
+	case 4:
+		ro, gO, bo = t, p, v
+	default:
+		ro, gO, bo = v, p, q
+	}
+	return toU8(ro), toU8(gO), toU8(bo)
+}
+
+func clamp01(v float32) float32 { return min(max(v, 0), 1) }
+
+// toU8 is convert_image_dtype from float32 to uint8: x·255.999, truncated.
+func toU8(v float32) uint8 { return uint8(int32(float32(v * float32(255.999)))) }
+
+// The sharpness kernel as torchvision builds it: ones, 5 in the middle,
+// divided by their float32 sum.
+var (
+	sharpSide   = float32(1) / float32(13)
+	sharpCentre = float32(5) / float32(13)
+)
+
+// sharpen is adjust_sharpness over d in place.
+func (c *colourer) sharpen(d frameDst, f float32) {
+	W, H := d.W, d.H
+	if W <= 2 || H <= 2 {
+		return
+	}
+	base, ps, cs := access(d)
+	buf := d.buf
+	if cap(c.prev) < W*H*3 {
+		c.prev = make([]byte, W*H*3)
+	}
+	prev := c.prev[:W*H*3]
+	for i := range W * H {
+		o := base + i*ps
+		prev[i*3], prev[i*3+1], prev[i*3+2] = buf[o], buf[o+cs], buf[o+2*cs]
+	}
+	one := float32(1 - float64(f))
+	for y := range H {
+		for x := range W {
+			o := base + (y*W+x)*ps
+			for ch := range 3 {
+				v := u8f[prev[(y*W+x)*3+ch]]
+				deg := v
+				if x > 0 && y > 0 && x < W-1 && y < H-1 {
+					var acc float32
+					for dy := -1; dy <= 1; dy++ {
+						row := prev[((y+dy)*W+x-1)*3+ch:]
+						for dx := range 3 {
+							k := sharpSide
+							if dy == 0 && dx == 1 {
+								k = sharpCentre
+							}
+							acc += float32(k * u8f[row[dx*3]])
+						}
+					}
+					deg = float32(math.RoundToEven(float64(acc)))
+				}
+				buf[o+ch*cs] = clampTrunc(float32(f*v) + float32(one*deg))
+			}
+		}
+	}
+}
