@@ -190,7 +190,7 @@ func (s Spec) ValidateSlots(slots []string) error {
 		return fieldErr(FieldDropoutKeep, s.DropoutKeep, "one of the camera slots "+strings.Join(slots, ", "))
 	}
 	if s.Dropout > 0 && len(slots) < 2 {
-		return fieldErr(FieldDropout, s.Dropout, fmt.Sprintf("0 with %d camera slot: dropping it would drop every camera", len(slots)))
+		return fieldErr(FieldDropout, s.Dropout, fmt.Sprintf("0 with the one camera slot %s: dropping it would drop every camera", strings.Join(slots, "")))
 	}
 	return nil
 }
