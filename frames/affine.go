@@ -1,7 +1,5 @@
 package frames
 
-import "math"
-
 // resizeAffine writes what resize(d, src, sb, db) would write into the
 // frame (zeros outside db), moved by a: torchvision's F.affine with
 // nearest sampling over the resized frame, fused with the resize.
@@ -51,23 +49,28 @@ func (r *resizer) resizeAffine(d frameDst, src rgbImage, sb, db box, a Affine) {
 			gy := float32(colY[x]+rowY) + ry[2]
 			ix := float32(float32(gx+1)*ux) - 0.5
 			iy := float32(float32(gy+1)*uy) - 0.5
-			qx := int(math.RoundToEven(float64(ix))) - db.X
-			qy := int(math.RoundToEven(float64(iy))) - db.Y
+			// Round half to even (grid_sample's nearbyint): adding and
+			// taking away 1.5·2²³ rounds a float32 below 2²² that way.
+			qx := int(float32(float32(ix+12582912)-12582912)) - db.X
+			qy := int(float32(float32(iy+12582912)-12582912)) - db.Y
 			var v0, v1, v2 uint8
 			if qx >= 0 && qx < db.W && qy >= 0 && qy < db.H {
 				tx, ty := r.xs[qx], r.ys[qy]
 				lo := pix[(sb.Y+int(ty.Lo))*src.Stride+sb.X*3:]
 				hi := pix[(sb.Y+int(ty.Hi))*src.Stride+sb.X*3:]
 				a, b := int(tx.Lo), int(tx.Hi)
+				l0, l1 := lo[a:a+3:a+3], lo[b:b+3:b+3]
+				h0, h1 := hi[a:a+3:a+3], hi[b:b+3:b+3]
 				xl, yl := tx.Lerp, ty.Lerp
-				lerp := func(c int) uint8 {
-					tl, tr := f[lo[a+c]], f[lo[b+c]]
-					bl, br := f[hi[a+c]], f[hi[b+c]]
-					top := tl + float32((tr-tl)*xl)
-					bot := bl + float32((br-bl)*xl)
-					return uint8(int32(top + float32((bot-top)*yl)))
-				}
-				v0, v1, v2 = lerp(0), lerp(1), lerp(2)
+				top := f[l0[0]] + float32((f[l1[0]]-f[l0[0]])*xl)
+				bot := f[h0[0]] + float32((f[h1[0]]-f[h0[0]])*xl)
+				v0 = uint8(int32(top + float32((bot-top)*yl)))
+				top = f[l0[1]] + float32((f[l1[1]]-f[l0[1]])*xl)
+				bot = f[h0[1]] + float32((f[h1[1]]-f[h0[1]])*xl)
+				v1 = uint8(int32(top + float32((bot-top)*yl)))
+				top = f[l0[2]] + float32((f[l1[2]]-f[l0[2]])*xl)
+				bot = f[h0[2]] + float32((f[h1[2]]-f[h0[2]])*xl)
+				v2 = uint8(int32(top + float32((bot-top)*yl)))
 			}
 			if d.layout == BFHWC {
 				o := d.base + (y*W+x)*3

@@ -1,7 +1,5 @@
 package frames
 
-import "math"
-
 // The colour ops, as torchvision computes them on uint8 tensors
 // (torchvision/transforms/_functional_tensor.py), recomputed in float32
 // in the same order:
@@ -11,7 +9,8 @@ import "math"
 //	brightness f    = blend(x, 0, f)
 //	contrast f      = blend(x, mean(gray), f), the mean of the whole frame's gray
 //	saturation f    = blend(x, gray(pixel), f)
-//	hue f           = RGB/255 → HSV, h = (h + f) mod 1, → RGB, uint8(255.999·x) truncated
+//	hue f           = RGB/255 → HSV, h = (h + f) mod 1, → RGB, uint8(255·x) truncated
+//	                  (torchvision 0.14; newer versions scale by 255.999)
 //	sharpness f     = blend(x, round(conv3×3(x, [1 1 1; 1 5 1; 1 1 1]/13)), f),
 //	                  the blurred border rows and columns replaced by x; frames
 //	                  of 2 pixels or fewer on a side are left as they are
@@ -176,76 +175,107 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 }
 
 // hueShift is adjust_hue of one pixel: _rgb2hsv, the shift, _hsv2rgb, in
-// float32 and in torchvision's order of operations.
+// float32 and in torchvision's order of operations. fmod(x, 1) of a
+// positive x is x − trunc(x), exactly.
 func hueShift(r8, g8, b8 uint8, shift float32) (uint8, uint8, uint8) {
-	r, g, b := u8f[r8]/255, u8f[g8]/255, u8f[b8]/255
-	maxc, minc := max(r, g, b), min(r, g, b)
-	eqc := maxc == minc
+	r, g, b := unit[r8], unit[g8], unit[b8]
+	maxc, minc := r, r
+	if g > maxc {
+		maxc = g
+	} else if g < minc {
+		minc = g
+	}
+	if b > maxc {
+		maxc = b
+	} else if b < minc {
+		minc = b
+	}
 	cr := maxc - minc
 	s, div := cr, cr
-	if eqc {
+	if maxc == minc {
 		div = 1
 	} else {
 		s = cr / maxc
 	}
-	rc, gc, bc := (maxc-r)/div, (maxc-g)/div, (maxc-b)/div
 	var h float32
 	switch {
 	case maxc == r:
-		h = bc - gc
+		h = (maxc-b)/div - (maxc-g)/div
 	case maxc == g:
-		h = float32(2+rc) - bc
+		h = float32(2+(maxc-r)/div) - (maxc-b)/div
 	default:
-		h = float32(4+gc) - rc
+		h = float32(4+(maxc-g)/div) - (maxc-r)/div
 	}
-	h = float32(math.Mod(float64(float32(float32(h/6)+1)), 1))
+	h = float32(float32(h/6) + 1) // in (0, 2): fmod by 1 is subtracting the integer part
+	h -= float32(int32(h))
 	// (h + shift) % 1.0: Python's remainder, the sign of the divisor.
-	h = float32(math.Mod(float64(float32(h+shift)), 1))
+	h = float32(h + shift)
+	h -= float32(int32(h))
 	if h < 0 {
 		h = float32(h + 1)
 	}
 	v := maxc
 	h6 := float32(h * 6)
-	fl := float32(math.Floor(float64(h6)))
-	fr := h6 - fl
-	i := int32(fl) % 6
-	if i < 0 {
-		i += 6
-	}
+	i := int32(h6) // h6 ≥ 0: truncation is floor
+	fr := h6 - float32(i)
+	i %= 6
 	p := clamp01(float32(v * float32(1-s)))
 	q := clamp01(float32(v * float32(1-float32(s*fr))))
 	t := clamp01(float32(v * float32(1-float32(s*float32(1-fr)))))
-	var ro, gO, bo float32
 	switch i {
 	case 0:
-		ro, gO, bo = v, t, p
+		return toU8(v), toU8(t), toU8(p)
 	case 1:
-		ro, gO, bo = q, v, p
+		return toU8(q), toU8(v), toU8(p)
 	case 2:
-		ro, gO, bo = p, v, t
+		return toU8(p), toU8(v), toU8(t)
 	case 3:
-		ro, gO, bo = p, q, v
+		return toU8(p), toU8(q), toU8(v)
 	case 4:
-		ro, gO, bo = t, p, v
-	default:
-		ro, gO, bo = v, p, q
+		return toU8(t), toU8(p), toU8(v)
 	}
-	return toU8(ro), toU8(gO), toU8(bo)
+	return toU8(v), toU8(p), toU8(q)
 }
 
-func clamp01(v float32) float32 { return min(max(v, 0), 1) }
+// unit is x/255 in float32 for every byte: convert_image_dtype to float.
+var unit = func() (t [256]float32) {
+	for x := range t {
+		t[x] = float32(x) / 255
+	}
+	return t
+}()
 
-// toU8 is convert_image_dtype from float32 to uint8: x·255.999, truncated.
-func toU8(v float32) uint8 { return uint8(int32(float32(v * float32(255.999)))) }
+// clamp01 is clamp(v, 0, 1) for a v that is not NaN (the builtin min and
+// max pay for NaN).
+func clamp01(v float32) float32 {
+	if v < 0 {
+		return 0
+	}
+	if v > 1 {
+		return 1
+	}
+	return v
+}
+
+// toU8 is adjust_hue's way back to uint8 in torchvision 0.14 (Debian's,
+// the tests' reference): x·255, truncated. Newer torchvision goes through
+// convert_image_dtype, x·255.999: up to one level higher.
+func toU8(v float32) uint8 { return uint8(int32(float32(v * 255))) }
 
 // The sharpness kernel as torchvision builds it: ones, 5 in the middle,
-// divided by their float32 sum.
-var (
-	sharpSide   = float32(1) / float32(13)
-	sharpCentre = float32(5) / float32(13)
-)
+// divided by their float32 sum; sharpTab holds its two weights times
+// every byte value, the products conv2d adds up.
+var sharpTab = func() (t [2][256]float32) {
+	side, centre := float32(1)/float32(13), float32(5)/float32(13)
+	for x := range 256 {
+		t[0][x], t[1][x] = float32(side*float32(x)), float32(centre*float32(x))
+	}
+	return t
+}()
 
-// sharpen is adjust_sharpness over d in place.
+// sharpen is adjust_sharpness over d in place: the blur of each inner
+// pixel adds its nine products row by row, in float32, and rounds half to
+// even; border pixels blend with themselves.
 func (c *colourer) sharpen(d frameDst, f float32) {
 	W, H := d.W, d.H
 	if W <= 2 || H <= 2 {
@@ -262,25 +292,29 @@ func (c *colourer) sharpen(d frameDst, f float32) {
 		prev[i*3], prev[i*3+1], prev[i*3+2] = buf[o], buf[o+cs], buf[o+2*cs]
 	}
 	one := float32(1 - float64(f))
+	side, centre := &sharpTab[0], &sharpTab[1]
+	stride := 3 * W
 	for y := range H {
 		for x := range W {
 			o := base + (y*W+x)*ps
+			p := (y*W + x) * 3
+			inner := x > 0 && y > 0 && x < W-1 && y < H-1
 			for ch := range 3 {
-				v := u8f[prev[(y*W+x)*3+ch]]
+				v := u8f[prev[p+ch]]
 				deg := v
-				if x > 0 && y > 0 && x < W-1 && y < H-1 {
-					var acc float32
-					for dy := -1; dy <= 1; dy++ {
-						row := prev[((y+dy)*W+x-1)*3+ch:]
-						for dx := range 3 {
-							k := sharpSide
-							if dy == 0 && dx == 1 {
-								k = sharpCentre
-							}
-							acc += float32(k * u8f[row[dx*3]])
-						}
-					}
-					deg = float32(math.RoundToEven(float64(acc)))
+				if inner {
+					up, mid, down := prev[p+ch-stride-3:p+ch-stride+4], prev[p+ch-3:p+ch+4], prev[p+ch+stride-3:p+ch+stride+4]
+					acc := side[up[0]] + side[up[3]]
+					acc += side[up[6]]
+					acc += side[mid[0]]
+					acc += centre[mid[3]]
+					acc += side[mid[6]]
+					acc += side[down[0]]
+					acc += side[down[3]]
+					acc += side[down[6]]
+					// Round half to even: adding and taking away 1.5·2²³
+					// rounds a float32 below 2²² to an integer that way.
+					deg = float32(float32(acc+12582912) - 12582912)
 				}
 				buf[o+ch*cs] = clampTrunc(float32(f*v) + float32(one*deg))
 			}
