@@ -110,7 +110,7 @@ func Draw(s Spec, seed uint64, batch, sample int, cam Camera) Params {
 		}
 	}
 	for pos, i := range colour {
-		p.Order[i] = int8(pos)
+		p.Place[i] = uint8(pos + 1)
 	}
 	return p
 }

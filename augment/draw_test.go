@@ -61,7 +61,7 @@ func TestDrawRanges(t *testing.T) {
 			for i := range n {
 				p := Draw(s, 1, i/64, i%64, Camera{Slot: i % 3})
 				for c, r := range ranges {
-					if p.Order[c] < 0 {
+					if p.Place[c] == 0 {
 						continue
 					}
 					if !in(p.Factor[c], r.Lo, r.Hi) {
@@ -104,13 +104,13 @@ func TestDrawRanges(t *testing.T) {
 func TestDrawSubsetAndOrder(t *testing.T) {
 	s := preset(t, "lerobot")
 	subsets := map[[6]bool]int{}
-	orders := map[[NumColour]int8]bool{}
+	orders := map[[NumColour]uint8]bool{}
 	for i := range 3000 {
 		p := Draw(s, 2, i, 0, Camera{})
 		var set [6]bool
 		n := 0
-		for c, o := range p.Order {
-			if o >= 0 {
+		for c, o := range p.Place {
+			if o > 0 {
 				set[c], n = true, n+1
 			}
 		}
@@ -121,7 +121,7 @@ func TestDrawSubsetAndOrder(t *testing.T) {
 			t.Fatalf("%d ops applied, want 3: %+v", n, p)
 		}
 		subsets[set]++
-		orders[p.Order] = true
+		orders[p.Place] = true
 	}
 	if len(subsets) != 20 { // 6 choose 3
 		t.Errorf("%d distinct subsets of 3 among 6, want 20", len(subsets))
@@ -132,8 +132,8 @@ func TestDrawSubsetAndOrder(t *testing.T) {
 	o := preset(t, "octo")
 	for i := range 100 {
 		p := Draw(o, 2, i, 0, Camera{})
-		if p.Order != [NumColour]int8{0, 1, 2, 3, -1} {
-			t.Fatalf("octo order %v", p.Order)
+		if p.Place != [NumColour]uint8{1, 2, 3, 4, 0} {
+			t.Fatalf("octo order %v", p.Place)
 		}
 	}
 }
@@ -147,7 +147,7 @@ func TestDrawWrist(t *testing.T) {
 			moved := 0
 			for i := range 200 {
 				w := Draw(s, 3, i, 0, Camera{Slot: 1, Wrist: true})
-				if !w.Crop.Identity() || !w.Affine.Identity() || w.Order[ColourBrightness] < 0 {
+				if !w.Crop.Identity() || !w.Affine.Identity() || w.Place[ColourBrightness] == 0 {
 					t.Fatalf("wrist camera: %+v", w)
 				}
 				if p := Draw(s, 3, i, 0, Camera{Slot: 0}); !p.Crop.Identity() {
@@ -258,6 +258,9 @@ func TestVectorReplay(t *testing.T) {
 	if a := Identity().Augment(); !a.Identity() {
 		t.Errorf("the identity Params augment: %+v", a)
 	}
+	if a := (Params{}).Augment(); !a.Identity() {
+		t.Errorf("the zero Params augment: %+v", a)
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(v *[NumColumns]float32)
@@ -283,7 +286,7 @@ func TestVectorReplay(t *testing.T) {
 func TestAugmentChain(t *testing.T) {
 	p := Identity()
 	p.Factor = [NumColour]float32{1.1, 0.9, 1.2, 0.03, 1}
-	p.Order = [NumColour]int8{2, -1, 0, 1, -1}
+	p.Place = [NumColour]uint8{3, 0, 1, 2, 0}
 	got := p.Augment().Colour
 	want := []frames.Colour{{Op: frames.Saturation, Factor: 1.2}, {Op: frames.Hue, Factor: 0.03}, {Op: frames.Brightness, Factor: 1.1}}
 	if !slices.Equal(got, want) {

@@ -9,9 +9,9 @@ import (
 
 // Params is one (sample, camera)'s drawn augmentation: what Draw returns
 // and frames applies. Every value is a float32, so that Vector records it
-// exactly and FromVector gives back the same Params. The zero Params is
-// not the identity (its crop is whole, but its factors are 0); Identity
-// is.
+// exactly and FromVector gives back the same Params. The zero Params
+// changes nothing, as Identity does (Identity also holds the identity
+// factors, for the record).
 type Params struct {
 	// Crop is the box of the source that is resized (see frames.CropBox
 	// for how fractions become whole pixels).
@@ -21,14 +21,14 @@ type Params struct {
 	// Factors of the colour ops (1 changes nothing; Hue: 0 changes
 	// nothing), indexed by ColourBrightness...ColourSharpness.
 	Factor [NumColour]float32
-	// Order is each colour op's place in the chain, 0 first; −1: not
+	// Place is each colour op's place in the chain, 1 first; 0: not
 	// applied.
-	Order [NumColour]int8
+	Place [NumColour]uint8
 	// Drop: this camera's frames are zeros.
 	Drop bool
 }
 
-// Indices of Params.Factor and Params.Order.
+// Indices of Params.Factor and Params.Place.
 const (
 	ColourBrightness = iota
 	ColourContrast
@@ -45,16 +45,15 @@ func Identity() Params {
 	return Params{
 		Crop:   frames.CropBox{W: 1, H: 1, X: 0.5, Y: 0.5},
 		Factor: [NumColour]float32{1, 1, 1, 0, 1},
-		Order:  [NumColour]int8{-1, -1, -1, -1, -1},
 	}
 }
 
 // Augment returns what frames applies for p: the slot's frames.Augment.
 func (p Params) Augment() frames.Augment {
 	a := frames.Augment{Crop: p.Crop, Affine: p.Affine, Drop: p.Drop}
-	for pos := range int8(NumColour) {
-		for i, o := range p.Order {
-			if o == pos {
+	for place := uint8(1); place <= NumColour; place++ {
+		for i, o := range p.Place {
+			if o == place {
 				a.Colour = append(a.Colour, frames.Colour{Op: colourOps[i], Factor: p.Factor[i]})
 			}
 		}
@@ -116,8 +115,8 @@ func (p Params) Vector() [NumColumns]float32 {
 		p.Affine.Angle, p.Affine.TX, p.Affine.TY,
 	}
 	copy(v[7:12], p.Factor[:])
-	for i, o := range p.Order {
-		v[12+i] = float32(o)
+	for i, o := range p.Place {
+		v[12+i] = float32(o) - 1
 	}
 	if p.Drop {
 		v[17] = 1
@@ -140,7 +139,7 @@ func FromVector(v [NumColumns]float32) (Params, error) {
 		if o != float32(math.Trunc(float64(o))) || o < -1 || o >= NumColour {
 			return Params{}, fmt.Errorf("augment vector: %s %v is not a place in the chain (-1 to %d)", columns[12+i][0], o, NumColour-1)
 		}
-		p.Order[i] = int8(o)
+		p.Place[i] = uint8(o + 1)
 		if o >= 0 {
 			seen |= 1 << int(o)
 		}
@@ -149,13 +148,13 @@ func FromVector(v [NumColumns]float32) (Params, error) {
 		return Params{}, fmt.Errorf("augment vector: drop %v is not 0 or 1", d)
 	}
 	n := 0
-	for _, o := range p.Order {
-		if o >= 0 {
+	for _, o := range p.Place {
+		if o > 0 {
 			n++
 		}
 	}
 	if seen != 1<<n-1 {
-		return Params{}, fmt.Errorf("augment vector: colour order %v is not 0..%d, each once", p.Order, n-1)
+		return Params{}, fmt.Errorf("augment vector: colour order %v is not 0..%d, each once", v[12:17], n-1)
 	}
 	if err := p.Augment().Check(); err != nil {
 		return Params{}, fmt.Errorf("augment vector: %w", err)

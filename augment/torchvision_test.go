@@ -204,7 +204,7 @@ func TestTorchvisionParity(t *testing.T) {
 			for j := range 2 {
 				p := Identity()
 				p.Factor[c] = Draw(wide, 3, si*100+j, c, Camera{}).Factor[c]
-				p.Order[c] = 0
+				p.Place[c] = 1
 				n := columns[7+c][0]
 				add(&parityCase{Name: fmt.Sprintf("%s-%s%d", src.name, n, j), Op: "colour", Input: srcIn, Out: own, params: p, kind: n})
 			}
@@ -240,10 +240,10 @@ func TestTorchvisionParity(t *testing.T) {
 	t.Logf("%s", bytes.TrimSpace(outp))
 
 	type tally struct {
-		values, within, fill, fillWithin int
-		max                              int
-		worst                            string
-		worstFrac                        float64
+		values, within, exact, fill, fillWithin int
+		max                                     int
+		worst                                   string
+		worstFrac                               float64
 	}
 	sum := map[string]*tally{}
 	for _, c := range cases {
@@ -276,13 +276,16 @@ func TestTorchvisionParity(t *testing.T) {
 			if ok {
 				in++
 			}
+			if diff == 0 {
+				s.exact++
+			}
 			if diff > s.max {
 				s.max = diff
 			}
 		}
 		s.values += n
 		s.within += in
-		if n > 0 && float64(in)/float64(n) < s.worstFrac {
+		if n > 0 && in < n && float64(in)/float64(n) < s.worstFrac {
 			s.worstFrac, s.worst = float64(in)/float64(n), c.Name
 		}
 	}
@@ -294,7 +297,10 @@ func TestTorchvisionParity(t *testing.T) {
 	for _, k := range kinds {
 		s := sum[k]
 		frac := float64(s.within) / float64(s.values)
-		line := fmt.Sprintf("%-22s %8d values: %.5f within 1 level, max diff %3d; worst case %s (%.4f)", k, s.values, frac, s.max, s.worst, s.worstFrac)
+		line := fmt.Sprintf("%-22s %8d values: %.5f within 1 level (%.5f equal), max diff %d", k, s.values, frac, float64(s.exact)/float64(s.values), s.max)
+		if s.worst != "" {
+			line += fmt.Sprintf("; worst case %s (%.4f within 1)", s.worst, s.worstFrac)
+		}
 		if s.fill > 0 {
 			line += fmt.Sprintf("; fill area %d values, %.4f within 1", s.fill, float64(s.fillWithin)/float64(s.fill))
 		}
