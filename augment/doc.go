@@ -34,7 +34,13 @@
 // Colour, applied after the geometry in their order (see frames.ColourOp
 // for each formula): brightness, contrast, saturation (factors, 1 changes
 // nothing), hue (a fraction of a turn in [−0.5, 0.5]) and sharpness, each
-// torchvision's F.adjust_* on uint8 within one level. Their order is
+// torchvision's F.adjust_* on uint8 tensors, float32 operation for float32
+// operation: equal to torchvision 0.14's bit for bit, alone and chained
+// (newer torchvision brings hue back to uint8 by 255.999 rather than 255,
+// up to one level higher there). The resize of a crop is TensorFlow's, so
+// it is within one level of torchvision's F.resized_crop (which rounds
+// where TensorFlow truncates); the affine equals F.affine's nearest
+// sampling of the resized frame bit for bit, fill included. Their order is
 // brightness, contrast, saturation, hue, sharpness, or a random one per
 // (sample, camera) with RandomOrder. Subset applies a random subset of the
 // configured ops (a crop, the affine, each colour op) per (sample,
