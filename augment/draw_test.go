@@ -293,3 +293,19 @@ func TestAugmentChain(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestSetAugmentAllocs: a frame stage that keeps its Augment allocates
+// nothing per frame.
+func TestSetAugmentAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("SKIPPED under -race: the race detector's instrumentation allocates; scripts/test.sh runs the Allocs tests again without it")
+	}
+	p := Draw(preset(t, "lerobot"), 1, 2, 3, Camera{})
+	a := frames.Augment{Colour: make([]frames.Colour, 0, NumColour)}
+	if n := testing.AllocsPerRun(10, func() { p.SetAugment(&a) }); n != 0 {
+		t.Errorf("SetAugment: %v allocations per frame", n)
+	}
+	if want := p.Augment(); !slices.Equal(a.Colour, want.Colour) || a.Crop != want.Crop || a.Affine != want.Affine {
+		t.Errorf("SetAugment wrote %+v, Augment returns %+v", a, want)
+	}
+}

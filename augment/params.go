@@ -50,7 +50,17 @@ func Identity() Params {
 
 // Augment returns what frames applies for p: the slot's frames.Augment.
 func (p Params) Augment() frames.Augment {
-	a := frames.Augment{Crop: p.Crop, Affine: p.Affine, Drop: p.Drop}
+	var a frames.Augment
+	p.SetAugment(&a)
+	return a
+}
+
+// SetAugment writes what frames applies for p into a, reusing the array
+// of a.Colour: a frame stage that keeps one Augment per worker allocates
+// nothing per frame.
+func (p *Params) SetAugment(a *frames.Augment) {
+	a.Crop, a.Affine, a.Drop = p.Crop, p.Affine, p.Drop
+	a.Colour = a.Colour[:0]
 	for place := uint8(1); place <= NumColour; place++ {
 		for i, o := range p.Place {
 			if o == place {
@@ -58,10 +68,6 @@ func (p Params) Augment() frames.Augment {
 			}
 		}
 	}
-	if a.Crop.Identity() {
-		a.Crop = frames.CropBox{}
-	}
-	return a
 }
 
 // NumColumns is the width of Vector.

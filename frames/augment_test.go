@@ -239,3 +239,31 @@ func TestAugmentThroughImages(t *testing.T) {
 		})
 	}
 }
+
+// TestAugmentedDecodeAllocs: augmenting allocates nothing per frame once
+// the Decoder's buffers have grown (the affine's grid columns, the
+// sharpness copy).
+func TestAugmentedDecodeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	d := testDecoder(t, JPEGTurbo)
+	cam := steps{photoJPEG(t, 64, 48)}
+	var src Source = &Images{Key: "cam", Steps: 1, Encoded: cam}
+	a := Augment{
+		Crop:   CropBox{W: 0.8, H: 0.9, X: 0.2, Y: 0.7},
+		Affine: Affine{Angle: 3, TX: 0.02},
+		Colour: []Colour{{Brightness, 1.1}, {Contrast, 0.9}, {Saturation, 1.2}, {Hue, 0.02}, {Sharpness, 1.3}},
+	}
+	slot := Slot{Buf: make([]byte, 2*32*32*3), Frames: 2, H: 32, W: 32, Augment: a}
+	ctx := context.Background()
+	decode := func() {
+		if err := src.Decode(ctx, d, []int{0, 0}, slot); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decode()
+	if n := testing.AllocsPerRun(20, decode); n != 0 {
+		t.Errorf("%v allocations per augmented sample", n)
+	}
+}

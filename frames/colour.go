@@ -139,27 +139,41 @@ func access(d frameDst) (base, pix, ch int) {
 // pass applies the stages to every pixel of d; with mean, it returns the
 // mean of the result's grayscale as torch.mean computes it (the sum, exact
 // as an integer, rounded to float32 and divided by the count in float32).
+// The stages are pure functions of a pixel, so a pixel equal to the one
+// before it (flat areas, frequent in simulated scenes) takes its result.
 func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
+	if !mean && len(st) == 1 && st[0].op == Brightness {
+		c.table(d, &st[0].lut)
+		return 0
+	}
 	base, ps, cs := access(d)
 	buf := d.buf
 	n := d.W * d.H
 	var sum int64
+	prevIn, prevOut := uint32(1<<31), [3]uint8{}
 	for i := range n {
 		o := base + i*ps
 		r, g, b := buf[o], buf[o+cs], buf[o+2*cs]
-		for k := range st {
-			s := &st[k]
-			switch s.op {
-			case Brightness:
-				r, g, b = s.lut[r], s.lut[g], s.lut[b]
-			case Saturation:
-				gb := float32(s.one * u8f[gray(r, g, b)])
-				r = clampTrunc(float32(s.f*u8f[r]) + gb)
-				g = clampTrunc(float32(s.f*u8f[g]) + gb)
-				b = clampTrunc(float32(s.f*u8f[b]) + gb)
-			case Hue:
-				r, g, b = hueShift(r, g, b, s.f)
+		in := uint32(r) | uint32(g)<<8 | uint32(b)<<16
+		if in == prevIn {
+			r, g, b = prevOut[0], prevOut[1], prevOut[2]
+		} else {
+			prevIn = in
+			for k := range st {
+				s := &st[k]
+				switch s.op {
+				case Brightness:
+					r, g, b = s.lut[r], s.lut[g], s.lut[b]
+				case Saturation:
+					gb := float32(s.one * u8f[gray(r, g, b)])
+					r = clampTrunc(float32(s.f*u8f[r]) + gb)
+					g = clampTrunc(float32(s.f*u8f[g]) + gb)
+					b = clampTrunc(float32(s.f*u8f[b]) + gb)
+				case Hue:
+					r, g, b = hueShift(r, g, b, s.f)
+				}
 			}
+			prevOut = [3]uint8{r, g, b}
 		}
 		if len(st) > 0 {
 			buf[o], buf[o+cs], buf[o+2*cs] = r, g, b
@@ -172,6 +186,25 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 		return 0
 	}
 	return float32(float64(sum)) / float32(n)
+}
+
+// table maps every value of d through t.
+func (c *colourer) table(d frameDst, t *[256]uint8) {
+	n := d.W * d.H
+	if d.layout == BFHWC {
+		fr := d.buf[d.base : d.base+3*n]
+		for i, v := range fr {
+			fr[i] = t[v]
+		}
+		return
+	}
+	for ch := range 3 {
+		o := d.base + ch*d.planeStep
+		p := d.buf[o : o+n]
+		for i, v := range p {
+			p[i] = t[v]
+		}
+	}
 }
 
 // hueShift is adjust_hue of one pixel: _rgb2hsv, the shift, _hsv2rgb, in
