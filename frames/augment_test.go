@@ -93,12 +93,19 @@ func resized(src rgbImage, mode ResizeMode, h, w int) []byte {
 // TestAffineExactMoves checks the fused affine where torchvision's result
 // is known without torchvision: a translation moves the resized frame by
 // whole pixels (zeros uncovered), a quarter turn of a square frame is
-// numpy's rot90, a half turn flips both ways; in both layouts.
+// numpy's rot90, a half turn flips both ways; in both layouts and every
+// resize mode (pad's borders move with the frame).
 func TestAffineExactMoves(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	src := randomImage(rng, 45, 61, 3*61)
 	const n = 32
-	base := resized(src, Squash, n, n)
+	for _, mode := range []ResizeMode{Squash, Crop, Pad} {
+		t.Run(mode.String(), func(t *testing.T) { testAffineMoves(t, src, mode, n) })
+	}
+}
+
+func testAffineMoves(t *testing.T, src rgbImage, mode ResizeMode, n int) {
+	base := resized(src, mode, n, n)
 	at := func(x, y int) [3]byte {
 		if x < 0 || y < 0 || x >= n || y >= n {
 			return [3]byte{}
@@ -111,8 +118,8 @@ func TestAffineExactMoves(t *testing.T) {
 		a    Affine
 		from func(x, y int) (int, int)
 	}{
-		{"shift right 3 down 5", Affine{TX: 3.0 / n, TY: 5.0 / n}, func(x, y int) (int, int) { return x - 3, y - 5 }},
-		{"shift left 7", Affine{TX: -7.0 / n}, func(x, y int) (int, int) { return x + 7, y }},
+		{"shift right 3 down 5", Affine{TX: 3.0 / float32(n), TY: 5.0 / float32(n)}, func(x, y int) (int, int) { return x - 3, y - 5 }},
+		{"shift left 7", Affine{TX: -7.0 / float32(n)}, func(x, y int) (int, int) { return x + 7, y }},
 		{"quarter turn", Affine{Angle: 90}, func(x, y int) (int, int) { return n - 1 - y, x }},
 		{"three quarter turn", Affine{Angle: -90}, func(x, y int) (int, int) { return y, n - 1 - x }},
 		{"half turn", Affine{Angle: 180}, func(x, y int) (int, int) { return n - 1 - x, n - 1 - y }},
@@ -121,7 +128,7 @@ func TestAffineExactMoves(t *testing.T) {
 			t.Run(tc.name+"/"+layout.String(), func(t *testing.T) {
 				var rz resizer
 				buf := bytes.Repeat([]byte{0xEE}, n*n*3)
-				rz.writeAugmented(newFrameDst(buf, layout, 0, 1, n, n), Squash, src, &Augment{Affine: tc.a})
+				rz.writeAugmented(newFrameDst(buf, layout, 0, 1, n, n), mode, src, &Augment{Affine: tc.a})
 				got := frameHWC(buf, layout, 0, 1, n, n)
 				bad := 0
 				for y := range n {
