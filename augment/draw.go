@@ -44,7 +44,7 @@ const (
 )
 
 // cameraKey is the key of one camera's draws.
-func cameraKey(s Spec, seed uint64, batch, sample int, slot int) uint64 {
+func cameraKey(s Spec, seed uint64, batch int64, sample, slot int) uint64 {
 	k := uint64(slot)
 	if s.Shared {
 		k = sharedSlot
@@ -63,7 +63,7 @@ func uniform(key, stream uint64, lo, hi float64) float64 {
 // frame of the camera in the sample (its history, both frames of a pair)
 // takes the same Params. Dropout is DrawSample's: it looks at every
 // camera of the sample.
-func Draw(s Spec, seed uint64, batch, sample int, cam Camera) Params {
+func Draw(s Spec, seed uint64, batch int64, sample int, cam Camera) Params {
 	p := Identity()
 	key := cameraKey(s, seed, batch, sample, cam.Slot)
 	units := s.units()
@@ -135,7 +135,7 @@ func frameCrop(w, h float32, key uint64) frames.CropBox {
 // probability s.Dropout, except s.DropoutKeep; when that would drop every
 // present camera, one of them, chosen uniformly, is kept. It appends to
 // dst.
-func DrawSample(dst []Params, s Spec, seed uint64, batch, sample int, cams []Camera) []Params {
+func DrawSample(dst []Params, s Spec, seed uint64, batch int64, sample int, cams []Camera) []Params {
 	start := len(dst)
 	for _, c := range cams {
 		dst = append(dst, Draw(s, seed, batch, sample, c))

@@ -59,7 +59,7 @@ func TestDrawRanges(t *testing.T) {
 			ranges := [NumColour]Range{s.Brightness, s.Contrast, s.Saturation, s.Hue, s.Sharpness}
 			lo, hi := [NumColour]float64{9, 9, 9, 9, 9}, [NumColour]float64{-9, -9, -9, -9, -9}
 			for i := range n {
-				p := Draw(s, 1, i/64, i%64, Camera{Slot: i % 3})
+				p := Draw(s, 1, int64(i/64), i%64, Camera{Slot: i % 3})
 				for c, r := range ranges {
 					if p.Place[c] == 0 {
 						continue
@@ -106,7 +106,7 @@ func TestDrawSubsetAndOrder(t *testing.T) {
 	subsets := map[[6]bool]int{}
 	orders := map[[NumColour]uint8]bool{}
 	for i := range 3000 {
-		p := Draw(s, 2, i, 0, Camera{})
+		p := Draw(s, 2, int64(i), 0, Camera{})
 		var set [6]bool
 		n := 0
 		for c, o := range p.Place {
@@ -131,7 +131,7 @@ func TestDrawSubsetAndOrder(t *testing.T) {
 	}
 	o := preset(t, "octo")
 	for i := range 100 {
-		p := Draw(o, 2, i, 0, Camera{})
+		p := Draw(o, 2, int64(i), 0, Camera{})
 		if p.Place != [NumColour]uint8{1, 2, 3, 4, 0} {
 			t.Fatalf("octo order %v", p.Place)
 		}
@@ -146,11 +146,11 @@ func TestDrawWrist(t *testing.T) {
 			s := preset(t, name)
 			moved := 0
 			for i := range 200 {
-				w := Draw(s, 3, i, 0, Camera{Slot: 1, Wrist: true})
+				w := Draw(s, 3, int64(i), 0, Camera{Slot: 1, Wrist: true})
 				if !w.Crop.Identity() || !w.Affine.Identity() || w.Place[ColourBrightness] == 0 {
 					t.Fatalf("wrist camera: %+v", w)
 				}
-				if p := Draw(s, 3, i, 0, Camera{Slot: 0}); !p.Crop.Identity() {
+				if p := Draw(s, 3, int64(i), 0, Camera{Slot: 0}); !p.Crop.Identity() {
 					moved++
 				}
 			}
@@ -170,7 +170,7 @@ func TestDrawSampleDropout(t *testing.T) {
 	dropped := 0
 	var ps []Params
 	for i := range 2000 {
-		ps = DrawSample(ps[:0], s, 4, i, 0, cams)
+		ps = DrawSample(ps[:0], s, 4, int64(i), 0, cams)
 		if ps[0].Drop && ps[1].Drop {
 			t.Fatalf("sample %d dropped every present camera", i)
 		}
@@ -182,7 +182,7 @@ func TestDrawSampleDropout(t *testing.T) {
 				dropped++
 			}
 		}
-		if ps[1].Factor != Draw(s, 4, i, 0, cams[1]).Factor {
+		if ps[1].Factor != Draw(s, 4, int64(i), 0, cams[1]).Factor {
 			t.Fatalf("DrawSample's draws differ from Draw's")
 		}
 	}
@@ -192,7 +192,7 @@ func TestDrawSampleDropout(t *testing.T) {
 	}
 	s.DropoutKeep = "primary"
 	for i := range 500 {
-		ps = DrawSample(ps[:0], s, 4, i, 0, cams)
+		ps = DrawSample(ps[:0], s, 4, int64(i), 0, cams)
 		if ps[0].Drop {
 			t.Fatalf("sample %d dropped the kept camera", i)
 		}
@@ -242,7 +242,7 @@ func TestVectorReplay(t *testing.T) {
 		s.Dropout = 0.3
 		var ps []Params
 		for i := range 200 {
-			ps = DrawSample(ps[:0], s, 9, i, 1, []Camera{{Slot: 0}, {Slot: 1}})
+			ps = DrawSample(ps[:0], s, 9, int64(i), 1, []Camera{{Slot: 0}, {Slot: 1}})
 			for _, p := range ps {
 				q, err := FromVector(p.Vector())
 				if err != nil || q != p {
@@ -307,5 +307,25 @@ func TestSetAugmentAllocs(t *testing.T) {
 	}
 	if want := p.Augment(); !slices.Equal(a.Colour, want.Colour) || a.Crop != want.Crop || a.Affine != want.Affine {
 		t.Errorf("SetAugment wrote %+v, Augment returns %+v", a, want)
+	}
+}
+
+// TestDrawStable pins Draw: a batch is a function of (config, seed,
+// index) on every machine and in every version, so a change to a stream
+// or a formula shows here.
+func TestDrawStable(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		want   [NumColumns]float32
+	}{
+		{"octo", [NumColumns]float32{1, 0.91515464, 0.11300249, 0.6875833, 0, 0, 0, 0.9736759, 1.0476388, 1.0851223, 0.028767604, 1, 0, 1, 2, 3, -1, 0}},
+		{"lerobot", [NumColumns]float32{1, 1, 0.5, 0.5, -1.5796205, 0.016956331, -0.013040017, 1, 1.0952775, 1, 0.028767604, 1, -1, 0, -1, 1, -1, 0}},
+		{"gr00t", [NumColumns]float32{0.95, 0.95, 0.11300249, 0.6875833, 0, 0, 0, 0.9210277, 1.1905552, 1.4256117, 0.046028167, 1, 0, 2, 1, 3, -1, 0}},
+	} {
+		t.Run(tc.preset, func(t *testing.T) {
+			if got := Draw(preset(t, tc.preset), 1, 2, 3, Camera{Slot: 1}).Vector(); got != tc.want {
+				t.Errorf("got  %v\nwant %v", got, tc.want)
+			}
+		})
 	}
 }

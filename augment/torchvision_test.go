@@ -177,7 +177,7 @@ func TestTorchvisionParity(t *testing.T) {
 			key := si*100 + j
 			out := outSizes[(si+j)%len(outSizes)]
 			crop := Identity()
-			crop.Crop = Draw(crops[j%len(crops)], 1, key, 0, Camera{}).Crop
+			crop.Crop = Draw(crops[j%len(crops)], 1, int64(key), 0, Camera{}).Crop
 			name := fmt.Sprintf("%s-crop%d", src.name, j)
 			add(&parityCase{Name: name, Op: "resized_crop", Input: srcIn, Out: out, params: crop, kind: "resized_crop"})
 
@@ -185,7 +185,7 @@ func TestTorchvisionParity(t *testing.T) {
 			// frame (TF-exact, as the first case checks) as its input.
 			resizedIn := writeInput(name, apply(src, out[0], out[1], crop), out[0], out[1])
 			aff := crop
-			drawn := Draw(wide, 2, key, 0, Camera{})
+			drawn := Draw(wide, 2, int64(key), 0, Camera{})
 			aff.Affine = drawn.Affine
 			op := "affine"
 			if j%2 == 0 {
@@ -193,7 +193,7 @@ func TestTorchvisionParity(t *testing.T) {
 				op = "rotate"
 			}
 			if j == 5 {
-				aff.Affine = Draw(preset(t, "lerobot"), 2, key, 0, Camera{}).Affine // ±5°, 5%, or none
+				aff.Affine = Draw(preset(t, "lerobot"), 2, int64(key), 0, Camera{}).Affine // ±5°, 5%, or none
 			}
 			add(&parityCase{Name: fmt.Sprintf("%s-%s%d", src.name, op, j), Op: op, Input: resizedIn, Out: out, params: aff, kind: op})
 		}
@@ -203,14 +203,14 @@ func TestTorchvisionParity(t *testing.T) {
 		for c := range NumColour {
 			for j := range 2 {
 				p := Identity()
-				p.Factor[c] = Draw(wide, 3, si*100+j, c, Camera{}).Factor[c]
+				p.Factor[c] = Draw(wide, 3, int64(si*100+j), c, Camera{}).Factor[c]
 				p.Place[c] = 1
 				n := columns[7+c][0]
 				add(&parityCase{Name: fmt.Sprintf("%s-%s%d", src.name, n, j), Op: "colour", Input: srcIn, Out: own, params: p, kind: n})
 			}
 		}
 		for j, s := range chains {
-			p := Draw(s, 4, si, j, Camera{})
+			p := Draw(s, 4, int64(si), j, Camera{})
 			p.Crop, p.Affine = Identity().Crop, frames.Affine{}
 			add(&parityCase{Name: fmt.Sprintf("%s-chain%d", src.name, j), Op: "colour", Input: srcIn, Out: own, params: p, kind: "chain " + s.Preset})
 		}
