@@ -274,3 +274,48 @@ func TestAugmentedDecodeAllocs(t *testing.T) {
 		t.Errorf("%v allocations per augmented sample", n)
 	}
 }
+
+// TestAffineBandedIsPointwise: the banded affine (resized rows in a ring)
+// writes exactly what the pointwise one (the resize evaluated per output
+// pixel) writes, for every kernel, resize mode and layout, small angles
+// (banded) and large ones (which fall back), over old data.
+func TestAffineBandedIsPointwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, k := range kernels() {
+		for _, mode := range []ResizeMode{Squash, Crop, Pad} {
+			for _, layout := range []Layout{BFHWC, BCFHW} {
+				t.Run(fmt.Sprintf("%s/%v/%v", kernelName(k), mode, layout), func(t *testing.T) {
+					banded := 0
+					for i := range 40 {
+						h, w := 1+rng.IntN(120), 1+rng.IntN(160)
+						outH, outW := 1+rng.IntN(90), 1+rng.IntN(90)
+						src := randomImage(rng, h, w, 3*w)
+						angle := 12 * (rng.Float32() - 0.5)
+						if i%5 == 0 {
+							angle = 360 * (rng.Float32() - 0.5)
+						}
+						a := Augment{
+							Crop:   CropBox{W: 0.5 + rng.Float32()/2, H: 0.5 + rng.Float32()/2, X: rng.Float32(), Y: rng.Float32()},
+							Affine: Affine{Angle: angle, TX: 0.2 * (rng.Float32() - 0.5), TY: 0.2 * (rng.Float32() - 0.5)},
+						}
+						got := bytes.Repeat([]byte{0xEE}, 2*outH*outW*3)
+						want := bytes.Repeat([]byte{0xEE}, 2*outH*outW*3)
+						rz := resizer{kernel: k}
+						rz.writeAugmented(newFrameDst(got, layout, 1, 2, outH, outW), mode, src, &a)
+						if rz.bandLo != nil && len(rz.band) > 0 {
+							banded++
+						}
+						ref := resizer{kernel: k, pointwise: true}
+						ref.writeAugmented(newFrameDst(want, layout, 1, 2, outH, outW), mode, src, &a)
+						if !bytes.Equal(got, want) {
+							t.Fatalf("%dx%d into %dx%d, %+v: banded and pointwise differ", w, h, outW, outH, a)
+						}
+					}
+					if banded == 0 {
+						t.Errorf("no case took the banded way")
+					}
+				})
+			}
+		}
+	}
+}
