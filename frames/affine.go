@@ -173,9 +173,17 @@ func (r *resizer) affineBanded(d frameDst, src rgbImage, sb, db box, g *grid) bo
 	for y := range d.H {
 		l, h := max(int(lo[y]), 0), min(int(hi[y]), db.H-1)
 		next = max(next, l)
-		for ; next <= h; next++ {
-			s := (next % affineBand) * rowBytes
-			r.resizedRow(src, sb, next, band[s:s+rowBytes])
+		if next <= h {
+			// Resize ahead, as far as the ring holds without overwriting
+			// a row the band still needs (rows below l are done with),
+			// in runs that do not wrap: few calls into the kernel.
+			end := min(db.H-1, l+affineBand-1)
+			for next <= end {
+				s := next % affineBand
+				n := min(end-next+1, affineBand-s)
+				r.resizedRows(src, sb, next, n, band[s*rowBytes:(s+n)*rowBytes])
+				next += n
+			}
 		}
 		rowX, rowY := g.row(y)
 		for x := range d.W {
@@ -197,9 +205,10 @@ func (r *resizer) affineBanded(d frameDst, src rgbImage, sb, db box, g *grid) bo
 	return true
 }
 
-// resizedRow writes row q of the resized box (taps r.xs, r.ys[q]) into
-// out, packed RGB: the resize's own computation for that row.
-func (r *resizer) resizedRow(src rgbImage, sb box, q int, out []byte) {
+// resizedRows writes rows q to q+n−1 of the resized box (taps r.xs,
+// r.ys[q:q+n]) into out, packed RGB, one after the other: the resize's
+// own computation for those rows.
+func (r *resizer) resizedRows(src rgbImage, sb box, q, n int, out []byte) {
 	k := r.kernel
 	if k == 0 {
 		k = defaultKernel
@@ -211,22 +220,24 @@ func (r *resizer) resizedRow(src rgbImage, sb box, q int, out []byte) {
 			SW:        sb.W,
 			SH:        sb.H,
 			XS:        r.xs,
-			YS:        r.ys[q : q+1],
+			YS:        r.ys[q : q+n],
 			Dst:       out,
-			DstStride: len(out),
+			DstStride: len(out) / n,
 		})
 		return
 	}
 	r.prepareRows(len(r.xs))
-	t := r.ys[q]
-	top := r.row(src, sb, int(t.Lo), int(t.Hi))
-	bot := top
-	if t.Hi != t.Lo && t.Lerp != 0 {
-		bot = r.row(src, sb, int(t.Hi), int(t.Lo))
-	}
-	n := len(out)
-	top, bot = top[:n:n], bot[:n:n]
-	for i, v := range top {
-		out[i] = uint8(int32(v + float32((bot[i]-v)*t.Lerp)))
+	w := len(r.xs) * 3
+	for j, t := range r.ys[q : q+n] {
+		top := r.row(src, sb, int(t.Lo), int(t.Hi))
+		bot := top
+		if t.Hi != t.Lo && t.Lerp != 0 {
+			bot = r.row(src, sb, int(t.Hi), int(t.Lo))
+		}
+		top, bot = top[:w:w], bot[:w:w]
+		o := out[j*w : (j+1)*w : (j+1)*w]
+		for i, v := range top {
+			o[i] = uint8(int32(v + float32((bot[i]-v)*t.Lerp)))
+		}
 	}
 }
