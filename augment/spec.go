@@ -195,6 +195,21 @@ func (s Spec) ValidateSlots(slots []string) error {
 	return nil
 }
 
+// OpNames lists the ops a config may name, as it spells them.
+func OpNames() []string {
+	return []string{"random_resized_crop", FieldCrop, FieldRotate, FieldTranslate,
+		FieldBrightness, FieldContrast, FieldSaturation, FieldHue, FieldSharpness}
+}
+
+// ValidateOp reports a name that is not one of OpNames as a *FieldError
+// for the field "op".
+func ValidateOp(name string) error {
+	if slices.Contains(OpNames(), name) {
+		return nil
+	}
+	return fieldErr("op", name, strings.Join(OpNames(), ", "))
+}
+
 // unit is one op as Subset counts them.
 type unit uint8
 

@@ -78,6 +78,26 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestValidateOp: an op name a config uses is one of OpNames, else an
+// error listing them.
+func TestValidateOp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{{"random_resized_crop", true}, {"hue", true}, {"sharpness", true}, {"blur", false}, {"Hue", false}, {"", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateOp(tc.name)
+			var fe *FieldError
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("unexpected %v", err)
+			case !tc.ok && (!errors.As(err, &fe) || fe.Field != "op" || !strings.Contains(fe.Valid, "random_resized_crop, crop, rotate")):
+				t.Errorf("got %v, want an op error listing the ops", err)
+			}
+		})
+	}
+}
+
 // TestValidateSlots: dropout_keep names a slot; dropout needs two.
 func TestValidateSlots(t *testing.T) {
 	for _, tc := range []struct {

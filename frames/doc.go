@@ -73,9 +73,11 @@
 // part the ResizeMode keeps) goes through the resize above as its source
 // box, so a crop costs a resize and equals tf.image.resize of the cut box
 // bit for bit. An affine (Affine: torchvision's F.affine, nearest) is a
-// sampling grid over the resized frame: each output pixel evaluates the
-// resize at the one point the inverse transform sends it to (affine.go),
-// so no resized frame is made; outside the frame it is 0. Colour ops
+// sampling grid over the resized frame: each output pixel takes the
+// resized pixel the inverse transform sends it to, from a ring of the
+// resized rows a band of output rows samples (small rotations) or by
+// evaluating the resize at that one point (affine.go), so no resized
+// frame is made; outside the frame it is 0. Colour ops
 // (colour.go) then run over the uint8 frame in one pass per group of
 // per-pixel ops, contrast's grayscale mean added up by the pass before
 // it. A geometric augmentation always takes the exact path, whatever the
