@@ -252,23 +252,16 @@ func hueShift(r8, g8, b8 uint8, shift float32) (uint8, uint8, uint8) {
 	i := int32(h6) // h6 ≥ 0: truncation is floor
 	fr := h6 - float32(i)
 	i %= 6
-	p := clamp01(float32(v * float32(1-s)))
-	q := clamp01(float32(v * float32(1-float32(s*fr))))
-	t := clamp01(float32(v * float32(1-float32(s*float32(1-fr)))))
-	switch i {
-	case 0:
-		return toU8(v), toU8(t), toU8(p)
-	case 1:
-		return toU8(q), toU8(v), toU8(p)
-	case 2:
-		return toU8(p), toU8(v), toU8(t)
-	case 3:
-		return toU8(p), toU8(q), toU8(v)
-	case 4:
-		return toU8(t), toU8(p), toU8(v)
-	}
-	return toU8(v), toU8(p), toU8(q)
+	// v, s and fr are in [0, 1], so are these products: torchvision's
+	// clamp to [0, 1] changes nothing.
+	vals := [4]float32{v, float32(v * float32(1-s)), float32(v * float32(1-float32(s*fr))), float32(v * float32(1-float32(s*float32(1-fr))))}
+	pm := &hsvPick[i]
+	return toU8(vals[pm[0]]), toU8(vals[pm[1]]), toU8(vals[pm[2]])
 }
+
+// hsvPick is _hsv2rgb's choice for each sector i: indices into
+// (v, p, q, t) for red, green and blue.
+var hsvPick = [6][3]uint8{{0, 3, 1}, {2, 0, 1}, {1, 0, 3}, {1, 2, 0}, {3, 1, 0}, {0, 1, 2}}
 
 // unit is x/255 in float32 for every byte: convert_image_dtype to float.
 var unit = func() (t [256]float32) {
@@ -277,18 +270,6 @@ var unit = func() (t [256]float32) {
 	}
 	return t
 }()
-
-// clamp01 is clamp(v, 0, 1) for a v that is not NaN (the builtin min and
-// max pay for NaN).
-func clamp01(v float32) float32 {
-	if v < 0 {
-		return 0
-	}
-	if v > 1 {
-		return 1
-	}
-	return v
-}
 
 // toU8 is adjust_hue's way back to uint8 in torchvision 0.14 (Debian's,
 // the tests' reference): x·255, truncated. Newer torchvision goes through
