@@ -308,30 +308,39 @@ func (c *colourer) sharpen(d frameDst, f float32) {
 	one := float32(1 - float64(f))
 	side, centre := &sharpTab[0], &sharpTab[1]
 	stride := 3 * W
+	// blend(x, x, f) for the border; inner values blend with the blur.
+	var self [256]uint8
+	for x := range self {
+		self[x] = clampTrunc(float32(f*u8f[x]) + float32(one*u8f[x]))
+	}
 	for y := range H {
-		for x := range W {
-			o := base + (y*W+x)*ps
-			p := (y*W + x) * 3
-			inner := x > 0 && y > 0 && x < W-1 && y < H-1
-			for ch := range 3 {
-				v := u8f[prev[p+ch]]
-				deg := v
-				if inner {
-					up, mid, down := prev[p+ch-stride-3:p+ch-stride+4], prev[p+ch-3:p+ch+4], prev[p+ch+stride-3:p+ch+stride+4]
-					acc := side[up[0]] + side[up[3]]
-					acc += side[up[6]]
-					acc += side[mid[0]]
-					acc += centre[mid[3]]
-					acc += side[mid[6]]
-					acc += side[down[0]]
-					acc += side[down[3]]
-					acc += side[down[6]]
-					// Round half to even: adding and taking away 1.5·2²³
-					// rounds a float32 below 2²² to an integer that way.
-					deg = float32(float32(acc+12582912) - 12582912)
-				}
-				buf[o+ch*cs] = clampTrunc(float32(f*v) + float32(one*deg))
+		cur := prev[y*stride : (y+1)*stride]
+		if y == 0 || y == H-1 {
+			for x := range W {
+				o := base + (y*W+x)*ps
+				buf[o], buf[o+cs], buf[o+2*cs] = self[cur[3*x]], self[cur[3*x+1]], self[cur[3*x+2]]
 			}
+			continue
 		}
+		up, down := prev[(y-1)*stride:y*stride], prev[(y+1)*stride:(y+2)*stride]
+		o := base + y*W*ps
+		buf[o], buf[o+cs], buf[o+2*cs] = self[cur[0]], self[cur[1]], self[cur[2]]
+		for i := 3; i < stride-3; i++ {
+			acc := side[up[i-3]] + side[up[i]]
+			acc += side[up[i+3]]
+			acc += side[cur[i-3]]
+			acc += centre[cur[i]]
+			acc += side[cur[i+3]]
+			acc += side[down[i-3]]
+			acc += side[down[i]]
+			acc += side[down[i+3]]
+			// Round half to even: adding and taking away 1.5·2²³ rounds
+			// a float32 below 2²² to an integer that way.
+			deg := float32(float32(acc+12582912) - 12582912)
+			x, ch := i/3, i%3
+			buf[base+(y*W+x)*ps+ch*cs] = clampTrunc(float32(f*u8f[cur[i]]) + float32(one*deg))
+		}
+		o = base + (y*W+W-1)*ps
+		buf[o], buf[o+cs], buf[o+2*cs] = self[cur[stride-3]], self[cur[stride-2]], self[cur[stride-1]]
 	}
 }
