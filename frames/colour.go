@@ -1,8 +1,8 @@
 package frames
 
 // The colour ops, as torchvision computes them on uint8 tensors
-// (torchvision/transforms/_functional_tensor.py), recomputed in float32
-// in the same order:
+// (torchvision/transforms/functional_tensor.py, _functional_tensor.py in
+// newer versions), recomputed in float32 in the same order:
 //
 //	blend(a, b, f)  = uint8(clamp(f·a + (1−f)·b, 0, 255))     truncated
 //	gray(r, g, b)   = uint8(0.2989·r + 0.587·g + 0.114·b)        truncated
@@ -12,6 +12,7 @@ package frames
 //	hue f           = RGB/255 → HSV, h = (h + f) mod 1, → RGB, uint8(255·x) truncated
 //	                  (torchvision 0.14; newer versions scale by 255.999)
 //	sharpness f     = blend(x, round(conv3×3(x, [1 1 1; 1 5 1; 1 1 1]/13)), f),
+//	                  the nine products added row by row, rounded half to even,
 //	                  the blurred border rows and columns replaced by x; frames
 //	                  of 2 pixels or fewer on a side are left as they are
 //
