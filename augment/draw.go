@@ -66,10 +66,10 @@ func uniform(key, stream uint64, lo, hi float64) float64 {
 func Draw(s Spec, seed uint64, batch int64, sample int, cam Camera) Params {
 	p := Identity()
 	key := cameraKey(s, seed, batch, sample, cam.Slot)
-	units := s.units()
+	var ubuf [numUnits]unit
+	units := s.units(ubuf[:0])
 	if s.Subset > 0 && s.Subset < len(units) {
 		// A uniform subset: the first Subset of a Fisher–Yates shuffle.
-		units = append([]unit(nil), units...)
 		for i := range s.Subset {
 			j := i + keyed.Draw(key, streamSubset+uint64(i), len(units)-i)
 			units[i], units[j] = units[j], units[i]
@@ -77,7 +77,8 @@ func Draw(s Spec, seed uint64, batch int64, sample int, cam Camera) Params {
 		units = units[:s.Subset]
 	}
 	geometry := !(cam.Wrist && s.WristColourOnly)
-	var colour []int
+	var cbuf [NumColour]int
+	colour := cbuf[:0]
 	for _, u := range units {
 		switch u {
 		case unitResizedCrop:

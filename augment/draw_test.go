@@ -294,13 +294,20 @@ func TestAugmentChain(t *testing.T) {
 	}
 }
 
-// TestSetAugmentAllocs: a frame stage that keeps its Augment allocates
-// nothing per frame.
+// TestSetAugmentAllocs: drawing allocates nothing, and a frame stage that
+// keeps its Augment allocates nothing per frame.
 func TestSetAugmentAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("SKIPPED under -race: the race detector's instrumentation allocates; scripts/test.sh runs the Allocs tests again without it")
 	}
-	p := Draw(preset(t, "lerobot"), 1, 2, 3, Camera{})
+	s := preset(t, "lerobot")
+	s.Dropout = 0.4
+	cams := []Camera{{Slot: 0}, {Slot: 1}}
+	ps := make([]Params, 0, 2)
+	if n := testing.AllocsPerRun(10, func() { ps = DrawSample(ps[:0], s, 1, 2, 3, cams) }); n != 0 {
+		t.Errorf("DrawSample: %v allocations", n)
+	}
+	p := Draw(s, 1, 2, 3, Camera{})
 	a := frames.Augment{Colour: make([]frames.Colour, 0, NumColour)}
 	if n := testing.AllocsPerRun(10, func() { p.SetAugment(&a) }); n != 0 {
 		t.Errorf("SetAugment: %v allocations per frame", n)

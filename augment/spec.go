@@ -90,7 +90,10 @@ type Spec struct {
 }
 
 // Enabled reports whether s does anything to training frames.
-func (s Spec) Enabled() bool { return len(s.units()) > 0 || s.Dropout > 0 }
+func (s Spec) Enabled() bool {
+	var buf [numUnits]unit
+	return len(s.units(buf[:0])) > 0 || s.Dropout > 0
+}
 
 // Field names, as a config spells them, for errors.
 const (
@@ -170,7 +173,8 @@ func (s Spec) Validate() error {
 	if !(s.Hue.Lo >= -0.5 && s.Hue.Lo <= s.Hue.Hi && s.Hue.Hi <= 0.5) {
 		return fieldErr(FieldHue, s.Hue, "[lo, hi] with −0.5 ≤ lo ≤ hi ≤ 0.5 (torchvision's h is [−h, h], h ≤ 0.5)")
 	}
-	if n := len(s.units()); s.Subset < 0 || s.Subset > n {
+	var buf [numUnits]unit
+	if n := len(s.units(buf[:0])); s.Subset < 0 || s.Subset > n {
 		return fieldErr(FieldSubset, s.Subset, fmt.Sprintf("0 (all) to %d, the number of ops configured", n))
 	}
 	if !(s.Dropout >= 0 && s.Dropout < 1) {
@@ -225,9 +229,8 @@ const (
 	numUnits
 )
 
-// units lists the ops s configures, in the order above.
-func (s Spec) units() []unit {
-	var u []unit
+// units appends the ops s configures, in the order above, to u.
+func (s Spec) units(u []unit) []unit {
 	if s.ResizedCrop.on() {
 		u = append(u, unitResizedCrop)
 	}
