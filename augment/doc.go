@@ -26,7 +26,7 @@
 // crop and its resize equal tf.image.resize(frame[y0:y1, x0:x1], size,
 // "bilinear", antialias=False) bit for bit. The affine samples the resized
 // frame at round(A⁻¹·p) for each output pixel p: for the augmentations'
-// small rotations, from a ring of the 48 resized rows the current output
+// small rotations, from a ring of the 64 resized rows the current output
 // rows sample (each resized once), else by computing the resize at that
 // one point; never a second frame. Where A⁻¹·p leaves the frame the pixel
 // is 0 (torchvision's fill; the corners of a rotation, the edge a

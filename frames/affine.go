@@ -24,8 +24,9 @@ import "github.com/oxefs/oxefs/frames/bilinear"
 // float32 operations, so the value equals the resized frame's bit for
 // bit). Neither makes a resized frame.
 
-// affineBand is the most resized rows the banded affine holds at once.
-const affineBand = 48
+// affineBand is the most resized rows the banded affine holds at once: a
+// power of two, so that a row's place in the ring is a mask.
+const affineBand = 64
 
 // grid is torchvision's sampling grid for one W×H frame.
 type grid struct {
@@ -179,13 +180,18 @@ func (r *resizer) affineBanded(d frameDst, src rgbImage, sb, db box, g *grid) bo
 			// in runs that do not wrap: few calls into the kernel.
 			end := min(db.H-1, l+affineBand-1)
 			for next <= end {
-				s := next % affineBand
+				s := next & (affineBand - 1)
 				n := min(end-next+1, affineBand-s)
 				r.resizedRows(src, sb, next, n, band[s*rowBytes:(s+n)*rowBytes])
 				next += n
 			}
 		}
 		rowX, rowY := g.row(y)
+		var orow []byte // the output row, when the layout is packed
+		if d.layout == BFHWC {
+			o := d.base + y*d.W*3
+			orow = d.buf[o : o+d.W*3 : o+d.W*3]
+		}
 		for x := range d.W {
 			qx, qy := g.at(x, rowX, rowY)
 			qx, qy = qx-db.X, qy-db.Y
@@ -193,11 +199,16 @@ func (r *resizer) affineBanded(d frameDst, src rgbImage, sb, db box, g *grid) bo
 			switch {
 			case qx < 0 || qx >= db.W || qy < 0 || qy >= db.H:
 			case qy >= l && qy <= h:
-				o := (qy%affineBand)*rowBytes + qx*3
+				o := (qy&(affineBand-1))*rowBytes + qx*3
 				px := band[o : o+3 : o+3]
 				v0, v1, v2 = px[0], px[1], px[2]
 			default: // outside the band its ends gave: not expected, still exact
 				v0, v1, v2 = r.point(src, sb, qx, qy, db)
+			}
+			if orow != nil {
+				px := orow[x*3 : x*3+3 : x*3+3]
+				px[0], px[1], px[2] = v0, v1, v2
+				continue
 			}
 			d.put(x, y, v0, v1, v2)
 		}
