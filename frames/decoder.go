@@ -67,6 +67,7 @@ type Decoder struct {
 	chroma []byte      // image/jpeg path: upsampled chroma rows
 	rz     resizer     // TensorFlow's bilinear (Exact)
 	fz     fastResizer // area and fixed-point bilinear (Fast)
+	colour colourer    // the colour ops of an Augment
 	rd     bytes.Reader
 	video  *videoState // the position in the last video file decoded from
 }
@@ -107,7 +108,7 @@ func (d *Decoder) Turbo() bool { return d.tj != nil }
 // daemon's memory budget.
 func (d *Decoder) Footprint() int {
 	n := cap(d.full) + cap(d.chroma)
-	n += d.rz.footprint()
+	n += d.rz.footprint() + d.colour.footprint()
 	return n + d.fz.footprint() + d.videoFootprint()
 }
 

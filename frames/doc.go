@@ -64,6 +64,25 @@
 // (bilinear when enlarging) in fixed point (fastresize.go): deterministic
 // and free of aliasing, but not TensorFlow's values.
 //
+// # Augmentation
+//
+// A Slot's Augment (augment.go) is the functional half of augmentation:
+// package augment draws the parameters, this package applies them on the
+// frame's way into the slot, the same to every frame of the slot. A crop
+// box (CropBox: fractions that round to whole source pixels, cut from the
+// part the ResizeMode keeps) goes through the resize above as its source
+// box, so a crop costs a resize and equals tf.image.resize of the cut box
+// bit for bit. An affine (Affine: torchvision's F.affine, nearest) is a
+// sampling grid over the resized frame: each output pixel takes the
+// resized pixel the inverse transform sends it to, from a ring of the
+// resized rows a band of output rows samples (small rotations) or by
+// evaluating the resize at that one point (affine.go), so no resized
+// frame is made; outside the frame it is 0. Colour ops
+// (colour.go) then run over the uint8 frame in one pass per group of
+// per-pixel ops, contrast's grayscale mean added up by the pass before
+// it. A geometric augmentation always takes the exact path, whatever the
+// slot's DecodeMode; a dropped camera's frames are zeros, not decoded.
+//
 // # Memory
 //
 // Before anything is decoded or allocated, an image's header is checked

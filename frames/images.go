@@ -12,7 +12,8 @@ type Encoded interface {
 // Decoder (libjpeg-turbo or image/jpeg for JPEG, image/png for PNG) and
 // written into the slot: straight into it when the layout is BFHWC and the
 // image already has the slot's size, else copied or resized there (see
-// ResizeMode). It reads nothing and ignores ctx. The frames of one sample
+// ResizeMode), then augmented as the slot's Augment says (a dropped
+// camera's frames are zeros, not decoded). It reads nothing and ignores ctx. The frames of one sample
 // must all have one size: Size where it is set, else the first frame's; any
 // other size is ErrImageSize.
 type Images struct {
@@ -40,10 +41,17 @@ func (s *Images) Decode(_ context.Context, d *Decoder, idx []int, dst Slot) erro
 	if err != nil {
 		return err
 	}
+	if dst.Augment.Drop {
+		clear(dst.Buf)
+		return nil
+	}
 	f := dst.fitOf()
 	for k, step := range idx {
 		fd := dst.frame(k)
-		direct, _ := fd.interleaved()
+		var direct []byte
+		if !dst.Augment.geometric() {
+			direct, _ = fd.interleaved()
+		}
 		img, err := d.decode(s.Encoded.Bytes(step), want, what, direct, dst.W, dst.H, f)
 		if err != nil {
 			return &ImageError{Key: s.Key, Step: step, Err: err}
@@ -52,13 +60,13 @@ func (s *Images) Decode(_ context.Context, d *Decoder, idx []int, dst Slot) erro
 			want, what = img.Encoded, "the sample's first frame is"
 		}
 		if direct != nil && &img.Pix[0] == &direct[0] {
-			continue // decoded in place, already the slot's size
+			// decoded in place, already the slot's size
+			if c := dst.Augment.Colour; len(c) > 0 {
+				d.colour.apply(fd, c)
+			}
+			continue
 		}
-		if dst.Decode == Fast {
-			d.fz.write(fd, dst.Resize, img)
-		} else {
-			d.rz.write(fd, dst.Resize, img)
-		}
+		d.write(fd, dst, img)
 	}
 	d.release() // the last frame is written: its decode memory goes back
 	return nil

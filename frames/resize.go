@@ -182,6 +182,14 @@ type resizer struct {
 	rows           [2][]float32     // the Go loop's row cache
 	rowOf          [2]int           // source row held by rows[i]; -1: none
 	scratch        bilinear.Scratch // the kernel's
+
+	// The affine's (affine.go): its sampling grid, each output row's band
+	// of resized rows and the ring of those rows; pointwise forces the
+	// pointwise way (tests).
+	grid           grid
+	bandLo, bandHi []int32
+	band           []byte
+	pointwise      bool
 }
 
 // goLoop, as resizer.kernel, forces the portable Go loop.
@@ -199,7 +207,8 @@ var defaultKernel = func() bilinear.Level {
 
 // footprint is the bytes the resizer's tables and buffers hold.
 func (r *resizer) footprint() int {
-	return 4*(cap(r.rows[0])+cap(r.rows[1])) + 12*(cap(r.xs)+cap(r.ys)) + r.scratch.Footprint()
+	n := 4*(cap(r.rows[0])+cap(r.rows[1])) + 12*(cap(r.xs)+cap(r.ys)) + r.scratch.Footprint()
+	return n + 4*(cap(r.grid.colX)+cap(r.grid.colY)+cap(r.bandLo)+cap(r.bandHi)) + cap(r.band)
 }
 
 func (r *resizer) prepare(sw, sh, dw, dh int) {

@@ -95,15 +95,17 @@ func (m DecodeMode) String() string {
 
 // Slot is where one sample's frames go: Frames frames of H×W RGB in Buf
 // (Frames·H·W·3 bytes) in Layout, each brought to H×W by Resize, decoded
-// as Decode says. Frame k of the slot is the k-th frame a Source is asked
+// as Decode says, then augmented as Augment says (the same for every frame
+// of the slot). Frame k of the slot is the k-th frame a Source is asked
 // for.
 type Slot struct {
-	Buf    []byte
-	Frames int
-	H, W   int
-	Layout Layout
-	Resize ResizeMode
-	Decode DecodeMode
+	Buf     []byte
+	Frames  int
+	H, W    int
+	Layout  Layout
+	Resize  ResizeMode
+	Decode  DecodeMode
+	Augment Augment
 }
 
 // check reports a slot whose buffer does not hold its frames or whose
@@ -120,6 +122,9 @@ func (s Slot) check() error {
 	}
 	if s.Decode > Fast {
 		return fmt.Errorf("frame slot decode %v is not valid (valid: %v, %v)", s.Decode, Exact, Fast)
+	}
+	if err := s.Augment.Check(); err != nil {
+		return fmt.Errorf("frame slot augment: %w", err)
 	}
 	return nil
 }
@@ -138,7 +143,7 @@ type fit struct {
 
 // fitOf returns the fit of the slot's frames: zero unless Decode is Fast.
 func (s Slot) fitOf() fit {
-	if s.Decode != Fast {
+	if s.Decode != Fast || s.Augment.geometric() {
 		return fit{}
 	}
 	return fit{W: s.W, H: s.H, Mode: s.Resize}

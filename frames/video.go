@@ -99,6 +99,10 @@ func (s *Video) Decode(ctx context.Context, d *Decoder, idx []int, dst Slot) err
 	if err != nil {
 		return err
 	}
+	if dst.Augment.Drop {
+		clear(dst.Buf)
+		return nil
+	}
 	for k, step := range idx {
 		j, err := s.Stream.Shown(step)
 		if err != nil {
@@ -118,12 +122,7 @@ func (s *Video) Decode(ctx context.Context, d *Decoder, idx []int, dst Slot) err
 		if k == 0 && (want.W == 0 || want.H == 0) {
 			want, what = img.Encoded, "the sample's first frame is"
 		}
-		fd := dst.frame(k)
-		if dst.Decode == Fast {
-			d.fz.write(fd, dst.Resize, img)
-		} else {
-			d.rz.write(fd, dst.Resize, img)
-		}
+		d.write(dst.frame(k), dst, img)
 	}
 	return nil
 }

@@ -204,3 +204,50 @@ func trackFrames(t *testing.T, file []byte, tr *mp4.Track) [][]byte {
 	}
 	return out
 }
+
+// TestAugmentThroughVideo: a Video source applies the slot's Augment as
+// Images does: its frames equal the frame decoded at full size, then
+// augmented; a dropped camera is zeros.
+func TestAugmentThroughVideo(t *testing.T) {
+	if err := av.Available(); err != nil {
+		t.Skipf("SKIPPED: video decoding unavailable: %v", err)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "format", "lerobot", "mp4", "testdata", "h264_bframes.mp4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := mp4.Parse(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &f.Tracks[0]
+	n := len(tr.Samples)
+	shown := []int{0, n / 2, n - 1}
+	stream := &windowStream{file: bytes.NewReader(b), name: "h264_bframes.mp4", track: tr, first: 0, end: n, shown: shown}
+	d := testDecoder(t, JPEGAuto)
+	a := Augment{Crop: CropBox{W: 0.85, H: 0.9, X: 0.7, Y: 0.1}, Affine: Affine{Angle: -4, TY: 0.03}, Colour: []Colour{{Hue, 0.1}, {Sharpness, 1.5}}}
+	const H, W = 24, 32
+	slot := Slot{Buf: make([]byte, 3*H*W*3), Frames: 3, H: H, W: W, Augment: a}
+	src := &Video{Key: "camera", Steps: len(shown), Stream: stream}
+	if err := src.Decode(context.Background(), d, []int{0, 1, 2}, slot); err != nil {
+		t.Fatal(err)
+	}
+	for k := range shown {
+		full := rgbImage{Pix: decodeVideoFrame(t, nil, stream, tr, k), W: tr.Width, H: tr.Height, Stride: 3 * tr.Width}
+		var rz resizer
+		var c colourer
+		want := make([]byte, H*W*3)
+		rz.writeAugmented(newFrameDst(want, BFHWC, 0, 1, H, W), Squash, full, &a)
+		c.apply(newFrameDst(want, BFHWC, 0, 1, H, W), a.Colour)
+		if !bytes.Equal(slot.Buf[k*H*W*3:(k+1)*H*W*3], want) {
+			t.Errorf("frame %d is not the augmented frame", k)
+		}
+	}
+	drop := Slot{Buf: bytes.Repeat([]byte{7}, H*W*3), Frames: 1, H: H, W: W, Augment: Augment{Drop: true}}
+	if err := src.Decode(context.Background(), d, []int{1}, drop); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(drop.Buf, make([]byte, H*W*3)) {
+		t.Errorf("a dropped camera's video frame is not zeros")
+	}
+}

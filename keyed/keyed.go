@@ -65,3 +65,9 @@ func Mix64(z uint64) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// Float returns a number uniform in [0, 1) for one stream of a key: the top
+// 53 bits of the stream's hash, so every value is a multiple of 2^-53.
+func Float(key, stream uint64) float64 {
+	return float64(Mix64(key^Mix64(stream))>>11) / (1 << 53)
+}

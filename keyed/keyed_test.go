@@ -15,6 +15,7 @@ func TestHashStable(t *testing.T) {
 		{uint64(Draw(Hash(9), StreamOffset, 7)), 5},
 		{uint64(Draw(0xdeadbeef, 3, 1000003)), 115676},
 		{Part(Part(Init(5), 6), 7), Hash(5, 6, 7)},
+		{uint64(Float(Hash(1, 2, 3), 9) * (1 << 53)), 0x10953bf3bececb},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %#x, want %#x", c.got, c.want)

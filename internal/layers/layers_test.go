@@ -37,6 +37,7 @@ var layer = map[string]int{
 	"frames":     3,
 	"frames/...": 3,
 	"sample":     3, // the seam of the kinds of sample: Kind, the frame stage
+	"augment":    3, // augmentation parameters: drawn here, applied by frames
 	"pairs":      3,
 	"steps":      3, // step samples: pairs' sibling
 	"episodes":   3,
@@ -70,6 +71,7 @@ var sideways = map[string][]string{
 	"episode/splitspec":    {"episode"},
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
+	"augment":              {"keyed", "frames"},
 	"plan":                 {"keyed", "config"},
 	"sample":               {"config", "frames", "plan"},                     // the frame stage decodes through frames
 	"pairs":                {"config", "frames", "keyed", "plan", "sample"},  // pairs builds the samples the plan names
@@ -84,7 +86,7 @@ var sideways = map[string][]string{
 // on a format: the plan is a function of dataset shapes, the config rules,
 // the assembler, the batch builder and the frame decoders work on any
 // format's data, and the scheduler knows nothing of datasets.
-var pure = []string{"plan", "config", "keyed", "frames", "episode", "episode/splitspec", "episodes", "sample", "pairs", "steps", "norm", "batch", "assemble"}
+var pure = []string{"plan", "config", "keyed", "frames", "augment", "episode", "episode/splitspec", "episodes", "sample", "pairs", "steps", "norm", "batch", "assemble"}
 
 var forbiddenBelowPure = []string{"storage", "format"}
 

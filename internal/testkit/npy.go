@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -55,6 +56,28 @@ func ReadNPY(t testing.TB, path string) (shape []int, data []byte) {
 		t.Fatalf("%s: %d data bytes for shape %v", path, len(data), shape)
 	}
 	return shape, data
+}
+
+// WriteNPY writes a NumPy format 1.0 .npy file of dtype descr ("|u1",
+// "<f4") in C order: data holds the array's bytes, little-endian.
+func WriteNPY(t testing.TB, path, descr string, shape []int, data []byte) {
+	t.Helper()
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	tuple := strings.Join(dims, ", ")
+	if len(shape) == 1 {
+		tuple += ","
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", descr, tuple)
+	pad := (64 - (10+len(dict)+1)%64) % 64
+	dict += strings.Repeat(" ", pad) + "\n"
+	b := append([]byte("\x93NUMPY\x01\x00"), byte(len(dict)), byte(len(dict)>>8))
+	b = append(append(b, dict...), data...)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var npyShape = regexp.MustCompile(`'shape': \(([^)]*)\)`)

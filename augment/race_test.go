@@ -1,0 +1,5 @@
+//go:build race
+
+package augment
+
+const raceEnabled = true

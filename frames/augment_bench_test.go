@@ -1,0 +1,72 @@
+package frames
+
+import (
+	"fmt"
+	"testing"
+)
+
+// octoColour is a draw of Octo's colour ops (brightness, contrast,
+// saturation, hue, in that order).
+var octoColour = []Colour{{Brightness, 1.06}, {Contrast, 0.93}, {Saturation, 1.08}, {Hue, -0.03}}
+
+// augmentCases are the benchmarks' augmentations, the plain resize first,
+// so that each op's cost reads as a ratio to it.
+var augmentCases = []struct {
+	name string
+	a    Augment
+}{
+	{"resize", Augment{}},
+	{"crop+resize", Augment{Crop: CropBox{W: 0.9, H: 0.85, X: 0.3, Y: 0.6}}},
+	{"affine+resize", Augment{Affine: Affine{Angle: 4.2, TX: 0.03, TY: -0.02}}},
+	{"crop+affine+resize", Augment{Crop: CropBox{W: 0.9, H: 0.85, X: 0.3, Y: 0.6}, Affine: Affine{Angle: 4.2}}},
+	{"resize+colour(octo)", Augment{Colour: octoColour}},
+	{"resize+sharpness", Augment{Colour: []Colour{{Sharpness, 1.3}}}},
+}
+
+// BenchmarkAugment is each augmentation of a 640×360 frame into a 256×256
+// slot, the decoded frame given (the resize and the ops alone), then
+// through the Source with libjpeg-turbo's decode (what a frame costs the
+// pipeline). Run it per core: go test -run '^$' -bench Augment -cpu 1
+// ./frames/
+func BenchmarkAugment(b *testing.B) {
+	const w, h, side = 640, 360, 256
+	for _, tc := range augmentCases {
+		b.Run("ops/"+tc.name, func(b *testing.B) {
+			src := randomImageFor(b, h, w)
+			var d Decoder
+			slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side, Augment: tc.a}
+			fd := slot.frame(0)
+			op := func() { d.write(fd, slot, src) }
+			op()
+			b.ReportAllocs()
+			loop(b, op)
+		})
+	}
+	for _, tc := range augmentCases {
+		b.Run(fmt.Sprintf("decode/%s", tc.name), func(b *testing.B) {
+			d := testDecoder(b, JPEGTurbo)
+			var src Source = &Images{Key: "bench", Steps: 1, Encoded: steps{photoJPEG(b, w, h)}}
+			slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side, Augment: tc.a}
+			idx := []int{0}
+			op := func() {
+				if err := src.Decode(b.Context(), d, idx, slot); err != nil {
+					b.Fatal(err)
+				}
+			}
+			op()
+			b.ReportAllocs()
+			loop(b, op)
+		})
+	}
+}
+
+// randomImageFor is a photo-like decoded h×w frame.
+func randomImageFor(b *testing.B, h, w int) rgbImage {
+	d := testDecoder(b, JPEGAuto)
+	img, err := d.decode(photoJPEG(b, w, h), Size{}, "", nil, 0, 0, fit{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	pix := append([]byte(nil), img.Pix...)
+	return rgbImage{Pix: pix, W: w, H: h, Stride: 3 * w}
+}
