@@ -46,6 +46,7 @@ var layer = map[string]int{
 
 	"fs":    5,
 	"bench": 5,
+	"view":  5, // the web page: a reader of what a mount serves
 
 	"loader": 6,
 

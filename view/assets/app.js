@@ -1,0 +1,285 @@
+// oxefs view: the page reads the daemon's JSON endpoints and draws what
+// a trainer receives. Every value drawn is also written into the DOM as
+// data-* attributes, so tests read values, not pixels.
+"use strict";
+
+// Errors of the page itself are shown, and kept in #errors for tests.
+const pageErrors = [];
+function reportError(msg) {
+  pageErrors.push(String(msg));
+  const el = document.getElementById("errors");
+  if (el) { el.hidden = false; el.textContent = pageErrors.join("\n"); }
+}
+window.addEventListener("error", (e) => reportError("error: " + (e.message || e.type) + (e.filename ? " (" + e.filename + ":" + e.lineno + ")" : "")), true);
+window.addEventListener("unhandledrejection", (e) => reportError("unhandled: " + (e.reason && e.reason.stack || e.reason)));
+const consoleError = console.error.bind(console);
+console.error = (...a) => { reportError("console.error: " + a.join(" ")); consoleError(...a); };
+
+const SVGNS = "http://www.w3.org/2000/svg";
+const params = new URLSearchParams(location.search);
+const state = {
+  rank: params.get("rank") || "",
+  view: params.get("view") || "train",
+  n: params.get("n") || "0",
+  samples: params.get("samples") || "8",
+  live: params.get("live") !== "0",
+};
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null) continue;
+    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+  return e;
+}
+function svg(tag, attrs) {
+  const e = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  return e;
+}
+
+async function api(path, q) {
+  const u = new URL(path, location.href);
+  for (const [k, v] of Object.entries(q || {})) if (v !== "" && v !== undefined) u.searchParams.set(k, v);
+  const r = await fetch(u);
+  const body = await r.json().catch(() => ({ error: r.statusText }));
+  if (!r.ok) { const e = new Error(body.error || r.statusText); e.status = r.status; throw e; }
+  return body;
+}
+
+const pct = (v) => (100 * v).toFixed(1) + "%";
+const bytes = (b) => b >= 1 << 30 ? (b / (1 << 30)).toFixed(2) + " GiB" : b >= 1 << 20 ? (b / (1 << 20)).toFixed(1) + " MiB" : b >= 1024 ? (b / 1024).toFixed(1) + " KiB" : b + " B";
+const ms = (s) => (1000 * s).toFixed(1) + " ms";
+const num = (v) => typeof v === "number" ? v : Number(v);
+
+// ---- the mix ----
+function mixTable(part, view) {
+  const t = el("table", { class: "mix", "data-view": view },
+    el("tr", {}, ...["dataset", "source", "split", "target", "realised", "", "samples", "episodes", "units", "too short", "unreadable", "substituted"].map((h) => el("th", { text: h }))));
+  for (const d of part.datasets) {
+    const bars = el("span", { class: "bars" });
+    const tb = el("span", { class: "bar target" }); tb.style.width = (160 * d.weight) + "px";
+    const rb = el("span", { class: "bar" }); rb.style.width = (160 * d.share) + "px";
+    bars.append(rb, tb);
+    const bad = d.bad.length ? d.bad.map((b) => b.episode + ": " + b.reason).join("\n") : "";
+    t.append(el("tr", { "data-dataset": d.name, "data-target": d.weight, "data-share": d.share, "data-samples": d.samples },
+      el("td", { text: d.name }), el("td", { class: "muted", text: d.source }), el("td", { text: d.split }),
+      el("td", { class: "num", text: pct(d.weight) }), el("td", { class: "num share", text: part.samples ? pct(d.share) : "–" }), el("td", {}, bars),
+      el("td", { class: "num", text: d.samples }), el("td", { class: "num", text: d.episodes ?? "?" }), el("td", { class: "num", text: d.sample_units ?? "?" }),
+      el("td", { class: "num", text: fmtList(d.episodes_too_short) }), el("td", { class: "num", text: fmtList(d.episodes_unreadable) }),
+      el("td", { class: "bad", title: bad, text: d.bad.length ? d.bad.length + (d.unusable ? " — unusable: " + d.unusable : "") : (d.unusable || "") })));
+  }
+  return t;
+}
+function fmtList(v) { return v === null || v === undefined ? "?" : Array.isArray(v) ? String(v.length) : String(v); }
+function subsText(s) { const k = Object.keys(s); return k.length ? k.map((r) => r + ": " + s[r]).join(", ") : "none"; }
+
+async function renderMix() {
+  const m = await api("/api/mix", { rank: state.rank });
+  const body = document.querySelector("#mix .body");
+  body.replaceChildren(
+    el("p", { text: `${m.mode === "steps" ? "step samples" : "frame pairs"}, batches of ${m.batch_size}, rank ${m.rank} of ${m.world}. Realised shares are over the samples of every batch built so far (${m.train.samples} samples, readahead included).` }),
+    el("h3", { text: "train" }), mixTable(m.train, "train"),
+    el("p", { class: "subs", "data-view": "train", text: "substitutions: " + subsText(m.train.substitutions) }));
+  if (m.val) body.append(el("h3", { text: `val (${m.val.num_batches} batches, one pass)` }), mixTable(m.val, "val"),
+    el("p", { class: "subs", "data-view": "val", text: "substitutions: " + subsText(m.val.substitutions) }));
+  else body.append(el("p", { class: "muted", text: "no val view: no dataset names a val_split" }));
+  const sel = document.getElementById("rank");
+  const ranks = m.ranks && m.ranks.length ? m.ranks : [m.rank];
+  sel.replaceChildren(...ranks.map((r) => el("option", { value: r, text: r })));
+  sel.value = String(m.rank);
+  return m;
+}
+
+// ---- a batch ----
+function chart(name, series, info, s, dim, w, h) {
+  const steps = series.values.length;
+  const vals = series.values.map((v) => num(v[dim]));
+  const finite = vals.filter(Number.isFinite);
+  let lo = Math.min(0, ...finite), hi = Math.max(0, ...finite);
+  if (hi === lo) { hi += 1; lo -= 1; }
+  const pad = 3;
+  const x = (k) => pad + (steps === 1 ? (w - 2 * pad) / 2 : (w - 2 * pad) * k / (steps - 1));
+  const y = (v) => h - pad - (h - 2 * pad) * (v - lo) / (hi - lo);
+  const g = svg("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}` });
+  const ispad = series.is_pad || [];
+  ispad.forEach((p, k) => {
+    if (!p) return;
+    const half = steps === 1 ? w / 2 : (w - 2 * pad) / (steps - 1) / 2;
+    g.append(svg("rect", { class: "padshade", "data-step": k, x: x(k) - half, y: 0, width: 2 * half, height: h }));
+  });
+  g.append(svg("line", { x1: 0, x2: w, y1: y(0), y2: y(0), stroke: "#ccc" }));
+  const pts = [];
+  vals.forEach((v, k) => { if (Number.isFinite(v)) pts.push(`${x(k).toFixed(1)},${y(v).toFixed(1)}`); });
+  const line = svg("polyline", { points: pts.join(" "), "data-values": vals.map(String).join(" ") });
+  g.append(line);
+  if (steps <= 2) vals.forEach((v, k) => { if (Number.isFinite(v)) g.append(svg("circle", { class: "dot", cx: x(k), cy: y(v), r: 2.5 })); });
+  const masked = !series.mask || series.mask[dim];
+  const title = svg("title", {}); title.textContent = `${name}[${dim}] over deltas ${info.deltas.join(",")}: ${vals.join(", ")}`; g.append(title);
+  return el("div", { class: "chart" + (masked ? "" : " unmasked"), "data-series": name, "data-dim": dim, "data-mask": masked ? 1 : 0 },
+    el("div", { text: `${name}[${dim}]${masked ? "" : " (padding)"} ${finite.length ? lo.toPrecision(3) + "…" + hi.toPrecision(3) : "no finite value"}` }), g);
+}
+
+function frameURL(b, i, slot, k) {
+  const q = new URLSearchParams({ view: b.view, n: b.n, sample: i, slot: slot, step: k });
+  if (state.rank !== "") q.set("rank", b.rank);
+  return "/api/frame?" + q;
+}
+
+function renderSample(b, s, images) {
+  const where = [`<b>${s.dataset || "?"}</b>`];
+  const head = el("h3", {});
+  head.append(el("b", { text: `#${s.index} ${s.dataset || "?"}` }),
+    " episode ", el("code", { text: s.episode || "?" }),
+    " t=" + (s.t ?? "?"),
+    s.frame_indices ? " frames " + s.frame_indices.join(", ") : "",
+    s.offset !== undefined ? " offset " + s.offset : "",
+    s.repeat ? " — repeat (val top-up)" : "");
+  const card = el("div", { class: "sample" + (s.repeat ? " repeat" : ""), "data-sample": s.index, "data-dataset": s.dataset, "data-episode": s.episode, "data-t": s.t ?? "" },
+    head, el("div", { class: "task", text: "task: " + (s.task || "(none)") }));
+  b.slots.forEach((slot, si) => {
+    const ss = s.slots[si];
+    const row = el("div", { class: "slot", "data-slot": slot.name, "data-mask": ss.mask ? 1 : 0 }, el("div", { class: "name", text: slot.name + (ss.mask ? "" : " (missing)") }));
+    slot.deltas.forEach((d, k) => {
+      const padded = ss.is_pad ? ss.is_pad[k] : false;
+      const cls = "frame" + (padded ? " pad" : "") + (ss.mask ? "" : " missing");
+      const img = el("img", { alt: `${slot.name} step ${k}`, width: Math.min(160, slot.size[1]), "data-loaded": "0" });
+      images.push(new Promise((res) => {
+        img.addEventListener("load", () => { img.dataset.loaded = "1"; res(); });
+        img.addEventListener("error", () => { img.dataset.loaded = "error"; reportError(`frame ${slot.name} step ${k} of sample ${s.index} did not load`); res(); });
+      }));
+      img.src = frameURL(b, s.index, slot.name, k);
+      const label = b.mode === "pairs" ? `frame ${s.frame_indices ? s.frame_indices[k] : k}` : `t${d >= 0 ? "+" : ""}${d}`;
+      row.append(el("figure", { class: cls, "data-step": k, "data-delta": d, "data-pad": padded ? 1 : 0 }, img,
+        el("figcaption", { text: label + (padded ? " pad" : "") + (ss.mask ? "" : " missing") })));
+    });
+    card.append(row);
+  });
+  for (const [name, info] of [["action", b.action], ["state", b.state]]) {
+    const series = s[name];
+    if (!info || !series) continue;
+    const charts = el("div", { class: "charts", "data-series": name, "data-steps": series.values.length });
+    const dims = series.values[0] ? series.values[0].length : 0;
+    for (let d = 0; d < dims; d++) charts.append(chart(name, series, info, s, d, info.deltas.length > 2 ? 120 : 60, 50));
+    card.append(el("div", { text: name + (info.summed ? " (summed over [t, t+offset))" : ` at deltas ${info.deltas[0]}…${info.deltas[info.deltas.length - 1]}`) }), charts);
+  }
+  if (b.extra && b.extra.length && s.extra) {
+    const t = el("table", { class: "extra" });
+    for (const a of b.extra) {
+      const v = s.extra[a.name] || [];
+      t.append(el("tr", { "data-array": a.name, "data-values": v.map(String).join(" ") }, el("th", { text: a.name + " " + JSON.stringify(a.shape.slice(1)) }), el("td", { text: v.join(", ") })));
+    }
+    card.append(el("div", { text: "other arrays of the sample (e.g. augmentation parameters):" }), t);
+  }
+  return card;
+}
+
+async function renderBatch() {
+  const body = document.querySelector("#batch .body");
+  let b;
+  try {
+    b = await api("/api/batch", { rank: state.rank, view: state.view, n: state.n });
+  } catch (e) {
+    if (e.status && e.status < 500) { body.replaceChildren(el("p", { class: "refused", text: "refused: " + e.message })); return; }
+    throw e;
+  }
+  const shown = Math.max(1, Math.min(b.samples.length, parseInt(state.samples, 10) || 8));
+  const images = [];
+  body.replaceChildren(el("p", { class: "batchinfo", "data-mode": b.mode, "data-n": b.n, "data-view": b.view, "data-samples": b.samples.length, text: `${b.view} batch ${b.n} of ${b.num_batches} (${b.mode === "steps" ? "step samples" : "frame pairs"}, layout ${b.layout}), samples 0–${shown - 1} of ${b.samples.length}` }));
+  const counts = {};
+  for (const s of b.samples) counts[s.dataset] = (counts[s.dataset] || 0) + 1;
+  body.append(el("p", { class: "batchmix", text: "in this batch: " + Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") }));
+  for (const s of b.samples.slice(0, shown)) body.append(renderSample(b, s, images));
+  await Promise.all(images);
+  document.body.dataset.images = String(images.length);
+}
+
+// ---- live ----
+let lastStats = null;
+const rateHistory = [];
+function sparkline(vals, w, h) {
+  const g = svg("svg", { width: w, height: h });
+  const hi = Math.max(1, ...vals);
+  const pts = vals.map((v, i) => `${(w * i / Math.max(1, vals.length - 1)).toFixed(1)},${(h - 2 - (h - 4) * v / hi).toFixed(1)}`);
+  g.append(svg("polyline", { points: pts.join(" "), fill: "none", stroke: "#4878d0" }));
+  return g;
+}
+function meter(frac) {
+  const m = el("span", { class: "meter" });
+  const b = el("span", { class: "bar" }); b.style.width = Math.min(240, 240 * frac) + "px";
+  m.append(b); return m;
+}
+async function renderLive() {
+  const st = await api("/api/stats", { rank: state.rank });
+  const total = Object.values(st.samples_per_dataset || {}).reduce((a, b) => a + b, 0);
+  let rate = null;
+  if (lastStats && st.uptime_s > lastStats.uptime_s) rate = (total - lastStats.total) / (st.uptime_s - lastStats.uptime_s);
+  lastStats = { total, uptime_s: st.uptime_s };
+  if (rate !== null) { rateHistory.push(rate); if (rateHistory.length > 120) rateHistory.shift(); }
+  const rl = st.read_latency || {}, bl = st.build_latency || {};
+  const mem = st.memory || {};
+  const rows = [
+    ["samples/s", rate === null ? "…" : rate.toFixed(1), rateHistory.length > 1 ? sparkline(rateHistory, 240, 30) : null, "rate"],
+    ["samples built", String(total), null, "samples"],
+    ["read latency", `p50 ${ms(rl.p50_s || 0)}, p90 ${ms(rl.p90_s || 0)}, p99 ${ms(rl.p99_s || 0)}, max ${ms(rl.max_s || 0)} (${rl.count || 0} reads)`, null, "read_latency"],
+    ["build latency", `p50 ${ms(bl.p50_s || 0)}, p90 ${ms(bl.p90_s || 0)}, p99 ${ms(bl.p99_s || 0)} (${bl.count || 0} builds)`, null, "build_latency"],
+    ["RAM cache", `${pct(st.ram_cache ? st.ram_cache.hit_rate : 0)} hits (${st.ram_cache ? st.ram_cache.hits : 0} of ${st.ram_cache ? st.ram_cache.hits + st.ram_cache.misses : 0})`, null, "ram_cache"],
+    ["disk cache", `${pct(st.disk_cache ? st.disk_cache.hit_rate : 0)} hits, ${bytes(st.disk_cache ? st.disk_cache.bytes_written : 0)} written`, null, "disk_cache"],
+    ["fetched", bytes(st.fetch ? st.fetch.bytes : 0) + ` (${st.fetch ? st.fetch.retries : 0} retries)`, null, "fetch"],
+    ["memory", `${bytes(mem.rss_bytes || 0)} of --mem ${bytes(mem.budget_bytes || 0)} (peak ${bytes(mem.peak_rss_bytes || 0)})`, meter((mem.rss_bytes || 0) / (mem.budget_bytes || 1)), "memory"],
+    ["uptime", (st.uptime_s || 0).toFixed(0) + " s", null, "uptime"],
+  ];
+  const t = el("table", { class: "live" });
+  for (const [k, v, extra, key] of rows) t.append(el("tr", { "data-key": key }, el("th", { text: k }), el("td", { text: v }), el("td", {}, extra)));
+  const share = el("table", { class: "readshare" }, el("tr", {}, el("th", { text: "dataset" }), el("th", { text: "share of samples" }), el("th", {})));
+  for (const [name, v] of Object.entries(st.samples_per_dataset || {}).sort()) {
+    share.append(el("tr", { "data-dataset": name, "data-share": total ? v / total : 0 }, el("td", { text: name }), el("td", { class: "num", text: total ? pct(v / total) : "–" }), el("td", {}, meter(total ? v / total : 0))));
+  }
+  document.querySelector("#live .body").replaceChildren(t, el("h3", { text: "read share per dataset" }), share);
+}
+
+// ---- check ----
+async function renderCheck() {
+  const body = document.querySelector("#check .body");
+  let r;
+  try { r = await api("/api/check"); } catch (e) {
+    if (e.status === 404) { body.replaceChildren(el("p", { class: "muted", text: e.message })); return; }
+    throw e;
+  }
+  const t = el("table", { class: "check" }, el("tr", {}, ...["dataset", "split", "episodes", "defects", "action autocorrelation", "suggested chunk"].map((h) => el("th", { text: h }))));
+  for (const d of r.datasets || []) {
+    t.append(el("tr", { "data-dataset": d.name, "data-defects": (d.defects || []).length },
+      el("td", { text: d.name }), el("td", { text: d.split || "" }), el("td", { class: "num", text: d.episodes }),
+      el("td", { text: (d.defects || []).map((x) => `${x.kind} ${x.episode}: ${x.detail}`).join("\n") || "none" }),
+      el("td", { text: (d.action_autocorrelation || []).slice(0, 10).map((v) => v.toFixed(2)).join(" ") }),
+      el("td", { class: "num", text: d.suggested_chunk || "" })));
+  }
+  body.replaceChildren(t);
+}
+
+// ---- wiring ----
+function bindForm() {
+  const f = document.getElementById("pick");
+  document.getElementById("view").value = state.view;
+  document.getElementById("n").value = state.n;
+  document.getElementById("samples").value = state.samples;
+  f.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams({ view: document.getElementById("view").value, n: document.getElementById("n").value, samples: document.getElementById("samples").value });
+    const r = document.getElementById("rank").value;
+    if (r !== "") q.set("rank", r);
+    location.search = q.toString();
+  });
+}
+
+async function main() {
+  const t0 = performance.now();
+  bindForm();
+  await Promise.all([renderMix(), renderBatch(), renderLive(), renderCheck()]);
+  document.body.dataset.readyMs = (performance.now() - t0).toFixed(0);
+  document.body.dataset.ready = "1";
+  if (state.live) setInterval(() => renderLive().catch((e) => reportError("live: " + e.message)), 2000);
+}
+main().catch((e) => { reportError(e.stack || e.message); document.body.dataset.ready = "error"; });
