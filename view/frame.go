@@ -90,12 +90,15 @@ func readFrame(f io.ReaderAt, a npyArray, layout string, ref frameRef) (*image.R
 	return img, nil
 }
 
-// encodeFrame writes img as PNG (exact) or JPEG (smaller).
+// encodeFrame writes img as PNG (exact) or JPEG (smaller). The PNG is
+// stored without compression: 1.7 ms for a 256×256 frame against 24 ms
+// at png.BestSpeed (BenchmarkEncodeFrame), and the page is served on
+// loopback, where bytes are cheap and CPU is the trainer's.
 func encodeFrame(img image.Image, format string) ([]byte, string, error) {
 	var b bytes.Buffer
 	switch format {
 	case "", "png":
-		enc := png.Encoder{CompressionLevel: png.BestSpeed}
+		enc := png.Encoder{CompressionLevel: png.NoCompression}
 		if err := enc.Encode(&b, img); err != nil {
 			return nil, "", err
 		}

@@ -94,7 +94,11 @@ async function renderMix() {
 }
 
 // ---- a batch ----
-function chart(name, series, info, s, dim, w, h) {
+// Cards are built as HTML text (one parse per card), which is many times
+// faster than an element at a time for a batch of 64 samples.
+const esc = (v) => String(v).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+
+function chartHTML(name, series, info, dim, w, h) {
   const steps = series.values.length;
   const vals = series.values.map((v) => num(v[dim]));
   const finite = vals.filter(Number.isFinite);
@@ -103,23 +107,21 @@ function chart(name, series, info, s, dim, w, h) {
   const pad = 3;
   const x = (k) => pad + (steps === 1 ? (w - 2 * pad) / 2 : (w - 2 * pad) * k / (steps - 1));
   const y = (v) => h - pad - (h - 2 * pad) * (v - lo) / (hi - lo);
-  const g = svg("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}` });
-  const ispad = series.is_pad || [];
-  ispad.forEach((p, k) => {
-    if (!p) return;
-    const half = steps === 1 ? w / 2 : (w - 2 * pad) / (steps - 1) / 2;
-    g.append(svg("rect", { class: "padshade", "data-step": k, x: x(k) - half, y: 0, width: 2 * half, height: h }));
+  const half = steps === 1 ? w / 2 : (w - 2 * pad) / (steps - 1) / 2;
+  let g = "";
+  (series.is_pad || []).forEach((p, k) => {
+    if (p) g += `<rect class="padshade" data-step="${k}" x="${(x(k) - half).toFixed(1)}" y="0" width="${(2 * half).toFixed(1)}" height="${h}"></rect>`;
   });
-  g.append(svg("line", { x1: 0, x2: w, y1: y(0), y2: y(0), stroke: "#ccc" }));
+  g += `<line x1="0" x2="${w}" y1="${y(0).toFixed(1)}" y2="${y(0).toFixed(1)}" stroke="#ccc"></line>`;
   const pts = [];
   vals.forEach((v, k) => { if (Number.isFinite(v)) pts.push(`${x(k).toFixed(1)},${y(v).toFixed(1)}`); });
-  const line = svg("polyline", { points: pts.join(" "), "data-values": vals.map(String).join(" ") });
-  g.append(line);
-  if (steps <= 2) vals.forEach((v, k) => { if (Number.isFinite(v)) g.append(svg("circle", { class: "dot", cx: x(k), cy: y(v), r: 2.5 })); });
+  g += `<polyline points="${pts.join(" ")}" data-values="${esc(vals.map(String).join(" "))}"></polyline>`;
+  if (steps <= 2) vals.forEach((v, k) => { if (Number.isFinite(v)) g += `<circle class="dot" cx="${x(k).toFixed(1)}" cy="${y(v).toFixed(1)}" r="2.5"></circle>`; });
   const masked = !series.mask || series.mask[dim];
-  const title = svg("title", {}); title.textContent = `${name}[${dim}] over deltas ${info.deltas.join(",")}: ${vals.join(", ")}`; g.append(title);
-  return el("div", { class: "chart" + (masked ? "" : " unmasked"), "data-series": name, "data-dim": dim, "data-mask": masked ? 1 : 0 },
-    el("div", { text: `${name}[${dim}]${masked ? "" : " (padding)"} ${finite.length ? lo.toPrecision(3) + "…" + hi.toPrecision(3) : "no finite value"}` }), g);
+  const range = finite.length ? lo.toPrecision(3) + "…" + hi.toPrecision(3) : "no finite value";
+  return `<div class="chart${masked ? "" : " unmasked"}" data-series="${name}" data-dim="${dim}" data-mask="${masked ? 1 : 0}">` +
+    `<div>${name}[${dim}]${masked ? "" : " (padding)"} ${range}${finite.length < vals.length ? " — " + (vals.length - finite.length) + " not finite" : ""}</div>` +
+    `<svg width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">${g}</svg></div>`;
 }
 
 function frameURL(b, i, slot, k) {
@@ -128,52 +130,64 @@ function frameURL(b, i, slot, k) {
   return "/api/frame?" + q;
 }
 
-function renderSample(b, s, images) {
-  const where = [`<b>${s.dataset || "?"}</b>`];
-  const head = el("h3", {});
-  head.append(el("b", { text: `#${s.index} ${s.dataset || "?"}` }),
-    " episode ", el("code", { text: s.episode || "?" }),
-    " t=" + (s.t ?? "?"),
-    s.frame_indices ? " frames " + s.frame_indices.join(", ") : "",
-    s.offset !== undefined ? " offset " + s.offset : "",
-    s.repeat ? " — repeat (val top-up)" : "");
-  const card = el("div", { class: "sample" + (s.repeat ? " repeat" : ""), "data-sample": s.index, "data-dataset": s.dataset, "data-episode": s.episode, "data-t": s.t ?? "" },
-    head, el("div", { class: "task", text: "task: " + (s.task || "(none)") }));
+// The first eagerSamples samples' frames load with the page; the others'
+// as they are scrolled into view, so a batch is never fetched whole.
+const eagerSamples = 4;
+
+function sampleHTML(b, s) {
+  const lazy = s.index >= eagerSamples;
+  let h = `<div class="sample${s.repeat ? " repeat" : ""}" data-sample="${s.index}" data-dataset="${esc(s.dataset || "")}" data-episode="${esc(s.episode || "")}" data-t="${s.t ?? ""}">`;
+  h += `<h3><b>#${s.index} ${esc(s.dataset || "?")}</b> episode <code>${esc(s.episode || "?")}</code> t=${s.t ?? "?"}` +
+    (s.frame_indices ? " frames " + s.frame_indices.join(", ") : "") + (s.offset !== undefined ? " offset " + s.offset : "") +
+    (s.repeat ? " — repeat (val top-up)" : "") + `</h3><div class="task">task: ${esc(s.task || "(none)")}</div>`;
   b.slots.forEach((slot, si) => {
     const ss = s.slots[si];
-    const row = el("div", { class: "slot", "data-slot": slot.name, "data-mask": ss.mask ? 1 : 0 }, el("div", { class: "name", text: slot.name + (ss.mask ? "" : " (missing)") }));
+    h += `<div class="slot" data-slot="${esc(slot.name)}" data-mask="${ss.mask ? 1 : 0}"><div class="name">${esc(slot.name)}${ss.mask ? "" : " (missing)"}</div>`;
     slot.deltas.forEach((d, k) => {
       const padded = ss.is_pad ? ss.is_pad[k] : false;
-      const cls = "frame" + (padded ? " pad" : "") + (ss.mask ? "" : " missing");
-      const img = el("img", { alt: `${slot.name} step ${k}`, width: Math.min(160, slot.size[1]), "data-loaded": "0" });
-      images.push(new Promise((res) => {
-        img.addEventListener("load", () => { img.dataset.loaded = "1"; res(); });
-        img.addEventListener("error", () => { img.dataset.loaded = "error"; reportError(`frame ${slot.name} step ${k} of sample ${s.index} did not load`); res(); });
-      }));
-      img.src = frameURL(b, s.index, slot.name, k);
       const label = b.mode === "pairs" ? `frame ${s.frame_indices ? s.frame_indices[k] : k}` : `t${d >= 0 ? "+" : ""}${d}`;
-      row.append(el("figure", { class: cls, "data-step": k, "data-delta": d, "data-pad": padded ? 1 : 0 }, img,
-        el("figcaption", { text: label + (padded ? " pad" : "") + (ss.mask ? "" : " missing") })));
+      h += `<figure class="frame${padded ? " pad" : ""}${ss.mask ? "" : " missing"}" data-step="${k}" data-delta="${d}" data-pad="${padded ? 1 : 0}">` +
+        `<img alt="${esc(slot.name)} step ${k}" width="${Math.min(160, slot.size[1])}" data-loaded="${lazy ? "lazy" : "0"}"${lazy ? ' loading="lazy"' : ""} src="${esc(frameURL(b, s.index, slot.name, k))}">` +
+        `<figcaption>${label}${padded ? " pad" : ""}${ss.mask ? "" : " missing"}</figcaption></figure>`;
     });
-    card.append(row);
+    h += "</div>";
   });
   for (const [name, info] of [["action", b.action], ["state", b.state]]) {
     const series = s[name];
     if (!info || !series) continue;
-    const charts = el("div", { class: "charts", "data-series": name, "data-steps": series.values.length });
     const dims = series.values[0] ? series.values[0].length : 0;
-    for (let d = 0; d < dims; d++) charts.append(chart(name, series, info, s, d, info.deltas.length > 2 ? 120 : 60, 50));
-    card.append(el("div", { text: name + (info.summed ? " (summed over [t, t+offset))" : ` at deltas ${info.deltas[0]}…${info.deltas[info.deltas.length - 1]}`) }), charts);
+    h += `<div>${name}${info.summed ? " (summed over [t, t+offset))" : ` at deltas ${info.deltas[0]}…${info.deltas[info.deltas.length - 1]}`}</div>`;
+    h += `<div class="charts" data-series="${name}" data-steps="${series.values.length}">`;
+    for (let d = 0; d < dims; d++) h += chartHTML(name, series, info, d, info.deltas.length > 2 ? 120 : 60, 50);
+    h += "</div>";
   }
   if (b.extra && b.extra.length && s.extra) {
-    const t = el("table", { class: "extra" });
+    h += `<div>other arrays of the sample (e.g. augmentation parameters):</div><table class="extra">`;
     for (const a of b.extra) {
       const v = s.extra[a.name] || [];
-      t.append(el("tr", { "data-array": a.name, "data-values": v.map(String).join(" ") }, el("th", { text: a.name + " " + JSON.stringify(a.shape.slice(1)) }), el("td", { text: v.join(", ") })));
+      h += `<tr data-array="${esc(a.name)}" data-values="${esc(v.map(String).join(" "))}"><th>${esc(a.name)} ${esc(JSON.stringify(a.shape.slice(1)))}</th><td>${esc(v.join(", "))}</td></tr>`;
     }
-    card.append(el("div", { text: "other arrays of the sample (e.g. augmentation parameters):" }), t);
+    h += "</table>";
   }
-  return card;
+  return h + "</div>";
+}
+
+// imagesSettled resolves once every image under root that loads with the
+// page has loaded or failed; a failure is reported. Lazy images are
+// marked as they load.
+function imagesSettled(root) {
+  root.addEventListener("load", (e) => { if (e.target.dataset && e.target.dataset.loaded === "lazy") e.target.dataset.loaded = "1"; }, true);
+  const imgs = [...root.querySelectorAll('img[data-loaded="0"]')];
+  return Promise.all(imgs.map((img) => new Promise((res) => {
+    const done = (ok) => {
+      img.dataset.loaded = ok ? "1" : "error";
+      if (!ok) reportError("frame did not load: " + img.getAttribute("src"));
+      res();
+    };
+    if (img.complete && img.naturalWidth > 0) { done(true); return; }
+    img.addEventListener("load", () => done(true), { once: true });
+    img.addEventListener("error", () => done(false), { once: true });
+  }))).then(() => imgs.length);
 }
 
 async function renderBatch() {
@@ -186,14 +200,16 @@ async function renderBatch() {
     throw e;
   }
   const shown = Math.max(1, Math.min(b.samples.length, parseInt(state.samples, 10) || 8));
-  const images = [];
   body.replaceChildren(el("p", { class: "batchinfo", "data-mode": b.mode, "data-n": b.n, "data-view": b.view, "data-samples": b.samples.length, text: `${b.view} batch ${b.n} of ${b.num_batches} (${b.mode === "steps" ? "step samples" : "frame pairs"}, layout ${b.layout}), samples 0–${shown - 1} of ${b.samples.length}` }));
   const counts = {};
   for (const s of b.samples) counts[s.dataset] = (counts[s.dataset] || 0) + 1;
   body.append(el("p", { class: "batchmix", text: "in this batch: " + Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(", ") }));
-  for (const s of b.samples.slice(0, shown)) body.append(renderSample(b, s, images));
-  await Promise.all(images);
-  document.body.dataset.images = String(images.length);
+  if (params.get("timing") === "1") console.info("oxefs-view-timing batch json");
+  const cards = el("div", { class: "samples" });
+  cards.innerHTML = b.samples.slice(0, shown).map((s) => sampleHTML(b, s)).join("");
+  body.append(cards);
+  if (params.get("timing") === "1") console.info("oxefs-view-timing cards");
+  document.body.dataset.images = String(await imagesSettled(cards));
 }
 
 // ---- live ----
@@ -276,10 +292,12 @@ function bindForm() {
 
 async function main() {
   const t0 = performance.now();
+  if (params.get("timing") === "1") console.info("oxefs-view-timing start");
   bindForm();
   await Promise.all([renderMix(), renderBatch(), renderLive(), renderCheck()]);
   document.body.dataset.readyMs = (performance.now() - t0).toFixed(0);
   document.body.dataset.ready = "1";
+  if (params.get("timing") === "1") console.info("oxefs-view-timing ready");
   if (state.live) setInterval(() => renderLive().catch((e) => reportError("live: " + e.message)), 2000);
 }
 main().catch((e) => { reportError(e.stack || e.message); document.body.dataset.ready = "error"; });
