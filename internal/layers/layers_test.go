@@ -40,6 +40,7 @@ var layer = map[string]int{
 	"window":     3, // step samples: pairs' sibling
 	"episodes":   3,
 	"norm":       3,
+	"check":      3, // oxefs check: defects of loaded episodes
 
 	"batch": 4,
 	"build": 4, // the batches of a view: plan, fetch, assemble, substitute
