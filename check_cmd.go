@@ -78,36 +78,30 @@ func (c *checkCmd) Run(ctx context.Context, log *slog.Logger) error {
 // checkSpec is what to check in dataset d's episodes, from the mix.
 func checkSpec(p *loader.Pipeline, d *loader.Dataset) check.Spec {
 	s := check.Spec{ActionKeys: d.Config.ActionKeys, StateKey: d.Config.StateKey}
+	info := d.Data.Info()
+	// Every camera stored as images, not only those the mix reads (a
+	// frozen camera is a defect of the data either way), and the video
+	// cameras the mix reads (the others' files are not opened).
+	reads := map[string]bool{d.Image.Key: true}
+	for _, k := range d.Cameras {
+		reads[k] = true
+	}
+	s.Cameras = info.Features.Matching(func(f episode.Feature) bool {
+		return f.Kind == episode.KindImage && f.PerStep && !f.Ragged && (!strings.HasPrefix(f.Encoding, "video/") || reads[f.Key])
+	})
 	if d.Cameras != nil {
-		for _, slot := range slices.Sorted(mapKeys(d.Cameras)) {
-			s.Cameras = append(s.Cameras, d.Cameras[slot])
-		}
 		if n := len(d.Deltas.Action); n > 0 {
 			s.MinSteps = slices.Max(d.Deltas.Action) + 1
 			s.MinStepsWhy = "steps of the mix's action chunk"
 		}
 	} else {
-		if d.Image.Key != "" {
-			s.Cameras = []string{d.Image.Key}
-		}
 		s.MinSteps = d.Config.Offset.Min + 1
 		s.MinStepsWhy = fmt.Sprintf("steps an offset of %d needs", d.Config.Offset.Min)
 	}
-	info := d.Data.Info()
 	if f, ok := info.Features.Lookup("timestamp"); ok && f.PerStep {
 		s.TimestampKey, s.FPS = "timestamp", info.FPS
 	}
 	return s
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // checkSelection reads every episode of one split selection of d once.

@@ -40,7 +40,7 @@ const (
 type Spec struct {
 	ActionKeys []string
 	StateKey   string
-	// Cameras are the image keys the mix reads.
+	// Cameras are the per-step image keys to check (all the dataset's).
 	Cameras []string
 	// TimestampKey is the per-step timestamp feature ("" when the dataset
 	// has none, as RLDS); FPS the frame rate its steps should keep.
@@ -234,8 +234,17 @@ func (c *Checker) frozen(ep episode.Episode, key string, bad func(string, string
 	if err != nil {
 		return err
 	}
-	if _, ok := v.(episode.Video); ok {
-		c.note(key + ": a video camera, not checked for frozen frames")
+	if vid, ok := v.(episode.Video); ok {
+		// Every step must have its frame in the video: a step whose
+		// timestamp lies outside the track means the data table and the
+		// video disagree on the episode's frames.
+		for s := range ep.Steps() {
+			if _, err := vid.Shown(s); err != nil {
+				bad(FrameCount, "%s: step %d has no frame in the video: %v", key, s, err)
+				break
+			}
+		}
+		c.note(key + ": a video camera, checked for its frames, not for frozen ones")
 		return nil
 	}
 	var prev, prevPix []byte // the last frame, and its pixels once decoded
