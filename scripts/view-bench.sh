@@ -2,11 +2,14 @@
 # The daemon's throughput with the web page open and refreshing, against
 # without, alternating on one mount so that both see the same load:
 #   ./scripts/view-bench.sh
-# Each pair: `oxefs bench MNT` alone, then again while a page is open: a
-# headless chromium loads the page of a batch (frames, charts) every
-# PAGE_EVERY seconds, and the live section's poll (stats.json, every 2 s)
-# runs all along. Prints samples/s of each run and the median of the
-# ratios with/without. Needs /dev/fuse and chromium.
+# Each pair: `oxefs bench MNT` alone, then again while a page is open: the
+# requests a browser makes for the page of a batch (the page, its script
+# and style, the mix, the batch, the check, the first four samples' frames)
+# every PAGE_EVERY seconds, the next batch each time, and the live
+# section's poll (stats, every 2 s) all along. The browser's own rendering
+# is left out: it runs on the user's machine, not the training node's.
+# Prints samples/s of each run and the median of the ratios with/without.
+# Needs /dev/fuse and curl.
 # Environment: DATA (/tmp/oxefs-view-synth), OUT (view-bench-out), PAIRS
 # (3), MIX (mix-steps), PAGE_EVERY (5).
 set -euo pipefail
@@ -33,12 +36,14 @@ url=$(sed -n 's/.*msg="view: serving the page" url=\([^ ]*\).*/\1/p' "$OUT/mount
 # page runs until killed: the live poll every 2 s, and a whole page of a
 # batch (the next one each time) every PAGE_EVERY s.
 page() {
-  local n=0 t=0
+  local n=0 t=0 slots
+  slots=$(python3 -c 'import json,sys; i=json.load(open(sys.argv[1])); print(" ".join(s["name"] for s in i["sample"]["slots"]) if i.get("sample") else "frames")' "$mnt/info.json")
   while :; do
     curl -s -o /dev/null "${url}api/stats"
     if [ $((t % PAGE_EVERY)) -lt 2 ]; then
-      chromium --headless --no-sandbox --disable-gpu --user-data-dir="$OUT/chromium" \
-        --virtual-time-budget=10000 --dump-dom "${url}?n=$n&samples=64&live=0" >/dev/null 2>&1 || true
+      urls=("$url" "${url}assets/app.js" "${url}assets/style.css" "${url}api/mix" "${url}api/batch?n=$n" "${url}api/check")
+      for s in 0 1 2 3; do for slot in $slots; do for k in 0 1; do urls+=("${url}api/frame?n=$n&sample=$s&slot=$slot&step=$k"); done; done; done
+      printf 'url = "%s"\noutput = "/dev/null"\n' "${urls[@]}" | curl -s --parallel --parallel-max 6 -K - 2>/dev/null || true
       n=$((n + 1))
     fi
     sleep 2; t=$((t + 2))
