@@ -120,7 +120,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if c.View != "" {
 		vctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if _, err := serveView(vctx, log, c.Mountpoint, c.View, nil); err != nil {
+		if _, err := serveView(vctx, log, c.Mountpoint, c.View, nil, viewEpisodes{p, c.Decoder}); err != nil {
 			srv.Unmount()
 			return err
 		}

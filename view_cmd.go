@@ -23,7 +23,7 @@ func (c *viewCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 	}
-	done, err := serveView(ctx, log, c.Mount, c.Addr, check)
+	done, err := serveView(ctx, log, c.Mount, c.Addr, check, nil)
 	if err != nil {
 		return err
 	}
@@ -32,12 +32,13 @@ func (c *viewCmd) Run(ctx context.Context, log *slog.Logger) error {
 
 // serveView serves the page of the mount at dir on addr until ctx is
 // done, and logs its URL.
-func serveView(ctx context.Context, log *slog.Logger, dir, addr string, check []byte) (<-chan error, error) {
+// eps, when not nil, feeds the episode scrubber.
+func serveView(ctx context.Context, log *slog.Logger, dir, addr string, check []byte, eps view.Episodes) (<-chan error, error) {
 	m, err := view.OpenMount(dir)
 	if err != nil {
 		return nil, err
 	}
-	a, done, err := view.Listen(ctx, addr, view.NewServer(m, view.Options{Check: check, Log: log}), log)
+	a, done, err := view.Listen(ctx, addr, view.NewServer(m, view.Options{Check: check, Episodes: eps, Log: log}), log)
 	if err != nil {
 		m.Close()
 		return nil, err

@@ -491,6 +491,7 @@ func TestViewPage(t *testing.T) {
 
 			if tc.steps {
 				t.Run("oxefs view MOUNT", func(t *testing.T) { testViewCommand(t, mnt) })
+				t.Run("episode scrubber", func(t *testing.T) { testScrubber(t, chrome, url, mnt) })
 			}
 		})
 	}
@@ -576,5 +577,68 @@ func testViewCommand(t *testing.T, mnt string) {
 		if resp.StatusCode != code {
 			t.Errorf("oxefs view %s: %d %v, want %d", q, resp.StatusCode, body, code)
 		}
+	}
+}
+
+// testScrubber opens sample 0's episode in the page's episode scrubber and
+// checks that each camera's frame is drawn and that the episode's action
+// curves, at the steps of sample 0's chunk that are not padding, equal the
+// batch's action chunk: the scrubber reads the source as the batches do.
+func testScrubber(t *testing.T, chrome, url, mnt string) {
+	var meta struct {
+		EpisodeID []string `json:"episode_id"`
+	}
+	batch := func(name string) string { return filepath.Join(mnt, "batches", "000000."+name) }
+	readJSON(t, batch("json"), &meta)
+	id := meta.EpisodeID[0]
+	_, tv := npyValues(t, batch("frame_index.npy"))
+	shape, action := npyValues(t, batch("action.npy"))
+	_, pad := npyValues(t, batch("action_is_pad.npy"))
+	_, mask := npyValues(t, batch("action_mask.npy"))
+	T0, H, A := int(tv[0]), shape[1], shape[2]
+
+	dom, console := chromium(t, chrome, url+"?n=0&samples=1&live=0&episode="+id, "--dump-dom")
+	if len(console) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(console, "\n"))
+	}
+	m := regexp.MustCompile(`<div class="episode-view" data-episode="([^"]+)" data-steps="(\d+)"`).FindStringSubmatch(dom)
+	if m == nil || m[1] != id {
+		t.Fatalf("the scrubber shows %v, want episode %s", m, id)
+	}
+	cams := regexp.MustCompile(`<figure class="frame" data-camera="([^"]+)"><img [^>]*data-loaded="([^"]*)"`).FindAllStringSubmatch(dom, -1)
+	if len(cams) == 0 {
+		t.Errorf("no camera in the scrubber")
+	}
+	for _, c := range cams {
+		if c[2] != "1" {
+			t.Errorf("camera %s: frame not drawn (%s)", c[1], c[2])
+		}
+	}
+	values := map[int][]string{}
+	for _, c := range regexp.MustCompile(`data-series="episode-action" data-dim="(\d+)"[^>]*>.*?data-values="([^"]*)"`).FindAllStringSubmatch(dom, -1) {
+		d, _ := strconv.Atoi(c[1])
+		values[d] = strings.Fields(c[2])
+	}
+	compared := 0
+	for d := range A {
+		if mask[d] == 0 {
+			continue
+		}
+		for k := range H {
+			if pad[k] != 0 {
+				continue
+			}
+			got := values[d]
+			if T0+k >= len(got) {
+				t.Fatalf("action[%d] has %d steps on the page; sample 0 reads step %d", d, len(got), T0+k)
+			}
+			if err := sameFloats(got[T0+k:T0+k+1], action[k*A+d:k*A+d+1], 32); err != nil {
+				t.Errorf("action[%d] at step %d (chunk step %d): %v", d, T0+k, k, err)
+			}
+			compared++
+		}
+	}
+	if compared == 0 {
+		t.Errorf("nothing compared: sample 0's chunk is all padding")
 	}
 }

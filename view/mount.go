@@ -141,8 +141,12 @@ type rankDir struct {
 	raw    []byte // its info.json
 }
 
-// errBadRequest marks an error that is the request's fault: a 4xx.
-var errBadRequest = errors.New("bad request")
+// errBadRequest marks an error that is the request's fault: a 400;
+// errNotFound one for what this page does not have: a 404.
+var (
+	errBadRequest = errors.New("bad request")
+	errNotFound   = errors.New("not here")
+)
 
 func badRequest(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errBadRequest, fmt.Sprintf(format, args...))

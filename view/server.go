@@ -29,6 +29,8 @@ var pageTemplate = template.Must(template.ParseFS(assets, "assets/index.html"))
 type Options struct {
 	// Check is an `oxefs check --json` report to show, or nil.
 	Check []byte
+	// Episodes feeds the episode scrubber; nil without one.
+	Episodes Episodes
 	// Encoders bounds the frames encoded at once (default 2), so that a
 	// page open beside training takes little of the daemon's CPU.
 	Encoders int64
@@ -41,8 +43,9 @@ type Server struct {
 	mount *Mount
 	log   *slog.Logger
 	// constants
-	check []byte
-	mux   *http.ServeMux
+	check    []byte
+	episodes Episodes
+	mux      *http.ServeMux
 	// encode bounds concurrent frame encodes.
 	encode *semaphore.Weighted
 }
@@ -55,7 +58,7 @@ func NewServer(m *Mount, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{mount: m, log: opts.Log, check: opts.Check, encode: semaphore.NewWeighted(opts.Encoders), mux: http.NewServeMux()}
+	s := &Server{mount: m, log: opts.Log, check: opts.Check, episodes: opts.Episodes, encode: semaphore.NewWeighted(opts.Encoders), mux: http.NewServeMux()}
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.page)
@@ -65,6 +68,9 @@ func NewServer(m *Mount, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/batch", s.api(s.batch, "rank", "view", "n"))
 	s.mux.HandleFunc("GET /api/check", s.api(s.checkReport))
 	s.mux.HandleFunc("GET /api/frame", s.frame)
+	s.mux.HandleFunc("GET /api/episodes", s.api(s.episodeDatasets))
+	s.mux.HandleFunc("GET /api/episode", s.episode)
+	s.mux.HandleFunc("GET /api/episode/frame", s.episodeFrame)
 	return s
 }
 
@@ -147,17 +153,23 @@ func (s *Server) api(h func(url.Values) (any, error), allowed ...string) http.Ha
 			s.fail(w, r, err)
 			return
 		}
-		var b []byte
-		if raw, ok := v.(json.RawMessage); ok {
-			b = raw
-		} else if b, err = json.Marshal(v); err != nil {
+		s.writeJSON(w, r, v)
+	}
+}
+
+// writeJSON writes v (a json.RawMessage as it is).
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, v any) {
+	b, ok := v.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(v); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		w.Write(b)
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b)
 }
 
 // fail writes err: 400 for the request's fault, 404 for what the mount
@@ -167,7 +179,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, errBadRequest):
 		code = http.StatusBadRequest
-	case isNotExist(err):
+	case isNotExist(err), errors.Is(err, errNotFound):
 		code = http.StatusNotFound
 	case errors.Is(err, context.DeadlineExceeded):
 		code = http.StatusGatewayTimeout

@@ -137,7 +137,8 @@ const eagerSamples = 4;
 function sampleHTML(b, s) {
   const lazy = s.index >= eagerSamples;
   let h = `<div class="sample${s.repeat ? " repeat" : ""}" data-sample="${s.index}" data-dataset="${esc(s.dataset || "")}" data-episode="${esc(s.episode || "")}" data-t="${s.t ?? ""}">`;
-  h += `<h3><b>#${s.index} ${esc(s.dataset || "?")}</b> episode <code>${esc(s.episode || "?")}</code> t=${s.t ?? "?"}` +
+  const epLink = s.episode ? `<a href="?${esc(new URLSearchParams({ episode: s.episode }))}#episode"><code>${esc(s.episode)}</code></a>` : "<code>?</code>";
+  h += `<h3><b>#${s.index} ${esc(s.dataset || "?")}</b> episode ${epLink} t=${s.t ?? "?"}` +
     (s.frame_indices ? " frames " + s.frame_indices.join(", ") : "") + (s.offset !== undefined ? " offset " + s.offset : "") +
     (s.repeat ? " — repeat (val top-up)" : "") + `</h3><div class="task">task: ${esc(s.task || "(none)")}</div>`;
   b.slots.forEach((slot, si) => {
@@ -210,6 +211,99 @@ async function renderBatch() {
   body.append(cards);
   if (params.get("timing") === "1") console.info("oxefs-view-timing cards");
   document.body.dataset.images = String(await imagesSettled(cards));
+}
+
+// ---- an episode ----
+// The scrubber reads the mix's datasets through the daemon (mount --view):
+// one episode's frames per camera, a step at a time, with its action and
+// state curves and a cursor at the step.
+async function renderEpisodes() {
+  const body = document.querySelector("#episode .body");
+  let sets;
+  try { sets = await api("/api/episodes"); } catch (e) {
+    if (e.status === 404) { body.replaceChildren(el("p", { class: "muted", text: e.message })); return; }
+    throw e;
+  }
+  // episode=dataset/split/index, or an episode id dataset/split/shard/record
+  const want = (params.get("episode") || "").split("/");
+  const ds = el("select", { id: "ep-dataset" }, ...sets.map((d) => el("option", { value: d.name, text: d.name })));
+  const sp = el("select", { id: "ep-split" });
+  const ix = el("input", { id: "ep-index", type: "number", min: 0, value: want[2] || "0" });
+  const fillSplits = () => {
+    const d = sets.find((x) => x.name === ds.value) || sets[0];
+    sp.replaceChildren(...d.splits.map((s) => el("option", { value: s.name, text: `${s.name} (${s.episodes})` })));
+  };
+  if (want[0]) ds.value = want[0];
+  fillSplits();
+  if (want[1]) sp.value = want[1];
+  ds.addEventListener("change", fillSplits);
+  const view = el("div", { class: "episode" });
+  const go = el("button", { type: "button", text: "show" });
+  go.addEventListener("click", () => showEpisode(view, ds.value, sp.value, ix.value).catch((e) => reportError("episode: " + e.message)));
+  body.replaceChildren(el("div", { class: "scrub" }, el("label", {}, "dataset ", ds), el("label", {}, "split ", sp), el("label", {}, "episode ", ix), go), view);
+  if (want.length === 4) await showEpisode(view, "", "", "", params.get("episode"));
+  else if (params.get("episode")) await showEpisode(view, ds.value, sp.value, ix.value);
+}
+
+async function showEpisode(view, dataset, split, index, id) {
+  let ep;
+  try {
+    ep = await api("/api/episode", id ? { id } : { dataset, split, index });
+    dataset = ep.dataset; split = ep.split; index = ep.index;
+    document.getElementById("ep-index").value = index;
+  } catch (e) {
+    if (e.status && e.status < 500) { view.replaceChildren(el("p", { class: "refused", text: "refused: " + e.message })); return; }
+    throw e;
+  }
+  const steps = ep.steps;
+  const frameURL = (cam, k) => "/api/episode/frame?" + new URLSearchParams({ dataset, split, index, camera: cam, step: k });
+  const slider = el("input", { type: "range", min: 0, max: steps - 1, value: 0, id: "ep-step" });
+  const label = el("span", { class: "steplabel" });
+  const play = el("button", { type: "button", text: "play" });
+  let h = `<div class="cams">`;
+  for (const cam of ep.cameras) h += `<figure class="frame" data-camera="${esc(cam)}"><img alt="${esc(cam)}" data-loaded="0" src="${esc(frameURL(cam, 0))}"><figcaption>${esc(cam)}</figcaption></figure>`;
+  h += `</div>`;
+  const deltas = [...Array(steps).keys()];
+  for (const [name, vals] of [["action", ep.action], ["state", ep.state]]) {
+    if (!vals || !vals.length) continue;
+    h += `<div>${name} over the episode's ${steps} steps</div><div class="charts" data-series="episode-${name}">`;
+    for (let d = 0; d < vals[0].length; d++) h += chartHTML("episode-" + name, { values: vals }, { deltas }, d, 240, 60);
+    h += `</div>`;
+  }
+  const content = el("div", { class: "episode-view", "data-episode": ep.id, "data-steps": steps });
+  content.innerHTML = h;
+  // a cursor on every curve, moved with the step
+  for (const g of content.querySelectorAll(".chart svg")) {
+    const c = document.createElementNS(SVGNS, "line");
+    c.setAttribute("class", "cursor"); c.setAttribute("y1", 0); c.setAttribute("y2", g.getAttribute("height"));
+    g.append(c);
+  }
+  const show = (k) => {
+    slider.value = k;
+    label.textContent = `step ${k} of ${steps}` + (ep.fps ? ` (${(k / ep.fps).toFixed(2)} s)` : "");
+    content.dataset.step = k;
+    for (const f of content.querySelectorAll("figure[data-camera]")) {
+      const img = f.querySelector("img");
+      const src = frameURL(f.dataset.camera, k);
+      if (img.getAttribute("src") !== src) { img.dataset.loaded = "0"; img.src = src; }
+    }
+    for (const g of content.querySelectorAll(".chart svg")) {
+      const w = +g.getAttribute("width");
+      const x = (3 + (w - 6) * (steps === 1 ? 0.5 : k / (steps - 1))).toFixed(1);
+      const c = g.querySelector(".cursor"); c.setAttribute("x1", x); c.setAttribute("x2", x);
+    }
+  };
+  slider.addEventListener("input", () => show(+slider.value));
+  let timer = null;
+  play.addEventListener("click", () => {
+    if (timer) { clearInterval(timer); timer = null; play.textContent = "play"; return; }
+    play.textContent = "pause";
+    timer = setInterval(() => show((+slider.value + 1) % steps), 1000 / (ep.fps || 10));
+  });
+  view.replaceChildren(el("p", { text: `${ep.id}: ${steps} steps` + (ep.fps ? ` at ${ep.fps} fps` : "") + (ep.task ? ` — task: ${ep.task}` : "") }),
+    el("div", { class: "scrub" }, play, slider, label), content);
+  show(0);
+  document.body.dataset.episodeImages = String(await imagesSettled(content));
 }
 
 // ---- live ----
@@ -294,7 +388,7 @@ async function main() {
   const t0 = performance.now();
   if (params.get("timing") === "1") console.info("oxefs-view-timing start");
   bindForm();
-  await Promise.all([renderMix(), renderBatch(), renderLive(), renderCheck()]);
+  await Promise.all([renderMix(), renderBatch(), renderEpisodes(), renderLive(), renderCheck()]);
   document.body.dataset.readyMs = (performance.now() - t0).toFixed(0);
   document.body.dataset.ready = "1";
   if (params.get("timing") === "1") console.info("oxefs-view-timing ready");
