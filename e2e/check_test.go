@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/oxefs/oxefs/frames/av"
@@ -235,6 +236,11 @@ func TestCheckFixtures(t *testing.T) {
 		{"episode shorter than the offset", func(t *testing.T) string {
 			return strings.Replace(fill(tinyTable, filepath.Join(data, "tiny_table", "1.0.0")), "offset: 1", "offset: 9", 1)
 		}, "short", ""},
+		{"LeRobot timestamps swapped", func(t *testing.T) string {
+			dir := testkit.CopyDir(t, filepath.Join(testkit.Testdata(t), "lerobot", "lerobot_av1"))
+			swapTimestamps(t, filepath.Join(dir, "data", "chunk-000", "file-000.parquet"), 2, 3)
+			return fill(lerobotAV1, dir)
+		}, "timestamp", "lerobot_av1/train/episode_000000"},
 		{"LeRobot episode past its video's end", func(t *testing.T) string {
 			return fill(lerobotAV1, testkit.LeRobotDamaged(t, "past_video_end"))
 		}, "frame_count", "lerobot_av1/val/"},
@@ -254,6 +260,66 @@ func TestCheckFixtures(t *testing.T) {
 			}
 			t.Logf("%d defects, the first: %+v", out.Defects, firstDefect(out))
 		})
+	}
+}
+
+// swapTimestamps rewrites a LeRobot data file with the timestamps of rows
+// i and j swapped, every other value as it was.
+func swapTimestamps(t *testing.T, path string, i, j int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, ok := pf.Schema().Lookup("timestamp")
+	if !ok {
+		t.Fatalf("%s has no timestamp column", path)
+	}
+	r := parquet.NewReader(pf)
+	rows := make([]parquet.Row, pf.NumRows())
+	n, err := r.ReadRows(rows)
+	if n != len(rows) {
+		t.Fatalf("read %d of %d rows: %v", n, len(rows), err)
+	}
+	f.Close()
+	// A row holds its values flattened, column by column (a list column
+	// gives several): the timestamp is the value of its column.
+	at := func(row parquet.Row) int {
+		for k, v := range row {
+			if v.Column() == col.ColumnIndex {
+				return k
+			}
+		}
+		t.Fatalf("a row without its timestamp")
+		return -1
+	}
+	a, b := &rows[i][at(rows[i])], &rows[j][at(rows[j])]
+	if a.Float() == b.Float() {
+		t.Fatalf("rows %d and %d have the same timestamp", i, j)
+	}
+	*a, *b = parquet.FloatValue(b.Float()).Level(a.RepetitionLevel(), a.DefinitionLevel(), col.ColumnIndex),
+		parquet.FloatValue(a.Float()).Level(b.RepetitionLevel(), b.DefinitionLevel(), col.ColumnIndex)
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := parquet.NewWriter(out, pf.Schema())
+	if _, err := w.WriteRows(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
