@@ -241,6 +241,9 @@ func TestCheckFixtures(t *testing.T) {
 			swapTimestamps(t, filepath.Join(dir, "data", "chunk-000", "file-000.parquet"), 2, 3)
 			return fill(lerobotAV1, dir)
 		}, "timestamp", "lerobot_av1/train/episode_000000"},
+		{"LeRobot video cut short: the frames of its last episode dropped", func(t *testing.T) string {
+			return fill(lerobotAV1, testkit.LeRobotDamaged(t, "truncated_mp4"))
+		}, "frame_count", "lerobot_av1/val/"},
 		{"LeRobot episode past its video's end", func(t *testing.T) string {
 			return fill(lerobotAV1, testkit.LeRobotDamaged(t, "past_video_end"))
 		}, "frame_count", "lerobot_av1/val/"},
