@@ -12,6 +12,7 @@ import (
 
 	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/loader"
+	"github.com/oxefs/oxefs/view"
 )
 
 type mountCmd struct {
@@ -120,7 +121,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if c.View != "" {
 		vctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		if _, err := serveView(vctx, log, c.Mountpoint, c.View, nil, viewEpisodes{p, c.Decoder}); err != nil {
+		if _, err := serveView(vctx, log, c.Mountpoint, c.View, view.Options{Episodes: viewEpisodes{p, c.Decoder}}); err != nil {
 			srv.Unmount()
 			return err
 		}

@@ -13,6 +13,7 @@ type viewCmd struct {
 	Mount string `arg:"" help:"An oxefs mount (the directory that holds info.json), or a rank's directory of it." type:"existingdir"`
 	Addr  string `help:"Address to serve the page on. Loopback unless you name another; port 0 picks a free one." default:"127.0.0.1:8765"`
 	Check string `help:"An oxefs check --json report to show on the page." type:"existingfile" placeholder:"FILE"`
+	Bench string `help:"An oxefs bench --out directory whose pictures (mixture over time, shares, latency) the live section shows, refreshed as bench rewrites them." type:"existingdir" placeholder:"DIR"`
 }
 
 func (c *viewCmd) Run(ctx context.Context, log *slog.Logger) error {
@@ -23,7 +24,7 @@ func (c *viewCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 	}
-	done, err := serveView(ctx, log, c.Mount, c.Addr, check, nil)
+	done, err := serveView(ctx, log, c.Mount, c.Addr, view.Options{Check: check, BenchDir: c.Bench})
 	if err != nil {
 		return err
 	}
@@ -32,13 +33,13 @@ func (c *viewCmd) Run(ctx context.Context, log *slog.Logger) error {
 
 // serveView serves the page of the mount at dir on addr until ctx is
 // done, and logs its URL.
-// eps, when not nil, feeds the episode scrubber.
-func serveView(ctx context.Context, log *slog.Logger, dir, addr string, check []byte, eps view.Episodes) (<-chan error, error) {
+func serveView(ctx context.Context, log *slog.Logger, dir, addr string, opts view.Options) (<-chan error, error) {
+	opts.Log = log
 	m, err := view.OpenMount(dir)
 	if err != nil {
 		return nil, err
 	}
-	a, done, err := view.Listen(ctx, addr, view.NewServer(m, view.Options{Check: check, Episodes: eps, Log: log}), log)
+	a, done, err := view.Listen(ctx, addr, view.NewServer(m, opts), log)
 	if err != nil {
 		m.Close()
 		return nil, err

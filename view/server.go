@@ -13,6 +13,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +34,9 @@ type Options struct {
 	Check []byte
 	// Episodes feeds the episode scrubber; nil without one.
 	Episodes Episodes
+	// BenchDir is an `oxefs bench --out` directory whose pictures the
+	// live section shows ("" for none).
+	BenchDir string
 	// Encoders bounds the frames encoded at once (default 2), so that a
 	// page open beside training takes little of the daemon's CPU.
 	Encoders int64
@@ -45,6 +51,7 @@ type Server struct {
 	// constants
 	check    []byte
 	episodes Episodes
+	benchDir string
 	mux      *http.ServeMux
 	// encode bounds concurrent frame encodes.
 	encode *semaphore.Weighted
@@ -58,7 +65,7 @@ func NewServer(m *Mount, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{mount: m, log: opts.Log, check: opts.Check, episodes: opts.Episodes, encode: semaphore.NewWeighted(opts.Encoders), mux: http.NewServeMux()}
+	s := &Server{mount: m, log: opts.Log, check: opts.Check, episodes: opts.Episodes, benchDir: opts.BenchDir, encode: semaphore.NewWeighted(opts.Encoders), mux: http.NewServeMux()}
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.page)
@@ -69,6 +76,8 @@ func NewServer(m *Mount, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/check", s.api(s.checkReport))
 	s.mux.HandleFunc("GET /api/frame", s.frame)
 	s.mux.HandleFunc("GET /api/episodes", s.api(s.episodeDatasets))
+	s.mux.HandleFunc("GET /api/bench", s.api(s.benchPlots))
+	s.mux.HandleFunc("GET /api/bench/{name}", s.benchPlot)
 	s.mux.HandleFunc("GET /api/episode", s.episode)
 	s.mux.HandleFunc("GET /api/episode/frame", s.episodeFrame)
 	return s
@@ -379,4 +388,39 @@ func Listen(ctx context.Context, addr string, h http.Handler, log *slog.Logger) 
 		srv.Shutdown(sctx)
 	}()
 	return ln.Addr(), done, nil
+}
+
+// benchPlots are the pictures oxefs bench writes into --out, the only
+// files of BenchDir the page serves.
+var benchPlots = []string{"mixture_over_time.svg", "mixture_shares.svg", "latency.svg"}
+
+// benchPlots lists the bench pictures there are.
+func (s *Server) benchPlots(url.Values) (any, error) {
+	out := []string{}
+	if s.benchDir == "" {
+		return out, nil
+	}
+	for _, name := range benchPlots {
+		if st, err := os.Stat(filepath.Join(s.benchDir, name)); err == nil && st.Mode().IsRegular() {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
+// benchPlot serves one of them.
+func (s *Server) benchPlot(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !slices.Contains(benchPlots, name) || s.benchDir == "" {
+		s.fail(w, r, fmt.Errorf("bench picture %q: %w", name, errNotFound))
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(s.benchDir, name))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(b)
 }

@@ -392,3 +392,41 @@ func TestPageAssetsEmbedded(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchPlots: the live section serves an oxefs bench --out
+// directory's pictures, and no other file of it.
+func TestBenchPlots(t *testing.T) {
+	bench := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bench, "latency.svg"), []byte("<svg>latency</svg>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bench, "summary.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenMount(stepMount(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	srv := httptest.NewServer(NewServer(m, Options{BenchDir: bench}))
+	defer srv.Close()
+	tests := []struct {
+		path string
+		code int
+		body string
+	}{
+		{"/api/bench", 200, `["latency.svg"]`},
+		{"/api/bench/latency.svg", 200, "<svg>latency</svg>"},
+		{"/api/bench/mixture_shares.svg", 404, "no such file"},
+		{"/api/bench/summary.json", 404, "not here"},
+		{"/api/bench/..%2Fsummary.json", 404, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			code, body := get(t, srv.URL+tc.path)
+			if code != tc.code || !strings.Contains(string(body), tc.body) {
+				t.Errorf("%d %s; want %d with %q", code, body, tc.code, tc.body)
+			}
+		})
+	}
+}

@@ -308,6 +308,7 @@ async function showEpisode(view, dataset, split, index, id) {
 
 // ---- live ----
 let lastStats = null;
+let benchNames = [];
 const rateHistory = [];
 function sparkline(vals, w, h) {
   const g = svg("svg", { width: w, height: h });
@@ -347,7 +348,10 @@ async function renderLive() {
   for (const [name, v] of Object.entries(st.samples_per_dataset || {}).sort()) {
     share.append(el("tr", { "data-dataset": name, "data-share": total ? v / total : 0 }, el("td", { text: name }), el("td", { class: "num", text: total ? pct(v / total) : "–" }), el("td", {}, meter(total ? v / total : 0))));
   }
-  document.querySelector("#live .body").replaceChildren(t, el("h3", { text: "read share per dataset" }), share);
+  const plots = el("div", { class: "benchplots" });
+  for (const name of benchNames) plots.append(el("img", { src: "/api/bench/" + name + "?t=" + Math.round(st.uptime_s || 0), alt: name, "data-plot": name }));
+  document.querySelector("#live .body").replaceChildren(t, el("h3", { text: "read share per dataset" }), share,
+    benchNames.length ? el("h3", { text: "oxefs bench (--bench DIR)" }) : "", plots);
 }
 
 // ---- check ----
@@ -384,10 +388,15 @@ function bindForm() {
   });
 }
 
+async function loadBenchNames() {
+  benchNames = await api("/api/bench");
+}
+
 async function main() {
   const t0 = performance.now();
   if (params.get("timing") === "1") console.info("oxefs-view-timing start");
   bindForm();
+  await loadBenchNames();
   await Promise.all([renderMix(), renderBatch(), renderEpisodes(), renderLive(), renderCheck()]);
   document.body.dataset.readyMs = (performance.now() - t0).toFixed(0);
   document.body.dataset.ready = "1";
