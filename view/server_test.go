@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,6 +125,13 @@ func stepMount(t *testing.T) string {
 		"substitutions":       map[string]int64{"short_episode": 1},
 		"bad_episodes":        []map[string]string{{"episode": "b/train/0/3", "reason": "short_episode"}},
 	})
+	stepMountInto(t, dir)
+	return dir
+}
+
+// stepMountInto writes stepMount's train batch 0 into dir/batches.
+func stepMountInto(t *testing.T, dir string) {
+	t.Helper()
 	b := filepath.Join(dir, "batches", "000000.")
 	pix := make([]byte, 2*2*4*3*3)
 	for i := range pix {
@@ -139,7 +147,6 @@ func stepMount(t *testing.T) string {
 	writeNPY(t, b+"frame_index.npy", "<i8", []int{2}, i64bytes([]int64{0, 17}))
 	writeNPY(t, b+"aug.crop.npy", "<f4", []int{2, 4}, f32bytes([]float32{0, 0, 1, 1, 0.25, 0.5, 0.5, 0.5}))
 	writeJSON(t, b+"json", map[string]any{"dataset_name": []string{"b", "a"}, "episode_id": []string{"b/train/0/1", "a/train/1/0"}, "task": []string{"pick", "place"}})
-	return dir
 }
 
 func newTestServer(t *testing.T, dir string) *httptest.Server {
@@ -426,6 +433,70 @@ func TestBenchPlots(t *testing.T) {
 			code, body := get(t, srv.URL+tc.path)
 			if code != tc.code || !strings.Contains(string(body), tc.body) {
 				t.Errorf("%d %s; want %d with %q", code, body, tc.code, tc.body)
+			}
+		})
+	}
+}
+
+// TestRanksAndVal: a mount of several ranks serves each rank's batches
+// from rank/R/, a rank it lacks is refused naming those it has, and a
+// rank with a val view serves val/batches/.
+func TestRanksAndVal(t *testing.T) {
+	top := t.TempDir()
+	writeJSON(t, filepath.Join(top, "info.json"), map[string]any{"ranks": []int{0, 2}, "world": 4, "batch_size": 2, "num_batches": 1})
+	for _, r := range []string{"0", "2"} {
+		dir := stepMount(t)
+		var info map[string]any
+		b, err := os.ReadFile(filepath.Join(dir, "info.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &info); err != nil {
+			t.Fatal(err)
+		}
+		info["rank"], _ = strconv.Atoi(r)
+		info["val"] = info["train"]
+		writeJSON(t, filepath.Join(dir, "info.json"), info)
+		if err := os.MkdirAll(filepath.Join(dir, "val"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		// The val view's batch 0 is rank r's train batch 0 with the task
+		// text marked.
+		if err := os.Rename(filepath.Join(dir, "batches"), filepath.Join(dir, "val", "batches")); err != nil {
+			t.Fatal(err)
+		}
+		stepMountInto(t, dir)
+		writeJSON(t, filepath.Join(dir, "val", "batches", "000000.json"), map[string]any{"dataset_name": []string{"b", "a"}, "task": []string{"val " + r, "x"}})
+		if err := os.MkdirAll(filepath.Join(top, "rank"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(dir, filepath.Join(top, "rank", r)); err != nil {
+			t.Fatal(err)
+		}
+		if r == "0" {
+			if err := os.Rename(filepath.Join(top, "rank", r, "stats.json"), filepath.Join(top, "stats.json")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	srv := newTestServer(t, top)
+	tests := []struct {
+		path string
+		code int
+		says string
+	}{
+		{"/api/batch?rank=2&view=val", 200, `"task":"val 2"`},
+		{"/api/batch?rank=0&view=val", 200, `"task":"val 0"`},
+		{"/api/batch?rank=2", 200, `"task":"pick"`},
+		{"/api/batch?rank=1", 400, "serves ranks [0 2]"},
+		{"/api/frame?rank=2&view=val&slot=cam&sample=1&step=1", 200, "PNG"},
+		{"/api/mix?rank=2", 200, `"rank":2`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			code, body := get(t, srv.URL+tc.path)
+			if code != tc.code || !strings.Contains(string(body), tc.says) {
+				t.Errorf("%d %.300s; want %d with %q", code, body, tc.code, tc.says)
 			}
 		})
 	}
