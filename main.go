@@ -26,6 +26,8 @@ type cli struct {
 	Stats   statsCmd   `cmd:"" help:"Compute each dataset's normalisation statistics (mean, std, min, max, q01, q99 of actions and states), save and print them."`
 	Inspect inspectCmd `cmd:"" help:"Describe a dataset, RLDS (TFDS) or LeRobot v3, local or on gs://, s3:// or the Hugging Face Hub (hf://): splits, files, features, image keys."`
 	Synth   synthCmd   `cmd:"" help:"Write OXE-like synthetic datasets and mix configs for offline trials."`
+	Check   checkCmd   `cmd:"" help:"Read every episode of each dataset's splits once and report defects (non-finite values, bad timestamps, frozen cameras, short or unreadable episodes) and the action autocorrelation."`
+	View    viewCmd    `cmd:"" help:"Serve a web page of a mount: the mix, any batch as the trainer receives it, live counters."`
 	Version versionCmd `cmd:"" help:"Print the oxefs version."`
 }
 

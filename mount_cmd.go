@@ -12,6 +12,7 @@ import (
 
 	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/loader"
+	"github.com/oxefs/oxefs/view"
 )
 
 type mountCmd struct {
@@ -32,6 +33,7 @@ type mountCmd struct {
 	// on a file: the local ranks of a torchrun job share one daemon so.
 	ExitWhenUnlocked string `help:"Shut down as on SIGTERM once no other process holds a flock on this file (each user holds a shared lock while it reads; oxefs.mount in the ranks of a torchrun job shares one daemon this way)." name:"exit-when-unlocked" placeholder:"FILE" type:"existingfile"`
 	RemoveOnExit     string `help:"On exit, once unmounted, remove this directory made for the daemon (its mountpoint, log, lock file): the files and empty directories directly in it, then itself, never deeper." name:"remove-on-exit" placeholder:"DIR" type:"existingdir"`
+	View             string `help:"Serve a web page of the mount (the mix, any batch, live counters) on this address, e.g. 127.0.0.1:8765; oxefs view MOUNT serves the same page from another process." placeholder:"ADDR"`
 }
 
 // fusectlMissing says, when the grace period ends with files still open
@@ -115,6 +117,14 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	if err := p.SetServing(serving); err != nil {
 		srv.Unmount()
 		return err
+	}
+	if c.View != "" {
+		vctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if _, err := serveView(vctx, log, c.Mountpoint, c.View, view.Options{Episodes: viewEpisodes{p, c.Decoder}}); err != nil {
+			srv.Unmount()
+			return err
+		}
 	}
 	if p.MultiRank() {
 		log.Info("mounted", "mountpoint", c.Mountpoint, "ranks", c.Ranks, "world", c.World, "batches_per_rank", p.Train.Len(),

@@ -59,6 +59,7 @@ lib_ok() { # soname prefix, e.g. libturbojpeg.so.0
 if ! cc_ok; then missing+=("a C compiler with libc headers (cgo, the race detector)"); debs+=(gcc libc6-dev); fi
 if ! command -v fusermount3 >/dev/null 2>&1; then missing+=("fusermount3 (FUSE mounts)"); debs+=(fuse3); fi
 if ! lib_ok libturbojpeg.so.0; then missing+=("libturbojpeg.so.0 (libjpeg-turbo: TensorFlow-exact JPEG decoding)"); debs+=(libturbojpeg0); fi
+if ! command -v chromium >/dev/null 2>&1; then missing+=("chromium (the web page's browser tests, headless)"); debs+=(chromium); fi
 if ! lib_ok libavcodec.so.; then
   missing+=("libavcodec (LeRobot video)")
   debs+=(libavcodec)  # resolved to the release's name below

@@ -42,12 +42,14 @@ var layer = map[string]int{
 	"steps":      3, // step samples: pairs' sibling
 	"episodes":   3,
 	"norm":       3,
+	"check":      3, // oxefs check: defects of loaded episodes
 
 	"batch":    4,
 	"assemble": 4, // the batches of a view: plan, fetch, assemble, substitute
 
 	"fs":    5,
 	"bench": 5,
+	"view":  5, // the web page: a reader of what a mount serves
 
 	"loader": 6,
 

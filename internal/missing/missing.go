@@ -36,6 +36,8 @@ var (
 	// (--decoder go, OXEFS_DECODER=go).
 	ExactJPEG = Thing{"libjpeg-turbo decoding", "apt-get install libturbojpeg0, and leave OXEFS_DECODER unset or auto"}
 	FUSE      = Thing{"/dev/fuse", "a kernel with FUSE (modprobe fuse) and /dev/fuse in this container"}
+	// Chromium drives the web page's tests (oxefs view) headless.
+	Chromium = Thing{"chromium", "apt-get install chromium"}
 )
 
 // Python is a python3 that imports the modules.
