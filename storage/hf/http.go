@@ -9,9 +9,7 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/oxefs/oxefs/storage"
 )
@@ -111,7 +109,7 @@ func (b *Backend) statusError(resp *http.Response, name string) error {
 			Remedy: fmt.Sprintf("set HF_TOKEN or run `huggingface-cli login`; the repo may be gated "+
 				"(accept its conditions on %s/datasets/%s with the token's account)", hub, b.repo)}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-		return storage.TransientAfter(fmt.Errorf("%s: %s", what, said), retryAfter(resp.Header.Get("Retry-After")))
+		return storage.TransientAfter(fmt.Errorf("%s: %s", what, said), storage.ParseRetryAfter(resp.Header.Get("Retry-After")))
 	}
 	return fmt.Errorf("%s: %s", what, said)
 }
@@ -143,7 +141,7 @@ func (b *Backend) storageError(resp *http.Response, name string) error {
 		return err
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests ||
 		resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-		return storage.TransientAfter(err, retryAfter(resp.Header.Get("Retry-After")))
+		return storage.TransientAfter(err, storage.ParseRetryAfter(resp.Header.Get("Retry-After")))
 	}
 	return err
 }
@@ -192,19 +190,4 @@ func redactURL(s string) string {
 		u.RawQuery = "…"
 	}
 	return u.String()
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when
-// absent or unreadable.
-func retryAfter(h string) time.Duration {
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }
