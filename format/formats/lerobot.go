@@ -3,6 +3,7 @@ package formats
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -51,16 +52,25 @@ func metadataReader(src storage.Backend, env *format.Env) storage.Backend {
 }
 
 // probeLeRobot looks for meta/info.json, or offline for warm's record. A
-// source that cannot say whether it holds meta/info.json (an outage, most
-// likely) is not claimed: RLDS, the format a source was always read as,
-// tries it, and its error (naming dataset_info.json) is the one reported.
-func probeLeRobot(ctx context.Context, src storage.Backend, env *format.Env) bool {
+// source whose retries gave up on it (storage.ErrUnavailable: it does not
+// answer) is the open's error: the RLDS probe would wait out a second
+// retry budget on the same outage, and one open has one bound. Any other
+// failure to say (missing, refused, an odd Stat) is not LeRobot: RLDS,
+// the format a source was always read as, tries it, and its error (naming
+// dataset_info.json) is the one reported.
+func probeLeRobot(ctx context.Context, src storage.Backend, env *format.Env) (bool, error) {
 	if offlineRemote(src, env) {
 		_, ok := loadLeRobotRecord(env.Store, src)
-		return ok
+		return ok, nil
 	}
 	_, err := metadataReader(src, env).Stat(ctx, lerobot.InfoPath)
-	return err == nil
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, storage.ErrUnavailable) || ctx.Err() != nil:
+		return false, err
+	}
+	return false, nil
 }
 
 // openLeRobot opens a LeRobot dataset, read through the store. Its video

@@ -6,14 +6,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -578,5 +581,33 @@ func TestWholeReadFlipRetried(t *testing.T) {
 				t.Fatalf("%s: flipped %d responses, want 1", name, flipped)
 			}
 		}
+	}
+}
+
+// TestTransportErrors: a host that does not resolve fails at once (no
+// retry would resolve it), as on gs:// and s3://; a temporary DNS failure,
+// a DNS timeout, a refused or reset connection are retried.
+func TestTransportErrors(t *testing.T) {
+	dial := func(err error) error {
+		return fmt.Errorf("GET http://hub/x: %w", &net.OpError{Op: "dial", Net: "tcp", Err: err})
+	}
+	for _, tc := range []struct {
+		name      string
+		err       error
+		transient bool
+	}{
+		{"no such host", dial(&net.DNSError{Err: "no such host", Name: "hub.invalid", IsNotFound: true}), false},
+		{"resolver says no", dial(&net.DNSError{Err: "server misbehaving", Name: "hub"}), false},
+		{"temporary DNS failure", dial(&net.DNSError{Err: "try again", Name: "hub", IsTemporary: true}), true},
+		{"DNS timeout", dial(&net.DNSError{Err: "i/o timeout", Name: "hub", IsTimeout: true}), true},
+		{"refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), true},
+		{"reset", dial(os.NewSyscallError("read", syscall.ECONNRESET)), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := transportError(tc.err)
+			if storage.IsTransient(got) != tc.transient || got.Error() != tc.err.Error() {
+				t.Errorf("transportError(%v) = %v, transient %v; want transient %v", tc.err, got, storage.IsTransient(got), tc.transient)
+			}
+		})
 	}
 }

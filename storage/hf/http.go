@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -55,10 +56,22 @@ func (b *Backend) send(ctx context.Context, method string, u *url.URL, rng strin
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
-	// Whatever the transport meets (a reset or refused connection, a
+	return nil, transportError(fmt.Errorf("%s %s: %w", method, redactURL(u.String()), err))
+}
+
+// transportError classifies an error of the transport (no answer at all).
+func transportError(err error) error {
+	// A host that does not resolve (no such host, no network to ask) will
+	// not resolve on a retry either: it fails at once, as gs:// and s3://
+	// do. A DNS failure the resolver calls temporary or a timeout is
+	// retried.
+	if de, ok := errors.AsType[*net.DNSError](err); ok && !de.IsTemporary && !de.IsTimeout {
+		return err
+	}
+	// Whatever else the transport meets (a reset or refused connection, a
 	// timeout, a TLS handshake cut short) is worth another try within the
 	// retry budget.
-	return nil, storage.Transient(fmt.Errorf("%s %s: %w", method, redactURL(u.String()), err))
+	return storage.Transient(err)
 }
 
 // sameOrigin reports whether u is on the origin (scheme, host and port)
