@@ -213,15 +213,34 @@ func (s *snapshot) Stat(_ context.Context, name string) (storage.ObjectInfo, err
 	return storage.ObjectInfo{}, &offline.NotCachedError{URI: s.Location(), Name: name}
 }
 
-// Open reads the cached file (a *offline.NotCachedError when it is not).
+// Open reads the cached file, of the version warm fetched (a
+// *offline.NotCachedError when it is not cached).
 func (s *snapshot) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
-	return s.src.Open(ctx, name, off, length)
+	o, err := s.object(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.src.Open(ctx, o, off, length)
 }
 
-// OpenFile opens the cached file (a *offline.NotCachedError when it is
-// not): a snapshot's files are local, read in place.
+// OpenFile opens the cached file, of the version warm fetched (a
+// *offline.NotCachedError when it is not cached): a snapshot's files are
+// local, read in place.
 func (s *snapshot) OpenFile(ctx context.Context, name string) (storage.File, error) {
-	return s.src.OpenFile(ctx, name)
+	o, err := s.object(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.src.OpenFile(ctx, o)
+}
+
+// object is the named file as warm fetched it.
+func (s *snapshot) object(name string) (store.Object, error) {
+	info, ok := s.files[name]
+	if !ok {
+		return store.Object{}, &offline.NotCachedError{URI: s.Location(), Name: name}
+	}
+	return store.Object{Name: name, Size: info.Size, Version: info.Version}, nil
 }
 
 // Warm fetches, whole, every file reading ranges needs into the disk
@@ -253,7 +272,8 @@ func (d *lerobotDataset) Warm(ctx context.Context, ranges []episode.Range, progr
 			if err != nil {
 				return fmt.Errorf("dataset %s: %s: %w", d.Name, name, err)
 			}
-			f, err := cached.OpenFile(gctx, name)
+			// That version's bytes, whatever the source holds by now.
+			f, err := cached.OpenFile(gctx, store.Object{Name: name, Size: info.Size, Version: info.Version})
 			if err != nil {
 				return fmt.Errorf("dataset %s: fetch %s: %w", d.Name, name, err)
 			}
@@ -308,7 +328,7 @@ func (d *lerobotDataset) MissingOffline(_ context.Context, ranges []episode.Rang
 	}
 	var lack []string
 	for _, f := range files {
-		if _, ok := rec.Files[f]; !ok || !cached.Contains(f) {
+		if info, ok := rec.Files[f]; !ok || !cached.Contains(store.Object{Name: f, Size: info.Size, Version: info.Version}) {
 			lack = append(lack, f)
 		}
 	}

@@ -126,9 +126,9 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 	defer release()
 	for range versionTries {
 		var o store.Object
-		o, err = d.src.Identify(ctx, name)
+		o, err = d.shardObject(ctx, name)
 		if err != nil {
-			return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+			return err
 		}
 		info := storage.ObjectInfo{Size: o.Size, Version: o.Version}
 		if d.loadRecordIndex(name, info, hi) {
@@ -142,6 +142,7 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 		if broken != nil && !errors.Is(broken, tfrecord.ErrCorrupt) {
 			err = fmt.Errorf("dataset %s shard %s: index by header hops: %w", d.Name, name, broken)
 			if errors.Is(broken, storage.ErrVersionGone) {
+				d.forgetObject(name, o)
 				continue // rewritten meanwhile: index the new version
 			}
 			return err
@@ -205,6 +206,12 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	d.mu.Lock()
 	if hi == nil || d.hops[name] == hi {
 		delete(d.hops, name)
+	}
+	if hi != nil {
+		if o, ok := d.objects[name]; ok && o.Version == hi.info.Version {
+			delete(d.objects, name)
+			delete(d.spans, name)
+		}
 	}
 	d.mu.Unlock()
 	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
