@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"time"
 
 	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/loader"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/retry"
 )
 
 type inspectCmd struct {
@@ -20,13 +22,21 @@ type inspectCmd struct {
 	Index     bool     `help:"Build the episode-length index first (reads every episode; remote shards go through the disk cache)."`
 	CacheDir  string   `help:"Disk cache and index directory." default:"${cache_dir}" name:"cache-dir" type:"path"`
 	Disk      sizeFlag `help:"Disk cache bound, e.g. 50GiB." default:"50GiB"`
+	// The same bounds as mount's: a source that does not answer fails
+	// the command within --fetch-timeout + --fetch-stall.
+	FetchStall   time.Duration `help:"Abandon a source attempt that sends nothing for this long, and retry." name:"fetch-stall" default:"30s"`
+	FetchTimeout time.Duration `help:"Give up on a source after this long without progress." name:"fetch-timeout" default:"2m"`
 }
 
 // Run opens the dataset in the format its files show, builds its
 // episode-length index with --index where its format keeps one
 // (format.LengthIndexer), and prints its description (format.Describer).
 func (c *inspectCmd) Run(ctx context.Context, log *slog.Logger) error {
-	st, err := loader.OpenStorage(loader.StorageOptions{CacheDir: c.CacheDir, Disk: int64(c.Disk), Log: log})
+	if c.FetchStall <= 0 || c.FetchTimeout <= 0 {
+		return fmt.Errorf("--fetch-stall %v, --fetch-timeout %v: each must be more than 0", c.FetchStall, c.FetchTimeout)
+	}
+	st, err := loader.OpenStorage(loader.StorageOptions{CacheDir: c.CacheDir, Disk: int64(c.Disk), Log: log,
+		Retry: retry.Policy{StallTimeout: c.FetchStall, MaxElapsed: c.FetchTimeout}})
 	if err != nil {
 		return err
 	}

@@ -573,15 +573,61 @@ func TestReadmeStepSamples(t *testing.T) {
 	if len(c.Steps.Cameras) != 2 || len(c.Steps.Action.Steps) != 50 || c.Datasets[0].Cameras["primary"] != "observation.images.top" {
 		t.Errorf("the example: %+v", c.Steps)
 	}
+	copied(t, "the example", c)
 	specs, _, _ := strings.Cut(blocks[2], "```")
 	n := 0
 	for _, spec := range strings.Split(specs, "\n\n") {
-		if _, err := Parse([]byte(spec + "\ndatasets: [{name: a, source: /x}]\n")); err != nil {
+		c, err := Parse([]byte(spec + "\ndatasets: [{name: a, source: /x}]\n"))
+		if err != nil {
 			t.Errorf("%s\n: %v", spec, err)
+			continue
 		}
+		copied(t, spec, c)
 		n++
 	}
 	if n != 4 {
 		t.Errorf("%d policy specs, want 4 (ACT, Diffusion Policy, pi0, Octo)", n)
+	}
+}
+
+// copied checks that the config as info.json writes it (sample.cameras a
+// list of {name, size, deltas}), copied into a config file as JSON or as
+// YAML's block list, parses back to the same sample block.
+func copied(t *testing.T, name string, c *Config) {
+	t.Helper()
+	b, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Sample struct {
+			Cameras []json.RawMessage `json:"cameras"`
+		} `json:"sample"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Sample.Cameras) != len(c.Sample.Cameras) {
+		t.Fatalf("%s: info.json's sample.cameras is not a list of %d slots (%v): %s", name, len(c.Sample.Cameras), err, b)
+	}
+	var block strings.Builder
+	block.WriteString("sample:\n  cameras:\n")
+	for _, sl := range c.Sample.Cameras {
+		d, err := json.Marshal(sl.Deltas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&block, "    - name: %s\n      size: [%d, %d]\n      deltas: %s\n", sl.Name, sl.Size[0], sl.Size[1], d)
+	}
+	block.WriteString("datasets: [{name: a, source: /x}]\n")
+	for _, form := range []struct{ name, text string }{{"JSON", string(b)}, {"YAML list", block.String()}} {
+		back, err := Parse([]byte(form.text))
+		if err != nil {
+			t.Errorf("%s, copied from info.json as %s: %v\n%s", name, form.name, err, form.text)
+			continue
+		}
+		if !reflect.DeepEqual(back.Sample.Cameras, c.Sample.Cameras) {
+			t.Errorf("%s, copied from info.json as %s: cameras\n got %+v\nwant %+v", name, form.name, back.Sample.Cameras, c.Sample.Cameras)
+		}
+		if form.name == "JSON" && !reflect.DeepEqual(back.Sample, c.Sample) {
+			t.Errorf("%s, copied from info.json as JSON: sample\n got %+v\nwant %+v", name, back.Sample, c.Sample)
+		}
 	}
 }

@@ -77,7 +77,7 @@ datasets:
 	// naming it.
 	var gone []string
 	err := filepath.WalkDir(cacheDir, func(p string, e fs.DirEntry, err error) error {
-		if err == nil && !e.IsDir() && strings.HasSuffix(p, filepath.Join("observation.images.wrist", "chunk-000", "file-001.mp4")) {
+		if err == nil && !e.IsDir() && strings.HasSuffix(filepath.Dir(p), filepath.Join("observation.images.wrist", "chunk-000", "file-001.mp4.versions")) && !strings.HasSuffix(p, ".lock") {
 			gone = append(gone, p)
 		}
 		return err

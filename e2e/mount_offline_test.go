@@ -98,10 +98,10 @@ func TestMountOfflineIncomplete(t *testing.T) {
 		want   []string
 	}{
 		{"val shard", func(t *testing.T, cacheDir string) {
-			remove(t, filepath.Join(cacheDir, "files", "*", "tiny_bridge-val.tfrecord-00001-of-00002"))
+			remove(t, filepath.Join(cacheDir, "files", "*", "tiny_bridge-val.tfrecord-00001-of-00002.versions", strings.Repeat("?", 16)))
 		}, []string{"1 of the 5 shards of its selections: tiny_bridge-val.tfrecord-00001-of-00002"}},
 		{"train shard and length index", func(t *testing.T, cacheDir string) {
-			remove(t, filepath.Join(cacheDir, "files", "*", "tiny_bridge-train.tfrecord-00002-of-00003"))
+			remove(t, filepath.Join(cacheDir, "files", "*", "tiny_bridge-train.tfrecord-00002-of-00003.versions", strings.Repeat("?", 16)))
 			remove(t, filepath.Join(slugDir(t, cacheDir), "lengths.json"))
 		}, []string{"tiny_bridge-train.tfrecord-00002-of-00003", "the episode-length index (samples_per_episode 0)"}},
 		{"metadata", func(t *testing.T, cacheDir string) {

@@ -13,12 +13,15 @@ import (
 type Format struct {
 	// Name names the format in messages ("LeRobot", "RLDS").
 	Name string
-	// Probe reports whether src holds a dataset of this format. A probe
-	// that cannot tell (the source does not answer) says false, and the
-	// next format is tried. A nil Probe claims every source: that format
-	// is the fallback, registered last, whose open errors say what a
-	// dataset directory lacks.
-	Probe func(ctx context.Context, src storage.Backend, env *Env) bool
+	// Probe reports whether src holds a dataset of this format: true or
+	// false when the source said (a file there, or missing), an error
+	// when it could not be asked (it does not answer, its host is
+	// unknown). Open stops at that error instead of trying the next
+	// format, whose probe would meet the same outage and wait out a
+	// second retry budget: opening a source has one bound. A nil Probe
+	// claims every source: that format is the fallback, registered last,
+	// whose open errors say what a dataset directory lacks.
+	Probe func(ctx context.Context, src storage.Backend, env *Env) (bool, error)
 	// Open opens the dataset at src; name, when not empty, overrides the
 	// dataset's own name in ids and messages.
 	Open func(ctx context.Context, name string, src storage.Backend, env *Env) (Dataset, error)
@@ -80,11 +83,18 @@ func (r *Registry) list() []Format {
 }
 
 // Open opens the dataset at src in the first format whose probe claims
-// it.
+// it; a probe that could not ask the source ends the open with its error.
 func (r *Registry) Open(ctx context.Context, name string, src storage.Backend, env *Env) (Dataset, error) {
 	fs := r.list()
 	for _, f := range fs {
-		if f.Probe == nil || f.Probe(ctx, src, env) {
+		if f.Probe == nil {
+			return f.Open(ctx, name, src, env)
+		}
+		ok, err := f.Probe(ctx, src, env)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s: looking for a %s dataset: %w", src.Location(), f.Name, err)
+		}
+		if ok {
 			return f.Open(ctx, name, src, env)
 		}
 	}

@@ -50,9 +50,12 @@ func fakeFormat(name string, claims func(loc string) bool, probed *[]string) For
 		},
 	}
 	if claims != nil {
-		f.Probe = func(_ context.Context, src storage.Backend, _ *Env) bool {
+		f.Probe = func(_ context.Context, src storage.Backend, _ *Env) (bool, error) {
 			*probed = append(*probed, name)
-			return claims(src.Location())
+			if src.Location() == "down" {
+				return false, storage.Transient(errors.New("connection refused"))
+			}
+			return claims(src.Location()), nil
 		}
 	}
 	return f
@@ -60,7 +63,8 @@ func fakeFormat(name string, claims func(loc string) bool, probed *[]string) For
 
 // TestOpenProbesInOrder: Open asks the formats in registration order and
 // opens with the first that claims the source; the fallback (no probe)
-// takes what none claims, including a source whose probe could not tell.
+// takes what none claims. A source the first probe could not ask ends the
+// open with that error: no other probe waits out the same outage.
 func TestOpenProbesInOrder(t *testing.T) {
 	var probed []string
 	r := registryOf(
@@ -72,12 +76,19 @@ func TestOpenProbesInOrder(t *testing.T) {
 		src, want string
 		probed    []string
 	}{
-		{"ab", "A", []string{"A"}},               // A first, though B claims it too
-		{"b", "B", []string{"A", "B"}},           // A says no
-		{"down", "Fallback", []string{"A", "B"}}, // no probe can tell: the fallback reports
+		{"ab", "A", []string{"A"}},     // A first, though B claims it too
+		{"b", "B", []string{"A", "B"}}, // A says no
+		{"c", "Fallback", []string{"A", "B"}},
+		{"down", "", []string{"A"}}, // A could not ask: the open fails at once
 	} {
 		probed = nil
 		d, err := r.Open(context.Background(), "", fakeSource(tc.src), &Env{})
+		if tc.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "dataset down: looking for a A dataset: connection refused") || !slices.Equal(probed, tc.probed) {
+				t.Errorf("%s: %v after probing %v; want the probe's error after %v", tc.src, err, probed, tc.probed)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -29,6 +30,7 @@ type planDataset struct {
 	segs                []segment
 	windows             []window // only windows with units
 	cum                 []int64  // SamplesPerEpisode 0: units before episode e; len episodes+1
+	bad                 []int64  // SamplesPerEpisode 0: the unreadable episodes, ascending
 	orderKey            uint64   // hash state after (seed, keyed.String(name), tagWindowOrder)
 	unitKey             uint64   // hash state after (seed, keyed.String(name), tagWindowUnits)
 
@@ -113,8 +115,13 @@ func newPlanDataset(opts Options, sh DatasetShape) (*planDataset, error) {
 			u := int64(l) - int64(sh.MinOffset)
 			switch {
 			case l < 0:
+				// One unit, so that the record is read, found bad and
+				// substituted (counted, or EIO under --strict) once an
+				// epoch, as with samples_per_episode ≥ 1, never left out
+				// unseen.
 				d.unreadable++
-				u = 0
+				d.bad = append(d.bad, int64(e))
+				u = 1
 			case u <= 0:
 				d.tooShort++
 				u = 0
@@ -166,6 +173,19 @@ func (d *planDataset) unitsIn(e0, e1 int64) int64 {
 		return (e1 - e0) * d.spe
 	}
 	return d.cum[e1] - d.cum[e0]
+}
+
+// isUnreadable reports that episode ep is one the length index could not
+// read (SamplesPerEpisode 0): its one unit is never a substitute.
+func (d *planDataset) isUnreadable(ep int64) bool {
+	_, found := slices.BinarySearch(d.bad, ep)
+	return found
+}
+
+// empty reports that the dataset has no unit that can be served: none at
+// all, or (samples_per_episode 0) only the unreadable episodes' one each.
+func (d *planDataset) empty() bool {
+	return d.units == 0 || d.spe == 0 && d.units == d.unreadable
 }
 
 func (d *planDataset) whyEmpty(minOffset int) string {

@@ -72,7 +72,9 @@
 // uniformly over the episode's valid starts, so t changes with j and with
 // the epoch. With samples_per_episode
 // 0 every valid pair of every episode is a unit (needs the episode-length
-// index) and Sample.Unit is t itself. An episode that cannot be used is
+// index) and Sample.Unit is t itself; an episode the index found
+// unreadable is one unit (t = 0), so its bad record is met, substituted
+// and counted once an epoch as in every other mode. An episode that cannot be used is
 // replaced by the first usable candidate of Substitutes: every other
 // episode of the same window, then of the rest of the dataset, each once,
 // in an order keyed by the sample — deterministic for a sample.

@@ -61,7 +61,8 @@ type DatasetShape struct {
 	Lengths []int32
 	// MinOffset is the smallest offset: an episode of L steps has
 	// max(0, L − MinOffset) units (SamplesPerEpisode 0), t in
-	// [0, L − MinOffset).
+	// [0, L − MinOffset). An unreadable episode has one, t = 0: its
+	// build fails and is substituted and counted like any bad record.
 	MinOffset int
 }
 
@@ -116,7 +117,7 @@ func New(opts Options, shapes []DatasetShape) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		if sh.Weight.Sampled() && d.units == 0 {
+		if sh.Weight.Sampled() && d.empty() {
 			return nil, fmt.Errorf("mix: dataset %s: %s", sh.Name, d.whyEmpty(sh.MinOffset))
 		}
 		p.ds = append(p.ds, d)

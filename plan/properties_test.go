@@ -55,8 +55,11 @@ func coverageCases() []coverageCase {
 	}
 	for _, sg := range b.Segments {
 		for r := range sg.Count {
-			L := int32(rng.IntN(40)) - 1 // -1: unreadable; 0..3: too short
+			L := int32(rng.IntN(40)) - 1 // -1: unreadable (one unit); 0..3: too short
 			b.Lengths = append(b.Lengths, L)
+			if L < 0 {
+				c.units = append(c.units, unitID{sg.Split, sg.Shard, sg.First + r, 0})
+			}
 			for tt := 0; tt < int(L)-3; tt++ {
 				c.units = append(c.units, unitID{sg.Split, sg.Shard, sg.First + r, tt})
 			}
@@ -149,21 +152,39 @@ func TestCoverage(t *testing.T) {
 }
 
 // TestTooShortEpisodes checks that samples_per_episode 0 counts short and
-// unreadable episodes and never plans a t without a valid pair.
+// unreadable episodes, never plans a t without a valid pair, and plans
+// each unreadable episode once (t = 0), so that its build is substituted
+// and counted; a dataset with nothing but those has no units.
 func TestTooShortEpisodes(t *testing.T) {
 	s := DatasetShape{Name: "d", Weight: config.NewWeight(1, 1), MinOffset: 5,
 		Segments: []Segment{{Split: "train", Shard: 0, First: 0, Count: 6}},
 		Lengths:  []int32{6, 5, -1, 0, 10, 1}}
 	p := mustPlan(t, Options{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s})
 	d := p.Info().Datasets[0]
-	if d.TooShort == nil || *d.TooShort != 3 || d.Unreadable == nil || *d.Unreadable != 1 || d.Units != 1+5 || d.Episodes != 6 {
-		t.Fatalf("summary %+v: want 3 too short (5, 0, 1 steps), 1 unreadable, 6 units", d)
+	if d.TooShort == nil || *d.TooShort != 3 || d.Unreadable == nil || *d.Unreadable != 1 || d.Units != 1+5+1 || d.Episodes != 6 {
+		t.Fatalf("summary %+v: want 3 too short (5, 0, 1 steps), 1 unreadable, 7 units", d)
 	}
-	for _, x := range samplesOf(p, 0, 60) {
+	unreadable := 0
+	for _, x := range samplesOf(p, 0, 70) {
 		L := s.Lengths[x.Episode.Record]
+		if L < 0 {
+			if x.Unit != 0 {
+				t.Fatalf("unit %d of an unreadable episode", x.Unit)
+			}
+			unreadable++
+			continue
+		}
 		if x.Unit < 0 || int32(x.Unit) >= L-5 {
 			t.Fatalf("t=%d in an episode of %d steps with offset 5", x.Unit, L)
 		}
+	}
+	if unreadable != 10 {
+		t.Fatalf("the unreadable episode planned %d times in 10 epochs, want 10", unreadable)
+	}
+	s.Lengths = []int32{-1, -1, 2, 3, 4, -1}
+	if _, err := New(Options{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s}); err == nil ||
+		!strings.Contains(err.Error(), "3 of 6 episodes are shorter than offset+1 = 6 steps and 3 are unreadable") {
+		t.Fatalf("a dataset with only unreadable and short episodes: %v", err)
 	}
 	s.Lengths = []int32{1, 2, 3, 4, 5, -1}
 	if _, err := New(Options{BatchSize: 4, SamplesPerEpisode: 0, WindowShards: 1}, []DatasetShape{s}); err == nil ||
@@ -542,7 +563,8 @@ func TestSubstitute(t *testing.T) {
 }
 
 // TestSubstituteSkipsEpisodesWithoutUnits: with samples_per_episode 0 the
-// walk offers only episodes with units, and units that exist.
+// walk offers only episodes with units, and units that exist, never the
+// unreadable episode (planned once, itself substituted).
 func TestSubstituteSkipsEpisodesWithoutUnits(t *testing.T) {
 	sh := shapeOfShards("a", config.NewWeight(1, 1), []int{4, 4, 4})
 	sh.MinOffset = 5
@@ -559,6 +581,13 @@ func TestSubstituteSkipsEpisodesWithoutUnits(t *testing.T) {
 				}
 			}
 			own := fmt.Sprintf("%d/%d", s.Episode.Shard, s.Episode.Record)
+			if own == "2/3" {
+				// The unreadable episode's one unit: the two long ones.
+				if len(got) != 2 || got[0] == got[1] || got[0] == own || got[1] == own {
+					t.Fatalf("walk for the unreadable %s: %v, want the two long episodes", own, got)
+				}
+				continue
+			}
 			if len(got) != 2 || got[1] != own {
 				t.Fatalf("walk for %s: %v, want the other long episode, then %s", own, got, own)
 			}

@@ -39,7 +39,7 @@ func (p *Plan) Substitutes(s Sample) iter.Seq[Sample] {
 		attempt := 0
 		emit := func(w *window, ep int64) bool {
 			units := d.unitsIn(ep, ep+1)
-			if units == 0 {
+			if units == 0 || d.isUnreadable(ep) {
 				return true
 			}
 			attempt++

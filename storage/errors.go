@@ -7,6 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"net"
+	"net/http"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -76,6 +79,27 @@ func TransientAfter(err error, d time.Duration) error {
 		return nil
 	}
 	return &TransientError{Err: err, RetryAfter: d}
+}
+
+// ParseRetryAfter reads an HTTP Retry-After header, as every HTTP source
+// sends it with a 429 or 503: delay-seconds, or an HTTP date; 0 when it
+// is absent, unreadable or already past.
+func ParseRetryAfter(h string) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		// A day is far past any fetch budget; larger values would overflow.
+		return time.Duration(min(s, 86400)) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
 }
 
 // RetryAfter returns the wait a transient err asks for before the next

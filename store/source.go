@@ -103,17 +103,31 @@ func (s *Source) Stat(ctx context.Context, name string) (storage.ObjectInfo, err
 	return s.remote.Stat(ctx, name)
 }
 
-// Open reads the whole named object (see OpenFile) from off, length bytes
-// or to its end when length < 0.
-func (s *Source) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+// Open reads the whole object o (see OpenFile) from off, length bytes or
+// to its end when length < 0.
+func (s *Source) Open(ctx context.Context, o Object, off, length int64) (io.ReadCloser, error) {
 	if s.InPlace() {
-		return s.src.Open(ctx, name, off, length)
+		return s.src.Open(ctx, o.Name, off, length)
 	}
-	if s.cache == nil {
-		return nil, s.noDiskCache()
+	f, err := s.OpenFile(ctx, o)
+	if err != nil {
+		return nil, err
 	}
-	return s.cache.Open(ctx, name, off, length)
+	off = min(max(off, 0), f.Size())
+	n := f.Size() - off
+	if length >= 0 {
+		n = min(n, length)
+	}
+	return &fileReader{SectionReader: io.NewSectionReader(f, off, n), f: f}, nil
 }
+
+// fileReader reads part of an open file, and closes the file.
+type fileReader struct {
+	*io.SectionReader
+	f storage.File
+}
+
+func (r *fileReader) Close() error { return r.f.Close() }
 
 // Identify returns the identity of the named object, for ranged reads of
 // it: an object whose fetch gave up recently (see diskcache's failure
@@ -144,58 +158,49 @@ func (s *Source) Remembered(name string) error {
 	return s.cache.Remembered(name)
 }
 
-// OpenFile returns the whole named object as a local file: in place for a
+// OpenFile returns the whole object o as a local file: in place for a
 // source of local files, from the disk cache (fetched when absent)
-// otherwise.
-func (s *Source) OpenFile(ctx context.Context, name string) (storage.File, error) {
-	return s.openFile(ctx, name, false)
+// otherwise. The disk cache keeps a copy per version (o.Version, the
+// identity the caller read the object at): a new version is never served
+// from an old one's copy, across restarts, warm and offline mounts.
+func (s *Source) OpenFile(ctx context.Context, o Object) (storage.File, error) {
+	return s.openFile(ctx, o, false)
 }
 
 // OpenFileBackground is OpenFile for prefetching: its download yields to
 // the reads others wait for.
-func (s *Source) OpenFileBackground(ctx context.Context, name string) (storage.File, error) {
-	return s.openFile(ctx, name, true)
+func (s *Source) OpenFileBackground(ctx context.Context, o Object) (storage.File, error) {
+	return s.openFile(ctx, o, true)
 }
 
-func (s *Source) openFile(ctx context.Context, name string, background bool) (storage.File, error) {
+func (s *Source) openFile(ctx context.Context, o Object, background bool) (storage.File, error) {
 	if fl, ok := s.src.(storage.Filer); ok {
-		return fl.OpenFile(ctx, name)
+		return fl.OpenFile(ctx, o.Name)
 	}
 	if s.cache == nil {
 		return nil, s.noDiskCache()
 	}
-	if background {
-		return s.cache.OpenFileBackground(ctx, name)
-	}
-	return s.cache.OpenFile(ctx, name)
+	return s.cache.OpenObject(ctx, o, background)
 }
 
-// OpenCached returns the whole named object from the disk cache when it is
-// there, and an error matching fs.ErrNotExist otherwise: it never fetches.
-func (s *Source) OpenCached(name string) (storage.File, error) {
+// OpenCached returns the whole object o, of its version, from the disk
+// cache when it is there, and an error matching fs.ErrNotExist otherwise:
+// it never fetches.
+func (s *Source) OpenCached(o Object) (storage.File, error) {
 	if s.cache == nil {
-		return nil, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", o.Name, fs.ErrNotExist)
 	}
-	return s.cache.OpenCached(name)
+	return s.cache.OpenCachedObject(o)
 }
 
-// Contains reports whether the whole named object can be read without the
-// source: in place, or from the disk cache.
-func (s *Source) Contains(name string) bool {
+// Contains reports whether the whole object o, of its version, can be
+// read without the source: in place, or from the disk cache.
+func (s *Source) Contains(o Object) bool {
 	if s.cache == nil {
 		_, local := s.src.(storage.Filer)
 		return local
 	}
-	return s.cache.Contains(name)
-}
-
-// Forget drops the disk cache's copy of the whole named object: its bytes
-// are stale.
-func (s *Source) Forget(name string) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.Forget(name)
+	return s.cache.ContainsObject(o)
 }
 
 // ForgetVersion drops the ranges and blocks the disk cache holds of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/oxefs/oxefs/format"
@@ -84,6 +85,48 @@ func TestOutageOpensAsRLDS(t *testing.T) {
 	if got := format.NameOf(d); got != "RLDS" {
 		t.Fatalf("opened as %q, want RLDS", got)
 	}
+}
+
+// unavailable is a source whose retries gave up on every request.
+type unavailable struct{ storage.Backend }
+
+func (s unavailable) Stat(_ context.Context, name string) (storage.ObjectInfo, error) {
+	return storage.ObjectInfo{}, &storage.UnavailableError{URI: s.Location(), Name: name, Attempts: 3, Err: errDown}
+}
+
+func (s unavailable) Open(_ context.Context, name string, _, _ int64) (io.ReadCloser, error) {
+	return nil, &storage.UnavailableError{URI: s.Location(), Name: name, Attempts: 3, Err: errDown}
+}
+
+// TestUnavailableStopsTheProbes: a source that the LeRobot probe's
+// retries gave up on fails the open with that error, naming the request
+// (meta/info.json), without RLDS reading anything: an open waits out one
+// retry budget, not one per format.
+func TestUnavailableStopsTheProbes(t *testing.T) {
+	src := &countingSource{Backend: unavailable{local.New(filepath.FromSlash("../../testdata/datasets/tiny_bridge/1.0.0"))}}
+	_, err := format.Open(context.Background(), "", src, env(t))
+	if !errors.Is(err, storage.ErrUnavailable) || !strings.Contains(err.Error(), "meta/info.json") {
+		t.Fatalf("open of a source that does not answer: %v; want storage.ErrUnavailable naming meta/info.json", err)
+	}
+	if src.requests != 1 {
+		t.Fatalf("%d requests to a source that does not answer, want the probe's 1", src.requests)
+	}
+}
+
+// countingSource counts the requests made of its backend.
+type countingSource struct {
+	storage.Backend
+	requests int
+}
+
+func (s *countingSource) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
+	s.requests++
+	return s.Backend.Stat(ctx, name)
+}
+
+func (s *countingSource) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
+	s.requests++
+	return s.Backend.Open(ctx, name, off, length)
 }
 
 // remote is a source whose objects are not local files.

@@ -3,6 +3,7 @@ package formats
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -51,16 +52,25 @@ func metadataReader(src storage.Backend, env *format.Env) storage.Backend {
 }
 
 // probeLeRobot looks for meta/info.json, or offline for warm's record. A
-// source that cannot say whether it holds meta/info.json (an outage, most
-// likely) is not claimed: RLDS, the format a source was always read as,
-// tries it, and its error (naming dataset_info.json) is the one reported.
-func probeLeRobot(ctx context.Context, src storage.Backend, env *format.Env) bool {
+// source whose retries gave up on it (storage.ErrUnavailable: it does not
+// answer) is the open's error: the RLDS probe would wait out a second
+// retry budget on the same outage, and one open has one bound. Any other
+// failure to say (missing, refused, an odd Stat) is not LeRobot: RLDS,
+// the format a source was always read as, tries it, and its error (naming
+// dataset_info.json) is the one reported.
+func probeLeRobot(ctx context.Context, src storage.Backend, env *format.Env) (bool, error) {
 	if offlineRemote(src, env) {
 		_, ok := loadLeRobotRecord(env.Store, src)
-		return ok
+		return ok, nil
 	}
 	_, err := metadataReader(src, env).Stat(ctx, lerobot.InfoPath)
-	return err == nil
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, storage.ErrUnavailable) || ctx.Err() != nil:
+		return false, err
+	}
+	return false, nil
 }
 
 // openLeRobot opens a LeRobot dataset, read through the store. Its video
@@ -203,15 +213,34 @@ func (s *snapshot) Stat(_ context.Context, name string) (storage.ObjectInfo, err
 	return storage.ObjectInfo{}, &offline.NotCachedError{URI: s.Location(), Name: name}
 }
 
-// Open reads the cached file (a *offline.NotCachedError when it is not).
+// Open reads the cached file, of the version warm fetched (a
+// *offline.NotCachedError when it is not cached).
 func (s *snapshot) Open(ctx context.Context, name string, off, length int64) (io.ReadCloser, error) {
-	return s.src.Open(ctx, name, off, length)
+	o, err := s.object(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.src.Open(ctx, o, off, length)
 }
 
-// OpenFile opens the cached file (a *offline.NotCachedError when it is
-// not): a snapshot's files are local, read in place.
+// OpenFile opens the cached file, of the version warm fetched (a
+// *offline.NotCachedError when it is not cached): a snapshot's files are
+// local, read in place.
 func (s *snapshot) OpenFile(ctx context.Context, name string) (storage.File, error) {
-	return s.src.OpenFile(ctx, name)
+	o, err := s.object(name)
+	if err != nil {
+		return nil, err
+	}
+	return s.src.OpenFile(ctx, o)
+}
+
+// object is the named file as warm fetched it.
+func (s *snapshot) object(name string) (store.Object, error) {
+	info, ok := s.files[name]
+	if !ok {
+		return store.Object{}, &offline.NotCachedError{URI: s.Location(), Name: name}
+	}
+	return store.Object{Name: name, Size: info.Size, Version: info.Version}, nil
 }
 
 // Warm fetches, whole, every file reading ranges needs into the disk
@@ -243,7 +272,8 @@ func (d *lerobotDataset) Warm(ctx context.Context, ranges []episode.Range, progr
 			if err != nil {
 				return fmt.Errorf("dataset %s: %s: %w", d.Name, name, err)
 			}
-			f, err := cached.OpenFile(gctx, name)
+			// That version's bytes, whatever the source holds by now.
+			f, err := cached.OpenFile(gctx, store.Object{Name: name, Size: info.Size, Version: info.Version})
 			if err != nil {
 				return fmt.Errorf("dataset %s: fetch %s: %w", d.Name, name, err)
 			}
@@ -298,7 +328,7 @@ func (d *lerobotDataset) MissingOffline(_ context.Context, ranges []episode.Rang
 	}
 	var lack []string
 	for _, f := range files {
-		if _, ok := rec.Files[f]; !ok || !cached.Contains(f) {
+		if info, ok := rec.Files[f]; !ok || !cached.Contains(store.Object{Name: f, Size: info.Size, Version: info.Version}) {
 			lack = append(lack, f)
 		}
 	}

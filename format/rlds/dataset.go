@@ -50,10 +50,13 @@ type Dataset struct {
 	// name, when the dataset was opened offline; nil otherwise.
 	saved map[string]storage.ObjectInfo
 
-	mu      sync.Mutex
-	spans   map[string]*shardSpans // guarded by mu: by shard file name
-	hops    map[string]*hopIndex   // guarded by mu: remote shards indexed by header hops
-	missing map[string]bool        // guarded by mu: shards reported missing
+	mu sync.Mutex
+	// objects is each remote shard's identity as this dataset first met
+	// it (shardObject): the version every whole-shard read of it names.
+	objects map[string]store.Object // guarded by mu: by shard file name
+	spans   map[string]*shardSpans  // guarded by mu: by shard file name
+	hops    map[string]*hopIndex    // guarded by mu: remote shards indexed by header hops
+	missing map[string]bool         // guarded by mu: shards reported missing
 
 	checked checkedRecords // records whose data CRC passed, by file
 }
@@ -133,6 +136,7 @@ func Open(ctx context.Context, s *store.Store, name string, src storage.Backend)
 		infoJSON: infoJSON,
 		featJSON: featJSON,
 		saved:    saved,
+		objects:  make(map[string]store.Object),
 		spans:    make(map[string]*shardSpans),
 		hops:     make(map[string]*hopIndex),
 		missing:  make(map[string]bool),
@@ -301,8 +305,14 @@ func (d *Dataset) openRecord(ctx context.Context, ref Ref, name string) (shardFi
 		err  error
 	)
 	if d.src.Cached() {
+		var o store.Object
+		if o, err = d.shardObject(ctx, name); errors.Is(err, fs.ErrNotExist) {
+			return nil, tfrecord.Span{}, 0, missing(err)
+		} else if err != nil {
+			return nil, tfrecord.Span{}, 0, err
+		}
 		var whole storage.File
-		whole, err = d.src.OpenCached(name)
+		whole, err = d.src.OpenCached(o)
 		if errors.Is(err, fs.ErrNotExist) {
 			f, s, base, err := d.openRemoteRecord(ctx, ref, name)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -377,7 +387,24 @@ func (d *Dataset) openShard(ctx context.Context, name string, background bool) (
 	if background {
 		open = d.src.OpenFileBackground
 	}
-	f, err := open(ctx, name)
+	var (
+		f   storage.File
+		err error
+	)
+	if !d.src.Cached() {
+		f, err = open(ctx, store.Object{Name: name}) // in place
+	} else {
+		for range versionTries {
+			var o store.Object
+			if o, err = d.shardObject(ctx, name); err != nil {
+				break
+			}
+			if f, err = open(ctx, o); !errors.Is(err, storage.ErrVersionGone) {
+				break
+			}
+			d.forgetObject(name, o) // rewritten and its old version gone: the new one
+		}
+	}
 	switch {
 	case err != nil && !d.src.Cached():
 		return nil, 0, fmt.Errorf("dataset %s: %w", d.Name, err)
@@ -385,6 +412,51 @@ func (d *Dataset) openShard(ctx context.Context, name string, background bool) (
 		return nil, 0, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
 	return f, f.Size(), nil
+}
+
+// shardObject returns the identity of the named shard of a remote source
+// that this dataset reads: asked once (of the source, through the disk
+// cache's failure memo, or, offline, of warm's record) and kept, so that
+// every whole-shard read of a daemon names the version it met first, and
+// the disk cache serves that version's copy and no other. A version found
+// gone is forgotten (forgetObject) and the next read asks again.
+func (d *Dataset) shardObject(ctx context.Context, name string) (store.Object, error) {
+	d.mu.Lock()
+	o, ok := d.objects[name]
+	d.mu.Unlock()
+	if ok {
+		return o, nil
+	}
+	if d.saved != nil {
+		info, err := d.statShard(ctx, name)
+		if err != nil {
+			return store.Object{}, err
+		}
+		o = store.Object{Name: name, Size: info.Size, Version: info.Version}
+	} else {
+		var err error
+		if o, err = d.src.Identify(ctx, name); err != nil {
+			return store.Object{}, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.objects[name]; ok {
+		return prev, nil
+	}
+	d.objects[name] = o
+	return o, nil
+}
+
+// forgetObject drops the identity of the named shard, when it is still o,
+// and the record spans indexed from its bytes: that version is gone.
+func (d *Dataset) forgetObject(name string, o store.Object) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cur, ok := d.objects[name]; ok && cur == o {
+		delete(d.objects, name)
+		delete(d.spans, name)
+	}
 }
 
 // reportMissing logs a listed shard that is not there, once per shard.

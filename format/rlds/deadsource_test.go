@@ -250,7 +250,7 @@ func TestFetchShardsOneBudget(t *testing.T) {
 	}
 	for _, r := range refs {
 		name, _ := ds.ShardName(r.Split, r.Shard)
-		if !s.Disk().Contains(store.Slug(ds.Source.Location()) + "/" + name) {
+		if !wholeCached(t, ds, name) {
 			t.Errorf("%s not in the disk cache after FetchShards", name)
 		}
 	}

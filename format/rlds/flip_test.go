@@ -253,3 +253,58 @@ func TestDamagedCachedRecordIsDropped(t *testing.T) {
 		t.Errorf("the cached record after the refetch: %v, or other bytes", err)
 	}
 }
+
+// TestIdenticalDamageTwiceIsReexamined: a header damaged the same way on
+// two reads in a row is taken for the shard's own broken framing for the
+// daemon's life, but that verdict is not kept across a restart (the
+// saved record index holds healthy shards only): with the source healthy
+// after the restart, every episode reads right, none is substituted for
+// good.
+func TestIdenticalDamageTwiceIsReexamined(t *testing.T) {
+	md := loadManifest(t).Datasets["tiny_bridge"]
+	upstream := testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir))
+	var damaging atomic.Bool
+	damaging.Store(true)
+	proxy := testkit.NewRequestFaultProxy(t, upstream.URL(), func(r testkit.SeenRequest, nth int) testkit.Fault {
+		if damaging.Load() && r.Method == "GET" && strings.Contains(r.Path, ".tfrecord-") && rangeLen(r.Range) == 12 {
+			return testkit.FlipAt(3) // the same byte of the length every time
+		}
+		return testkit.Pass()
+	})
+	cacheDir := t.TempDir()
+	open := func() (*Dataset, *store.Store) {
+		src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
+		opts, _ := stackOptions(t, cacheDir, 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+			MaxElapsed: 2 * time.Second, StallTimeout: 2 * time.Second})
+		s, err := store.NewStore(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		ds, err := Open(t.Context(), s, "", src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds, s
+	}
+	ds, s := open()
+	errs := readEvery(t, ds)
+	corrupt := 0
+	for _, err := range errs {
+		if errors.Is(err, episode.ErrCorrupt) {
+			corrupt++
+		}
+	}
+	if corrupt == 0 {
+		t.Fatalf("identical damage on every header read: %d reads failed, none as corrupt data: the test tests nothing", len(errs))
+	}
+	s.Close()
+	if b := savedBroken(t, cacheDir); len(b) > 0 {
+		t.Fatalf("a broken verdict saved for later daemons: %q", b)
+	}
+	damaging.Store(false)
+	ds, _ = open()
+	if errs := readEvery(t, ds); len(errs) > 0 {
+		t.Fatalf("after a restart with a healthy source: %d reads failed, first: %v", len(errs), errs[0])
+	}
+}

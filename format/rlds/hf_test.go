@@ -95,7 +95,7 @@ func TestColdStartFromHub(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkEpisode(t, md.Name, ep, sh.Records[0])
-		if ds.src.Contains(sh.File) {
+		if wholeCached(t, ds, sh.File) {
 			t.Errorf("%s: the whole shard is in the disk cache", sh.File)
 		}
 	}

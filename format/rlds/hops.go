@@ -43,7 +43,12 @@ type hopIndex struct {
 	err error
 }
 
-// recordIndex is a hopIndex as saved under the index directory.
+// recordIndex is a hopIndex as saved under the index directory: of a
+// shard whose framing held to its end. A broken verdict is not saved:
+// identical damage on two reads (a proxy that garbles the same byte) looks
+// like the source's own, so each daemon looks again, and a healthy source
+// is never substituted for good. Broken is read only to refuse the
+// indexes older daemons saved with a verdict.
 type recordIndex struct {
 	Size    int64                  `json:"size"`
 	Version string                 `json:"version"`
@@ -126,9 +131,9 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 	defer release()
 	for range versionTries {
 		var o store.Object
-		o, err = d.src.Identify(ctx, name)
+		o, err = d.shardObject(ctx, name)
 		if err != nil {
-			return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
+			return err
 		}
 		info := storage.ObjectInfo{Size: o.Size, Version: o.Version}
 		if d.loadRecordIndex(name, info, hi) {
@@ -142,6 +147,7 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 		if broken != nil && !errors.Is(broken, tfrecord.ErrCorrupt) {
 			err = fmt.Errorf("dataset %s shard %s: index by header hops: %w", d.Name, name, broken)
 			if errors.Is(broken, storage.ErrVersionGone) {
+				d.forgetObject(name, o)
 				continue // rewritten meanwhile: index the new version
 			}
 			return err
@@ -168,7 +174,7 @@ func (d *Dataset) loadRecordIndex(name string, info storage.ObjectInfo, hi *hopI
 		return false
 	}
 	var ri recordIndex
-	if json.Unmarshal(b, &ri) != nil || ri.Size != info.Size || ri.Version != info.Version {
+	if json.Unmarshal(b, &ri) != nil || ri.Size != info.Size || ri.Version != info.Version || ri.Broken != nil {
 		return false
 	}
 	spans := make([]tfrecord.Span, len(ri.Lengths))
@@ -178,22 +184,18 @@ func (d *Dataset) loadRecordIndex(name string, info storage.ObjectInfo, hi *hopI
 		off = spans[i].End()
 	}
 	hi.info, hi.spans, hi.broken = info, spans, nil
-	if ri.Broken != nil {
-		hi.broken = ri.Broken
-	}
 	return true
 }
 
-// saveRecordIndex writes hi under the index directory, atomically.
+// saveRecordIndex writes hi under the index directory, atomically, when
+// the shard's framing held (see recordIndex).
 func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
+	if hi.broken != nil {
+		return nil
+	}
 	ri := recordIndex{Size: hi.info.Size, Version: hi.info.Version, Lengths: make([]int64, len(hi.spans))}
 	for i, s := range hi.spans {
 		ri.Lengths[i] = s.Len
-	}
-	if ce, ok := errors.AsType[*tfrecord.CorruptError](hi.broken); ok {
-		ri.Broken = ce
-	} else if hi.broken != nil {
-		return nil // not a framing error: nothing worth keeping
 	}
 	return atomicfile.WriteJSON(d.recordIndexPath(name), ri)
 }
@@ -205,6 +207,12 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	d.mu.Lock()
 	if hi == nil || d.hops[name] == hi {
 		delete(d.hops, name)
+	}
+	if hi != nil {
+		if o, ok := d.objects[name]; ok && o.Version == hi.info.Version {
+			delete(d.objects, name)
+			delete(d.spans, name)
+		}
 	}
 	d.mu.Unlock()
 	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -221,7 +229,8 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 // A header whose CRC fails may have been damaged in transit rather than at
 // the source: its bytes are fetched again (after a backoff) before the
 // shard's framing is called broken. When the source gives the same bytes
-// again, the verdict stands (and is saved, as real corruption is); when it
+// again, the verdict stands for this daemon (never saved: the next one
+// looks again, see recordIndex); when it
 // gives others, the index goes on from there with them; when every read
 // gives other failing bytes, indexing fails with a transient error (EIO
 // for the reads that wait on it) and nothing is saved.

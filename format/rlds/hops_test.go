@@ -130,7 +130,7 @@ func TestHopIndexEqualsLocal(t *testing.T) {
 				checkEpisode(t, f.md.Name, ep, rec)
 				records++
 			}
-			if ds.src.Contains(sh.File) {
+			if wholeCached(t, ds, sh.File) {
 				t.Errorf("%s: the whole shard is in the disk cache", sh.File)
 			}
 		}
@@ -410,7 +410,8 @@ func prefetchUntil(t *testing.T, ctx context.Context, f *hopFixture, s *store.St
 		t.Fatal("the prefetch never reached its hang")
 	}
 	testkit.WaitFor(t, 10*time.Second, time.Millisecond, "the delivered bytes in the download's temp file", func() bool {
-		return cacheView(s, ds).Filled(name, 0, delivered)
+		o, err := ds.shardObject(ctx, name)
+		return err == nil && cacheView(s, ds).FilledObject(o, 0, delivered)
 	})
 	return prefetched
 }
@@ -441,7 +442,11 @@ func checkReads(t *testing.T, requests []testkit.SeenRequest, want ...string) {
 // is want, byte for byte.
 func checkCachedShard(t *testing.T, ds *Dataset, name string, want []byte) {
 	t.Helper()
-	whole, err := ds.src.OpenCached(name)
+	o, err := ds.shardObject(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ds.src.OpenCached(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,4 +596,15 @@ func TestPausedPrefetchSkipsRecordsCachedMeanwhile(t *testing.T) {
 		fmt.Sprintf("bytes=%d-%d", delivered, r3.Offset-1),       // the prefetch, up to it
 		fmt.Sprintf("bytes=%d-%d", r3.End(), int64(len(data))-1)) // and after it
 	checkCachedShard(t, ds, sh.File, data)
+}
+
+// wholeCached reports whether the disk cache holds the whole named shard,
+// of the version the dataset reads.
+func wholeCached(t *testing.T, ds *Dataset, name string) bool {
+	t.Helper()
+	o, err := ds.shardObject(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds.src.Contains(o)
 }

@@ -163,9 +163,10 @@ func (d *Dataset) loadLengths(ctx context.Context) (l *Lengths, id dataIdentity,
 	return l, id, nil, nil
 }
 
-// forgetShards drops what this process and the disk cache hold of the
-// shards whose version in stale differs from id's: their record index and
-// their cached copy, which are of the old bytes.
+// forgetShards drops what this process holds of the shards whose version
+// in stale differs from id's: their record index and the identity its
+// reads named. The disk cache's copies of the old version are never read
+// again (each copy is of one version) and go as its LRU takes them.
 func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 	for name, v := range stale.Shards {
 		if id.shards[name] == v {
@@ -173,6 +174,7 @@ func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 		}
 		d.mu.Lock()
 		delete(d.spans, name)
+		delete(d.objects, name)
 		hi := d.hops[name]
 		d.mu.Unlock()
 		if !d.src.Cached() {
@@ -185,9 +187,6 @@ func (d *Dataset) forgetShards(stale *Lengths, id dataIdentity) error {
 		}
 		if hi != nil {
 			d.forgetRemote(name, hi)
-		}
-		if err := d.src.Forget(name); err != nil {
-			return fmt.Errorf("dataset %s: drop the cached copy of rewritten shard %s: %w", d.Name, name, err)
 		}
 	}
 	return nil

@@ -117,5 +117,12 @@ func (d *Dataset) ShardCached(split string, shard int) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	return name, !d.src.Cached() || d.src.Contains(name), nil
+	if !d.src.Cached() {
+		return name, true, nil
+	}
+	o, err := d.shardObject(d.store.Context(), name)
+	if err != nil {
+		return name, false, err
+	}
+	return name, d.src.Contains(o), nil
 }

@@ -43,7 +43,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 	}
 	for _, r := range refs {
 		name, _ := ds.ShardName(r.Split, r.Shard)
-		if !s.Disk().Contains(store.Slug(ds.Source.Location()) + "/" + name) {
+		if !wholeCached(t, ds, name) {
 			t.Errorf("%s not in the disk cache after Prefetch", name)
 		}
 	}
@@ -69,7 +69,7 @@ func TestPrefetchFillsDiskCacheInOrderWithinBudget(t *testing.T) {
 	}
 	for i, r := range refs {
 		name, _ := ds.ShardName(r.Split, r.Shard)
-		if got := s.Disk().Contains(store.Slug(ds.Source.Location()) + "/" + name); got != (i < n) {
+		if got := wholeCached(t, ds, name); got != (i < n) {
 			t.Errorf("shard %d (%s) cached=%v; want the first %d in order", i, name, got, n)
 		}
 	}

@@ -75,10 +75,11 @@ func TestStoreSourceFaults(t *testing.T) {
 	}
 
 	// A whole-shard download (FetchShards; a single episode is fetched on
-	// its own): the first request asks the shard's size (a small JSON
-	// answer that the drop does not cut); the download after it is cut at
-	// 5000 bytes and must resume there.
-	drops.Store(2)
+	// its own): the first two requests ask the shard's identity (the
+	// version the dataset reads, then the fill's check of it: small JSON
+	// answers that the drop does not cut); the download after them is cut
+	// at 5000 bytes and must resume there.
+	drops.Store(3)
 	before := fetch.Retries.Load()
 	if err := FetchShards(ctx, s, []ShardRef{{Dataset: ds, Split: "train", Shard: 1}}); err != nil {
 		t.Fatalf("FetchShards after dropped connections: %v", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // FaultKind is what a FaultProxy does with one request.
@@ -25,8 +26,9 @@ const (
 // Fault is what a FaultProxy does with one request, and how.
 type Fault struct {
 	kind  FaultKind
-	code  int   // FaultRespond: the status
-	after int64 // FaultDrop, FaultHang: body bytes sent first; FaultFlip: the byte flipped
+	code  int           // FaultRespond: the status
+	wait  time.Duration // FaultRespond: the Retry-After sent, when positive
+	after int64         // FaultDrop, FaultHang: body bytes sent first; FaultFlip: the byte flipped
 }
 
 // Pass forwards the request and its response.
@@ -34,6 +36,12 @@ func Pass() Fault { return Fault{kind: FaultPass} }
 
 // Respond answers with an error status.
 func Respond(code int) Fault { return Fault{kind: FaultRespond, code: code} }
+
+// RespondAfter answers with an error status and a Retry-After of wait
+// (whole seconds, at least 1), as a server that throttles does.
+func RespondAfter(code int, wait time.Duration) Fault {
+	return Fault{kind: FaultRespond, code: code, wait: max(wait, time.Second)}
+}
 
 // DropAfter cuts the connection after n body bytes.
 func DropAfter(n int64) Fault { return Fault{kind: FaultDrop, after: n} }
@@ -56,6 +64,7 @@ func Always(f Fault) func(off int64, nth int) Fault { return func(int64, int) Fa
 // SeenRequest is a request as the proxy received it.
 type SeenRequest struct {
 	Method, Path, Range string
+	Time                time.Time // when it arrived
 }
 
 // ReadsObject reports whether r reads the bytes of the object whose name
@@ -138,7 +147,7 @@ func (p *FaultProxy) Requests() []SeenRequest {
 }
 
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	seen := SeenRequest{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range")}
+	seen := SeenRequest{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range"), Time: time.Now()}
 	off, err := rangeStart(seen.Range)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -157,6 +166,9 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	switch {
 	case f.kind == FaultRespond:
+		if f.wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int((f.wait+time.Second-1)/time.Second)))
+		}
 		http.Error(w, http.StatusText(f.code), f.code)
 		return
 	case f.kind == FaultHang && f.after < 0:

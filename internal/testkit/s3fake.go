@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -39,13 +41,18 @@ type FakeS3 struct {
 	versioned  bool   // guarded by mu: see Versioned
 	// denyVersions refuses (403) reads of a version by id.
 	denyVersions bool // guarded by mu
+	// throttled requests still to answer 503 SlowDown with a Retry-After
+	// of throttleAfter.
+	throttled     int           // guarded by mu
+	throttleAfter time.Duration // guarded by mu
 }
 
 // S3Request is one request FakeS3 served.
 type S3Request struct {
 	Method, Path, Range string
 	Status              int
-	Bytes               int64 // body bytes sent
+	Bytes               int64     // body bytes sent
+	Time                time.Time // when the request arrived
 }
 
 // StartFakeS3 serves objects (named by full key) in bucket from an
@@ -56,12 +63,24 @@ func StartFakeS3(t testing.TB, bucket string, objects map[string][]byte) *FakeS3
 	faker := gofakes3.New(f.Backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
 	h := faker.Server()
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived := time.Now()
 		f.mu.Lock()
 		key, versioned, denyVersions := f.requireKey, f.versioned, f.denyVersions
+		throttled, wait := f.throttled, f.throttleAfter
+		if throttled > 0 {
+			f.throttled--
+		}
 		f.mu.Unlock()
 		cw := &countingWriter{ResponseWriter: w, status: http.StatusOK, hideVersion: !versioned}
 		refused := key != "" && !strings.Contains(r.Header.Get("Authorization"), "Credential="+key+"/")
-		if refused || (denyVersions && r.URL.Query().Has("versionId")) {
+		if throttled > 0 {
+			cw.Header().Set("Content-Type", "application/xml")
+			cw.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
+			cw.WriteHeader(http.StatusServiceUnavailable)
+			if r.Method != http.MethodHead {
+				_, _ = cw.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`))
+			}
+		} else if refused || (denyVersions && r.URL.Query().Has("versionId")) {
 			cw.Header().Set("Content-Type", "application/xml")
 			cw.WriteHeader(http.StatusForbidden)
 			if r.Method != http.MethodHead {
@@ -72,7 +91,7 @@ func StartFakeS3(t testing.TB, bucket string, objects map[string][]byte) *FakeS3
 			cw.WriteHeader(http.StatusOK) // a HEAD's, which the handler leaves to the server
 		}
 		f.mu.Lock()
-		f.requests = append(f.requests, S3Request{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range"), Status: cw.status, Bytes: cw.n})
+		f.requests = append(f.requests, S3Request{Method: r.Method, Path: r.URL.Path, Range: r.Header.Get("Range"), Status: cw.status, Bytes: cw.n, Time: arrived})
 		f.mu.Unlock()
 	}))
 	t.Cleanup(f.srv.Close)
@@ -129,6 +148,15 @@ func (f *FakeS3) RequireKey(accessKey string) {
 func (f *FakeS3) DenyVersionReads() {
 	f.mu.Lock()
 	f.denyVersions = true
+	f.mu.Unlock()
+}
+
+// Throttle answers the next n requests with 503 SlowDown and a
+// Retry-After of wait (whole seconds, at least 1), as S3 and the stores
+// that speak its protocol slow a client down.
+func (f *FakeS3) Throttle(n int, wait time.Duration) {
+	f.mu.Lock()
+	f.throttled, f.throttleAfter = n, wait
 	f.mu.Unlock()
 }
 

@@ -2,6 +2,8 @@ package diskcache
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -57,18 +59,72 @@ func (b *Backend) OpenFileBackground(ctx context.Context, name string) (storage.
 }
 
 func (b *Backend) open(ctx context.Context, name string, background bool) (storage.File, error) {
-	key := b.Key(name)
+	return b.openKey(ctx, b.Key(name), Object{Name: name}, background)
+}
+
+// VersionKey is the cache key of the whole object o at its version: a
+// copy of each version is an entry of its own (KEY.versions/VERSION,
+// VERSION hashed), so a new version is never served from an old one's
+// copy, two daemons reading different versions each keep theirs, and the
+// old versions' copies go as the budget's LRU takes them.
+func (b *Backend) VersionKey(o Object) string {
+	sum := sha256.Sum256([]byte(o.Version))
+	return b.Key(o.Name) + ".versions/" + hex.EncodeToString(sum[:8])
+}
+
+// OpenObject returns the whole object o, of o.Version, as a local file,
+// fetching that version when it is not cached: its bytes are the
+// version's (an older version than the source's current one is read
+// pinned to it, storage.ErrVersionGone when the source keeps it no
+// more). o without a version is OpenFile of its name. A background
+// (prefetch) fill yields to the fills readers wait for.
+func (b *Backend) OpenObject(ctx context.Context, o Object, background bool) (storage.File, error) {
+	if o.Version == "" {
+		return b.open(ctx, o.Name, background)
+	}
+	return b.openKey(ctx, b.VersionKey(o), o, background)
+}
+
+// OpenCachedObject returns the cached copy of the whole object o, of its
+// version, when there is one, and an error matching fs.ErrNotExist when
+// there is none: it never fetches. o without a version is OpenCached.
+func (b *Backend) OpenCachedObject(o Object) (storage.File, error) {
+	if o.Version == "" {
+		return b.OpenCached(o.Name)
+	}
+	e, err := b.cache.openExisting(b.VersionKey(o))
+	if err != nil {
+		return nil, err
+	}
+	b.cache.Stats.Hits.Add(1)
+	return e, nil
+}
+
+// ContainsObject reports whether the whole object o, of its version, is
+// cached, without touching its LRU position.
+func (b *Backend) ContainsObject(o Object) bool {
+	if o.Version == "" {
+		return b.Contains(o.Name)
+	}
+	return b.cache.Contains(b.VersionKey(o))
+}
+
+// openKey opens the cache entry key, filled with the whole object want
+// (of want.Version when it names one). Failures are remembered under the
+// object's name, whatever its version: the source is what failed.
+func (b *Backend) openKey(ctx context.Context, key string, want Object, background bool) (storage.File, error) {
+	memo := b.Key(want.Name)
 	e, err := b.cache.open(ctx, b.fillCtx, key, func(ctx context.Context, w io.Writer, reserve func(int64) error) error {
-		if err := b.cache.failures.check(key); err != nil {
+		if err := b.cache.failures.check(memo); err != nil {
 			return err
 		}
 		s, ok := w.(*sink)
 		if !ok {
 			return fmt.Errorf("disk cache %s: a fill writes into its sink", key) // never: Cache.fill's
 		}
-		err := b.fillVerified(ctx, name, s, reserve)
+		err := b.fillVerified(ctx, want, s, reserve)
 		if errors.Is(err, storage.ErrUnavailable) {
-			b.cache.failures.note(key, err)
+			b.cache.failures.note(memo, err)
 		}
 		return err
 	}, background)

@@ -17,9 +17,9 @@ import (
 // this order:
 //
 //  1. the whole object, when it is cached and the read names no version
-//     (the cache keeps no version of a whole object: a caller that knows
-//     its whole copy is current, as RLDS does through its length index,
-//     opens it with OpenCached);
+//     (a whole object opened by name, OpenFile, keeps no version; one
+//     opened as an Object, OpenObject, is kept per version and read with
+//     OpenCachedObject);
 //  2. the bytes a whole-object download under way in this process has
 //     already written, when it reads the same version;
 //  3. a cached range holding them (KeepRange: the range itself; KeepBlocks:
@@ -342,11 +342,20 @@ func (b *Backend) openWhole(name string, off, n int64) storage.File {
 // arrived, they are of o's version, and check (if any) passes them; ok
 // reports whether it did.
 func (b *Backend) copyFilling(ctx context.Context, o Object, off, n int64, check func() io.WriteCloser) (p []byte, ok bool) {
-	if o.Version == "" || !b.Filled(o.Name, off, n) {
-		return nil, false // none under way, not arrived yet, or of an unknown version
+	if o.Version == "" {
+		return nil, false // of an unknown version
+	}
+	key := b.VersionKey(o) // a fill of that version, else of the name
+	if !b.filledKey(key, off, n) {
+		if key = b.Key(o.Name); !b.filledKey(key, off, n) {
+			return nil, false // none under way, or not arrived yet
+		}
 	}
 	p = make([]byte, n)
-	ok, got, err := b.readFilling(ctx, o.Name, p, off)
+	if err := ctx.Err(); err != nil {
+		return nil, false
+	}
+	ok, got, err := b.cache.ReadFilling(key, p, off)
 	if err != nil || !ok || got != o.Version {
 		return nil, false
 	}

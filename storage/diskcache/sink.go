@@ -278,8 +278,20 @@ func (c *Cache) ReadFilling(key string, p []byte, off int64) (ok bool, version s
 // Filled reports whether the n bytes at off of the named object are
 // already written by its fill under way in this process, so that a caller
 // can tell before it sets a buffer aside for ReadFilling.
-func (b *Backend) Filled(name string, off, n int64) bool {
-	s := b.cache.sinkOf(b.Key(name))
+func (b *Backend) Filled(name string, off, n int64) bool { return b.filledKey(b.Key(name), off, n) }
+
+// FilledObject is Filled of the fill of the whole object o, of its
+// version (OpenObject).
+func (b *Backend) FilledObject(o Object, off, n int64) bool {
+	if o.Version == "" {
+		return b.Filled(o.Name, off, n)
+	}
+	return b.filledKey(b.VersionKey(o), off, n)
+}
+
+// filledKey is Filled of the fill of cache entry key.
+func (b *Backend) filledKey(key string, off, n int64) bool {
+	s := b.cache.sinkOf(key)
 	if s == nil {
 		return false
 	}

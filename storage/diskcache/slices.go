@@ -29,16 +29,23 @@ var defaultSlicing = slicing{min: 32 << 20, size: 8 << 20, inFlight: 6}
 // size: a slice's request can be abandoned when the prefetch pauses for
 // readers and resumed later (see newPreemptible), which one stream
 // through a retrying backend cannot.
-func (b *Backend) copy(ctx context.Context, name string, s *sink, reserve func(int64) error) (storage.ObjectInfo, error) {
+func (b *Backend) copy(ctx context.Context, want Object, s *sink, reserve func(int64) error) (storage.ObjectInfo, error) {
+	name := want.Name
 	info, err := b.inner.Stat(ctx, name)
 	if err != nil {
 		return info, err
+	}
+	pinned := false
+	if want.Version != "" && info.Version != want.Version {
+		// An older version than the source's current one: read pinned to
+		// it (whose checksum the source's answer does not give).
+		info, pinned = storage.ObjectInfo{Size: want.Size, Version: want.Version}, true
 	}
 	if err := reserve(info.Size); err != nil {
 		return info, err
 	}
 	if s.prefetch || info.Size >= b.cache.slicing.min {
-		return info, b.copySlices(ctx, name, s, info)
+		return info, b.copySlices(ctx, name, s, info, pinned)
 	}
 	rc, err := storage.OpenVersion(ctx, b.inner, name, info.Version, 0, -1)
 	if err != nil {
@@ -60,7 +67,7 @@ func (b *Backend) copy(ctx context.Context, name string, s *sink, reserve func(i
 // not add up to its size. Every slice reads the version found before
 // (when the backend is a storage.Versioner), so the bytes readable through
 // ReadFilling while the download runs are all of that version.
-func (b *Backend) copySlices(ctx context.Context, name string, s *sink, before storage.ObjectInfo) error {
+func (b *Backend) copySlices(ctx context.Context, name string, s *sink, before storage.ObjectInfo, pinned bool) error {
 	s.setVersion(before.Version)
 	gaps, err := b.copyRanges(name, before.Version, 0, before.Size, s)
 	if err != nil {
@@ -84,6 +91,9 @@ func (b *Backend) copySlices(ctx context.Context, name string, s *sink, before s
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if pinned {
+		return nil // every slice read that version, which the source still has
 	}
 	after, err := b.inner.Stat(ctx, name)
 	if err != nil {

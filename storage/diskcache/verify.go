@@ -159,12 +159,14 @@ func (b *Backend) verify(name string, info storage.ObjectInfo, s *sink) error {
 	return c.Check(object, h.Sum(nil))
 }
 
-// fillVerified writes the named object into s, checked against its
-// source's checksum (see above), fetching it again while it comes damaged.
-func (b *Backend) fillVerified(ctx context.Context, name string, s *sink, reserve func(int64) error) error {
+// fillVerified writes the object want (of want.Version when it names
+// one) into s, checked against its source's checksum (see above), fetching
+// it again while it comes damaged.
+func (b *Backend) fillVerified(ctx context.Context, want Object, s *sink, reserve func(int64) error) error {
+	name := want.Name
 	p := b.cache.refetch
 	for try := 1; ; try++ {
-		info, err := b.copy(ctx, name, s, reserve)
+		info, err := b.copy(ctx, want, s, reserve)
 		whole := err == nil // every byte written: a download that can be mended
 		if whole {
 			err = b.verify(name, info, s)

@@ -21,6 +21,7 @@ import (
 	"path"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	gstorage "cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
@@ -261,13 +262,18 @@ func withCredentialsHint(err error) error {
 }
 
 // classify makes a missing object match fs.ErrNotExist and marks the
-// errors worth retrying (see isTransient) as transient.
+// errors worth retrying (see isTransient) as transient, after the
+// server's Retry-After when it sent one.
 func classify(err error) error {
 	if errors.Is(err, gstorage.ErrObjectNotExist) || errors.Is(err, gstorage.ErrBucketNotExist) {
 		return fmt.Errorf("%w: %w", fs.ErrNotExist, err)
 	}
 	if isTransient(err) {
-		return storage.Transient(err)
+		var wait time.Duration
+		if ae, ok := errors.AsType[*googleapi.Error](err); ok {
+			wait = storage.ParseRetryAfter(ae.Header.Get("Retry-After"))
+		}
+		return storage.TransientAfter(err, wait)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package gcs
 import (
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
+	"github.com/oxefs/oxefs/storage/retry"
 
 	"bytes"
 	"context"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"google.golang.org/api/googleapi"
 )
@@ -147,4 +149,58 @@ func TestGCSClientDoesNotRetry(t *testing.T) {
 			t.Errorf("the client made requests %v, want one (and at most the abandoned reopen at %d)", reqs, cut)
 		}
 	})
+}
+
+// TestRetryAfterHonoured: under storage/retry, a 429's Retry-After from
+// GCS holds the next request back that long (the policy's own backoff is
+// a millisecond), and a Retry-After longer than the fetch budget gives up
+// at once, without asking again.
+func TestRetryAfterHonoured(t *testing.T) {
+	data := testkit.RandomBytes(t, 3000)
+	srv := testkit.StartFakeGCS(t, map[string][]byte{"shard": data})
+	for _, tc := range []struct {
+		name     string
+		limited  int
+		wait     time.Duration
+		budget   time.Duration
+		giveUp   bool
+		requests int // object reads seen
+	}{
+		{"waits", 2, time.Second, 30 * time.Second, false, 3},
+		{"gives up past the budget", 1, 60 * time.Second, 500 * time.Millisecond, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			proxy := testkit.NewRequestFaultProxy(t, srv.URL(), func(r testkit.SeenRequest, nth int) testkit.Fault {
+				if r.ReadsObject("shard") && nth < tc.limited {
+					return testkit.RespondAfter(http.StatusTooManyRequests, tc.wait)
+				}
+				return testkit.Pass()
+			})
+			src := NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix)
+			policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxElapsed: tc.budget, StallTimeout: 10 * time.Second}
+			b := retry.New(src, policy, nil, nil)
+			var got bytes.Buffer
+			_, err := b.Fetch(context.Background(), "shard", &got)
+			switch {
+			case tc.giveUp && !errors.Is(err, storage.ErrUnavailable):
+				t.Fatalf("fetch under a %v Retry-After with a %v budget: %v; want storage.ErrUnavailable", tc.wait, tc.budget, err)
+			case !tc.giveUp && (err != nil || !bytes.Equal(got.Bytes(), data)):
+				t.Fatalf("fetch: %d bytes, %v", got.Len(), err)
+			}
+			var reads []testkit.SeenRequest
+			for _, r := range proxy.Requests() {
+				if r.ReadsObject("shard") {
+					reads = append(reads, r)
+				}
+			}
+			if len(reads) != tc.requests {
+				t.Fatalf("%d reads of the object, want %d", len(reads), tc.requests)
+			}
+			for i := 1; i < len(reads); i++ {
+				if gap := reads[i].Time.Sub(reads[i-1].Time); gap < tc.wait {
+					t.Errorf("read %d came %v after a 429 with Retry-After %v", i, gap, tc.wait)
+				}
+			}
+		})
+	}
 }

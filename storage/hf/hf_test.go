@@ -6,14 +6,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -246,47 +249,75 @@ func TestTokenStaysWithTheHub(t *testing.T) {
 	}
 }
 
-// TestRetryAfterHonoured: under storage/retry, a 429's Retry-After holds
-// the next attempt back that long (the policy's own backoff is a
-// millisecond), and a Retry-After longer than the fetch budget gives up at
-// once instead of waiting past it.
+// TestRetryAfterHonoured: under storage/retry, a 429's Retry-After from
+// the Hub or from its LFS storage host (a remembered redirect's URL, which
+// stays valid: a busy host is not an expired link) holds the next request
+// back that long (the policy's own backoff is a millisecond), and a
+// Retry-After longer than the fetch budget gives up at once, without
+// asking again.
 func TestRetryAfterHonoured(t *testing.T) {
-	hub := fakehub.New(t, fakehub.Options{})
-	data := testkit.RandomBytes(t, 3000)
-	hub.Commit(testRepo, "main", map[string][]byte{"f": data})
-	policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxElapsed: 30 * time.Second, StallTimeout: 10 * time.Second}
-	b := retry.New(newTestBackend(t, hub, Config{}), policy, nil, nil)
-	hub.RateLimit(2, time.Second)
-	if got := readAll(t, b, "f"); !bytes.Equal(got, data) {
-		t.Fatalf("read %d bytes, want %d", len(got), len(data))
-	}
-	reqs := hub.Requests()
-	var limited []fakehub.Request
-	for i, r := range reqs {
-		if r.Status == 429 {
-			limited = append(limited, r)
-			if i+1 >= len(reqs) {
-				t.Fatal("no request after a 429")
-			}
-			if gap := reqs[i+1].Time.Sub(r.Time); gap < time.Second {
-				t.Errorf("the request after a 429 with Retry-After: 1 came %v later", gap)
+	for _, tc := range []struct {
+		host  string
+		limit func(h *fakehub.Hub, n int, wait time.Duration)
+	}{
+		{"hub", (*fakehub.Hub).RateLimit},
+		{"storage", (*fakehub.Hub).RateLimitStorage},
+	} {
+		// warm reads f once first on the storage host's turn, so that
+		// its redirect is remembered and the reads under test go
+		// straight there.
+		warm := func(b storage.Backend) {
+			if tc.host == "storage" {
+				readAll(t, b, "f")
 			}
 		}
-	}
-	if len(limited) != 2 {
-		t.Fatalf("%d requests were answered 429, want 2", len(limited))
-	}
+		t.Run(tc.host, func(t *testing.T) {
+			hub := fakehub.New(t, fakehub.Options{})
+			data := testkit.RandomBytes(t, 3000) // an LFS file
+			hub.Commit(testRepo, "main", map[string][]byte{"f": data})
+			policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxElapsed: 30 * time.Second, StallTimeout: 10 * time.Second}
+			b := retry.New(newTestBackend(t, hub, Config{}), policy, nil, nil)
+			warm(b)
+			before := len(hub.Requests())
+			tc.limit(hub, 2, time.Second)
+			if got := readAll(t, b, "f"); !bytes.Equal(got, data) {
+				t.Fatalf("read %d bytes, want %d", len(got), len(data))
+			}
+			reqs := hub.Requests()[before:]
+			slices.SortFunc(reqs, func(a, b fakehub.Request) int { return a.Time.Compare(b.Time) })
+			limited := 0
+			for i, r := range reqs {
+				if r.Status != http.StatusTooManyRequests {
+					continue
+				}
+				limited++
+				if r.Host != tc.host {
+					t.Fatalf("a 429 from %s", r.Host)
+				}
+				if i+1 >= len(reqs) {
+					t.Fatal("no request after a 429")
+				}
+				if gap := reqs[i+1].Time.Sub(r.Time); gap < time.Second {
+					t.Errorf("the request after a 429 with Retry-After: 1 came %v later (%s %s)", gap, reqs[i+1].Host, reqs[i+1].Path)
+				}
+			}
+			if limited != 2 {
+				t.Fatalf("%d requests were answered 429, want 2", limited)
+			}
 
-	policy.MaxElapsed = 500 * time.Millisecond
-	b = retry.New(newTestBackend(t, hub, Config{}), policy, nil, nil)
-	hub.RateLimit(1, 60*time.Second)
-	start := time.Now()
-	_, err := storage.ReadFile(context.Background(), b, "f")
-	if !errors.Is(err, storage.ErrUnavailable) {
-		t.Fatalf("read under a 60s Retry-After with a 500ms budget: %v; want storage.ErrUnavailable", err)
-	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("gave up after %v: it waited for the Retry-After past its budget", took)
+			policy.MaxElapsed = 500 * time.Millisecond
+			b = retry.New(newTestBackend(t, hub, Config{}), policy, nil, nil)
+			warm(b)
+			before = len(hub.Requests())
+			tc.limit(hub, 1, 60*time.Second)
+			_, err := storage.ReadFile(context.Background(), b, "f")
+			if !errors.Is(err, storage.ErrUnavailable) {
+				t.Fatalf("read under a 60s Retry-After with a 500ms budget: %v; want storage.ErrUnavailable", err)
+			}
+			if reqs := hub.Requests()[before:]; len(reqs) != 1 || reqs[0].Status != http.StatusTooManyRequests {
+				t.Errorf("requests under a 60s Retry-After with a 500ms budget: %+v; want the one answered 429", reqs)
+			}
+		})
 	}
 }
 
@@ -457,7 +488,7 @@ func FuzzHubHeaders(f *testing.F) {
 		if a.size < -1 {
 			t.Errorf("size %d", a.size)
 		}
-		if d := retryAfter(after); d < 0 {
+		if d := storage.ParseRetryAfter(after); d < 0 || d > 24*time.Hour {
 			t.Errorf("Retry-After %q: wait %v", after, d)
 		}
 	})
@@ -550,5 +581,33 @@ func TestWholeReadFlipRetried(t *testing.T) {
 				t.Fatalf("%s: flipped %d responses, want 1", name, flipped)
 			}
 		}
+	}
+}
+
+// TestTransportErrors: a host that does not resolve fails at once (no
+// retry would resolve it), as on gs:// and s3://; a temporary DNS failure,
+// a DNS timeout, a refused or reset connection are retried.
+func TestTransportErrors(t *testing.T) {
+	dial := func(err error) error {
+		return fmt.Errorf("GET http://hub/x: %w", &net.OpError{Op: "dial", Net: "tcp", Err: err})
+	}
+	for _, tc := range []struct {
+		name      string
+		err       error
+		transient bool
+	}{
+		{"no such host", dial(&net.DNSError{Err: "no such host", Name: "hub.invalid", IsNotFound: true}), false},
+		{"resolver says no", dial(&net.DNSError{Err: "server misbehaving", Name: "hub"}), false},
+		{"temporary DNS failure", dial(&net.DNSError{Err: "try again", Name: "hub", IsTemporary: true}), true},
+		{"DNS timeout", dial(&net.DNSError{Err: "i/o timeout", Name: "hub", IsTimeout: true}), true},
+		{"refused", dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), true},
+		{"reset", dial(os.NewSyscallError("read", syscall.ECONNRESET)), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := transportError(tc.err)
+			if storage.IsTransient(got) != tc.transient || got.Error() != tc.err.Error() {
+				t.Errorf("transportError(%v) = %v, transient %v; want transient %v", tc.err, got, storage.IsTransient(got), tc.transient)
+			}
+		})
 	}
 }

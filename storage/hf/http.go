@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/oxefs/oxefs/storage"
 )
@@ -57,10 +56,22 @@ func (b *Backend) send(ctx context.Context, method string, u *url.URL, rng strin
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		err = ue.Err
 	}
-	// Whatever the transport meets (a reset or refused connection, a
+	return nil, transportError(fmt.Errorf("%s %s: %w", method, redactURL(u.String()), err))
+}
+
+// transportError classifies an error of the transport (no answer at all).
+func transportError(err error) error {
+	// A host that does not resolve (no such host, no network to ask) will
+	// not resolve on a retry either: it fails at once, as gs:// and s3://
+	// do. A DNS failure the resolver calls temporary or a timeout is
+	// retried.
+	if de, ok := errors.AsType[*net.DNSError](err); ok && !de.IsTemporary && !de.IsTimeout {
+		return err
+	}
+	// Whatever else the transport meets (a reset or refused connection, a
 	// timeout, a TLS handshake cut short) is worth another try within the
 	// retry budget.
-	return nil, storage.Transient(fmt.Errorf("%s %s: %w", method, redactURL(u.String()), err))
+	return storage.Transient(err)
 }
 
 // sameOrigin reports whether u is on the origin (scheme, host and port)
@@ -111,7 +122,7 @@ func (b *Backend) statusError(resp *http.Response, name string) error {
 			Remedy: fmt.Sprintf("set HF_TOKEN or run `huggingface-cli login`; the repo may be gated "+
 				"(accept its conditions on %s/datasets/%s with the token's account)", hub, b.repo)}
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-		return storage.TransientAfter(fmt.Errorf("%s: %s", what, said), retryAfter(resp.Header.Get("Retry-After")))
+		return storage.TransientAfter(fmt.Errorf("%s: %s", what, said), storage.ParseRetryAfter(resp.Header.Get("Retry-After")))
 	}
 	return fmt.Errorf("%s: %s", what, said)
 }
@@ -143,7 +154,7 @@ func (b *Backend) storageError(resp *http.Response, name string) error {
 		return err
 	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusTooManyRequests ||
 		resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode >= 500:
-		return storage.TransientAfter(err, retryAfter(resp.Header.Get("Retry-After")))
+		return storage.TransientAfter(err, storage.ParseRetryAfter(resp.Header.Get("Retry-After")))
 	}
 	return err
 }
@@ -192,19 +203,4 @@ func redactURL(s string) string {
 		u.RawQuery = "…"
 	}
 	return u.String()
-}
-
-// retryAfter reads a Retry-After header: seconds, or an HTTP date; 0 when
-// absent or unreadable.
-func retryAfter(h string) time.Duration {
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }

@@ -228,7 +228,9 @@ const maxRedirects = 10
 // An LFS file's redirect is remembered for redirectTTL, so the reads that
 // follow (a shard's header hops, its records) go straight to its storage
 // host: one round trip each instead of two. A storage host that refuses
-// a remembered URL (expired, say) sends the request back to the Hub.
+// a remembered URL (expired, say) sends the request back to the Hub; one
+// that is busy (429, 408, 5xx) is a transient error with its
+// Retry-After, and the URL is used again after the wait.
 func (b *Backend) get(ctx context.Context, method, commit, name, rng string) (*answer, error) {
 	if method == http.MethodGet {
 		if a, err := b.getRemembered(ctx, name, rng); a != nil || err != nil {
@@ -330,7 +332,14 @@ func (b *Backend) getRemembered(ctx context.Context, name, rng string) (*answer,
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusRequestedRangeNotSatisfiable {
+	switch code := resp.StatusCode; {
+	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:
+		// The host is busy, the URL is fine: wait as it asks (its
+		// Retry-After), then use the URL again.
+		defer resp.Body.Close()
+		return nil, b.storageError(resp, name)
+	case code >= 300 && code != http.StatusRequestedRangeNotSatisfiable:
+		// Expired or refused (403, 400, 404...): a new redirect.
 		resp.Body.Close()
 		b.redirMu.Lock()
 		delete(b.redirects, name)

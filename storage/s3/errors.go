@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"time"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
@@ -50,11 +51,11 @@ func (b *Backend) classify(name string, err error) error {
 		}
 		return fmt.Errorf("%s: %w; the bucket is not in region %s: set AWS_REGION to its region", obj, err, b.region)
 	}
-	err = fmt.Errorf("%s: %w", obj, err)
+	wrapped := fmt.Errorf("%s: %w", obj, err)
 	if isTransient(err) {
-		return storage.Transient(err)
+		return storage.TransientAfter(wrapped, retryAfter(err))
 	}
-	return err
+	return wrapped
 }
 
 // where names the endpoint a request went to, for messages.
@@ -123,6 +124,15 @@ func codeOf(err error) string {
 		return ae.ErrorCode()
 	}
 	return ""
+}
+
+// retryAfter is the wait an S3 error response asks for (its Retry-After
+// header: S3-compatible stores send one with 429 and 503), 0 when none.
+func retryAfter(err error) time.Duration {
+	if re, ok := errors.AsType[*smithyhttp.ResponseError](err); ok && re.Response != nil {
+		return storage.ParseRetryAfter(re.Response.Header.Get("Retry-After"))
+	}
+	return 0
 }
 
 // bucketRegion is the region S3 names in a redirect or a refused

@@ -507,3 +507,46 @@ func TestResumedWholeReadChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestRetryAfterHonoured: under storage/retry, a 503 SlowDown's
+// Retry-After holds the next request back that long (the policy's own
+// backoff is a millisecond), and a Retry-After longer than the fetch
+// budget gives up at once, without asking again.
+func TestRetryAfterHonoured(t *testing.T) {
+	data := testkit.RandomBytes(t, 3000)
+	for _, tc := range []struct {
+		name     string
+		limited  int
+		wait     time.Duration
+		budget   time.Duration
+		giveUp   bool
+		requests int
+	}{
+		{"waits", 2, time.Second, 30 * time.Second, false, 3},
+		{"gives up past the budget", 1, 60 * time.Second, 500 * time.Millisecond, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := testkit.StartFakeS3(t, testkit.S3Bucket, map[string][]byte{key("obj"): data})
+			policy := retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond, MaxElapsed: tc.budget, StallTimeout: 10 * time.Second}
+			b := retry.New(NewWithConfig(srv.Config(), testkit.S3Bucket, testkit.S3Prefix, storage.Options{}), policy, nil, nil)
+			srv.Throttle(tc.limited, tc.wait)
+			var got bytes.Buffer
+			_, err := b.Fetch(context.Background(), "obj", &got)
+			switch {
+			case tc.giveUp && !errors.Is(err, storage.ErrUnavailable):
+				t.Fatalf("fetch under a %v Retry-After with a %v budget: %v; want storage.ErrUnavailable", tc.wait, tc.budget, err)
+			case !tc.giveUp && (err != nil || !bytes.Equal(got.Bytes(), data)):
+				t.Fatalf("fetch: %d bytes, %v", got.Len(), err)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != tc.requests {
+				t.Fatalf("%d requests, want %d: %+v", len(reqs), tc.requests, reqs)
+			}
+			for i := 1; i < len(reqs); i++ {
+				if gap := reqs[i].Time.Sub(reqs[i-1].Time); reqs[i-1].Status == http.StatusServiceUnavailable && gap < tc.wait {
+					t.Errorf("request %d came %v after a 503 with Retry-After %v", i, gap, tc.wait)
+				}
+			}
+		})
+	}
+}

@@ -17,7 +17,8 @@
 //
 // Fault knobs: RequireToken (401 for a request without the token, the
 // answer naming the token it got, so that a client's redaction is
-// tested), RateLimit (429 with Retry-After), Latency and Rate (a round trip
+// tested), RateLimit and RateLimitStorage (429 with Retry-After from the
+// Hub or from its storage host), Latency and Rate (a round trip
 // and a bandwidth, for cold-start figures), and Commit, which moves a
 // branch to a new commit mid-run. Every request is recorded.
 //
@@ -88,6 +89,8 @@ type Hub struct {
 	token      string           // guarded by mu: required when not ""
 	limited    int              // guarded by mu: requests still to answer 429
 	retryAfter time.Duration    // guarded by mu
+	stLimited  int              // guarded by mu: storage host requests still to answer 429
+	stAfter    time.Duration    // guarded by mu: their Retry-After
 	signing    int              // guarded by mu: the storage URLs' key, which RotateSigning changes
 	redirectTo string           // guarded by mu: the storage host's URL in redirects, when not stURL
 	requests   []Request        // guarded by mu
@@ -251,6 +254,21 @@ func (h *Hub) RateLimit(n int, wait time.Duration) {
 	h.limited, h.retryAfter = n, wait
 }
 
+// RateLimitStorage answers the next n requests to the storage host with
+// 429 and a Retry-After of wait (whole seconds, at least 1), as a CDN
+// throttles: the URL stays valid.
+func (h *Hub) RateLimitStorage(n int, wait time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.stLimited, h.stAfter = n, wait
+}
+
+// retryAfterSeconds is wait as a Retry-After header: whole seconds,
+// rounded up, at least 1.
+func retryAfterSeconds(wait time.Duration) string {
+	return strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second)))
+}
+
 // RotateSigning expires every storage URL handed out so far, as signed
 // URLs expire: the storage host refuses them (403) from now on.
 func (h *Hub) RotateSigning() {
@@ -349,7 +367,7 @@ func (h *Hub) serveHub(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Unlock()
 	if limited > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int((wait+time.Second-1)/time.Second))))
+		w.Header().Set("Retry-After", retryAfterSeconds(wait))
 		hubError(w, http.StatusTooManyRequests, "", "Too many requests: retry later")
 		return
 	}
@@ -551,6 +569,17 @@ func (h *Hub) serveStorage(w http.ResponseWriter, r *http.Request) {
 	sha, ok := strings.CutPrefix(r.URL.Path, "/lfs/")
 	if !ok || len(sha) < 8 || r.URL.Query().Get("sig") != h.signature(sha) {
 		http.Error(w, "AccessDenied: bad signature", http.StatusForbidden)
+		return
+	}
+	h.mu.Lock()
+	limited, wait := h.stLimited, h.stAfter
+	if limited > 0 {
+		h.stLimited--
+	}
+	h.mu.Unlock()
+	if limited > 0 {
+		w.Header().Set("Retry-After", retryAfterSeconds(wait))
+		http.Error(w, "SlowDown: too many requests", http.StatusTooManyRequests)
 		return
 	}
 	var data []byte
