@@ -604,12 +604,12 @@ func copied(t *testing.T, name string, c *Config) {
 			Cameras []json.RawMessage `json:"cameras"`
 		} `json:"sample"`
 	}
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Sample.Cameras) != len(c.Sample.Cameras) {
-		t.Fatalf("%s: info.json's sample.cameras is not a list of %d slots (%v): %s", name, len(c.Sample.Cameras), err, b)
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Sample.Cameras) != len(c.Steps.Cameras) {
+		t.Fatalf("%s: info.json's sample.cameras is not a list of %d slots (%v): %s", name, len(c.Steps.Cameras), err, b)
 	}
 	var block strings.Builder
 	block.WriteString("sample:\n  cameras:\n")
-	for _, sl := range c.Sample.Cameras {
+	for _, sl := range c.Steps.Cameras {
 		d, err := json.Marshal(sl.Deltas)
 		if err != nil {
 			t.Fatal(err)
@@ -623,11 +623,11 @@ func copied(t *testing.T, name string, c *Config) {
 			t.Errorf("%s, copied from info.json as %s: %v\n%s", name, form.name, err, form.text)
 			continue
 		}
-		if !reflect.DeepEqual(back.Sample.Cameras, c.Sample.Cameras) {
-			t.Errorf("%s, copied from info.json as %s: cameras\n got %+v\nwant %+v", name, form.name, back.Sample.Cameras, c.Sample.Cameras)
+		if !reflect.DeepEqual(back.Steps.Cameras, c.Steps.Cameras) {
+			t.Errorf("%s, copied from info.json as %s: cameras\n got %+v\nwant %+v", name, form.name, back.Steps.Cameras, c.Steps.Cameras)
 		}
-		if form.name == "JSON" && !reflect.DeepEqual(back.Sample, c.Sample) {
-			t.Errorf("%s, copied from info.json as JSON: sample\n got %+v\nwant %+v", name, back.Sample, c.Sample)
+		if form.name == "JSON" && !reflect.DeepEqual(back.Steps, c.Steps) {
+			t.Errorf("%s, copied from info.json as JSON: sample\n got %+v\nwant %+v", name, back.Steps, c.Steps)
 		}
 	}
 }

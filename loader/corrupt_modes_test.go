@@ -24,8 +24,8 @@ import (
 func TestBadRecordEveryMode(t *testing.T) {
 	src := filepath.Join(testkit.Testdata(t), "corrupt/bad_crc")
 	const bad = "table/train/0/2"
-	spec := func() *config.SampleSpec {
-		return &config.SampleSpec{
+	spec := func() *config.StepSpec {
+		return &config.StepSpec{
 			Cameras: []config.CameraSlot{{Name: "primary", Size: [2]int{24, 32}, Deltas: config.Deltas{Steps: []int{-1, 0}}}},
 			Action:  config.Deltas{Steps: []int{0, 1}},
 		}
