@@ -153,7 +153,11 @@ func TestMountSourceDownNotOffline(t *testing.T) {
 	if code == 0 {
 		t.Fatal("mounted with the source down and without --offline")
 	}
-	for _, w := range []string{"gs://robotics/tiny_bridge/1.0.0/dataset_info.json", "giving up after", "connection refused"} {
+	// The first request that failed is named: the format probe's first
+	// read of the dataset (LeRobot's meta/info.json is looked for first),
+	// whose give-up ends the open rather than RLDS waiting out a second
+	// budget on the same outage.
+	for _, w := range []string{"gs://robotics/tiny_bridge/1.0.0/meta/info.json", "giving up after", "connection refused"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, stderr)
 		}
