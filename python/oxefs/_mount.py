@@ -42,6 +42,10 @@ class OxefsError(RuntimeError):
 class Mount:
     """A running mount: its path, info.json and the daemon.
 
+    A Mount stands for its path wherever a path is written:
+    f"{mnt}/batches/000000.npy", str(mnt), os.fspath(mnt), Path(mnt) and
+    open(os.path.join(mnt, ...)) all give the mountpoint.
+
     process is the daemon's subprocess.Popen in the process that started
     it, None in the local ranks that share another rank's daemon; pid is
     the daemon's process id in both. shared: True for a daemon shared by
@@ -59,6 +63,15 @@ class Mount:
 
     def __fspath__(self):
         return self.path
+
+    def __str__(self):
+        return self.path
+
+    def __format__(self, spec):
+        return format(self.path, spec)
+
+    def __repr__(self):
+        return f"Mount({self.path!r}, pid={self.pid})"
 
     def log(self):
         """What the daemon has written to stderr so far."""

@@ -7,6 +7,7 @@ the binary and runs them.
 
 import contextlib
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,30 @@ def test_batches_as_arrays(demo):
     assert ds[len(ds)]["frames"].shape == shape
     with pytest.raises(IndexError, match="serves batches 0.."):
         ds[ds.max_batch + 1]
+
+
+def test_mount_acts_as_its_path(demo):
+    """A Mount is its path wherever a path is written: an f-string, str(),
+    os.fspath, pathlib, os.path.join, print."""
+    first = "batches/000000.npy"
+    assert os.path.isfile(f"{demo}/{first}")
+    assert str(demo) == os.fspath(demo) == demo.path
+    assert pathlib.Path(demo) / first == pathlib.Path(demo.path, first)
+    assert os.path.join(demo, first) == demo.path + "/" + first
+    assert "%s" % demo == format(demo) == demo.path
+    assert demo.path in repr(demo) and str(demo.pid) in repr(demo)
+
+
+def test_mount_path_forms_without_a_daemon(tmp_path):
+    """The same, checked where no mount is possible: a Mount over a
+    directory that holds an info.json."""
+    (tmp_path / "info.json").write_text("{}")
+    with open(tmp_path / "daemon.log", "w+") as log:
+        m = oxefs.Mount(str(tmp_path), None, log, pid=4242)
+        assert f"{m}/info.json" == str(tmp_path / "info.json")
+        assert str(m) == os.fspath(m) == str(tmp_path)
+        assert pathlib.Path(m) == tmp_path
+        assert repr(m) == f"Mount({str(tmp_path)!r}, pid=4242)"
 
 
 def test_validation_view(demo):
