@@ -184,8 +184,15 @@ def mount(config=None, mountpoint=None, *, rank=None, world=None, ranks=None, ar
     cmd += ["--exit-with-parent", "--remove-on-exit", own, *args]
     log_path = os.path.join(own, "daemon.log")
     with open(log_path, "wb") as stderr:
-        process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr)
-    log = open(log_path, errors="replace")
+        # The reader is opened before the daemon starts: one that fails at
+        # once removes the file (--remove-on-exit), and its log is still
+        # read through this (an open of its own, with its own offset).
+        log = open(log_path, errors="replace")
+        try:
+            process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr)
+        except BaseException:
+            log.close()
+            raise
     try:
         _wait_info(cmd, process, path, log, timeout)
         yield Mount(path, process, log)
@@ -323,10 +330,16 @@ def _find_or_start(exe, config, mountpoint, ranks, world, args, own, users, dead
             cmd += ["--config", config]
         cmd += ["--exit-when-unlocked", os.path.join(own, "users.lock"), "--remove-on-exit", own, *args]
         with open(log_path, "wb") as stderr:
-            # Its own session: no rank's end, signal or terminal stops it;
-            # the lock does, once every local rank is gone.
-            process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-        log = open(log_path, errors="replace")
+            # The reader first, as in mount(): a daemon that fails at once
+            # removes the file.
+            log = open(log_path, errors="replace")
+            try:
+                # Its own session: no rank's end, signal or terminal stops
+                # it; the lock does, once every local rank is gone.
+                process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            except BaseException:
+                log.close()
+                raise
         threading.Thread(target=process.wait, daemon=True).start()  # no zombie once it ends
         try:
             with open(os.path.join(own, "daemon.pid"), "w") as f:

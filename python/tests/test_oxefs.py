@@ -252,6 +252,40 @@ def test_mount_names_a_bad_config(tmp_path):
     assert str(missing) in str(e.value)
 
 
+FAILS_AT_ONCE = """#!/bin/sh
+# An oxefs that fails at once, as on a bad config, and removes its
+# --remove-on-exit directory (the log inside it) as it exits.
+echo "fake oxefs: the config is broken" >&2
+while [ $# -gt 0 ]; do
+  if [ "$1" = --remove-on-exit ]; then rm -rf "$2"; fi
+  shift
+done
+exit 1
+"""
+
+
+def test_mount_reports_a_daemon_gone_at_once(tmp_path, monkeypatch):
+    """A daemon that fails and removes its directory (the log in it) before
+    mount() looks at the log is an OxefsError with what it logged, not a
+    FileNotFoundError for the log. Popen is made to return only once the
+    daemon has exited, the slowest mount() can be; no FUSE needed."""
+    fake = tmp_path / "oxefs"
+    fake.write_text(FAILS_AT_ONCE)
+    fake.chmod(0o755)
+    real = subprocess.Popen
+
+    def popen_then_wait(*args, **kwargs):
+        p = real(*args, **kwargs)
+        p.wait()
+        return p
+
+    monkeypatch.setattr(oxefs._mount.subprocess, "Popen", popen_then_wait)
+    with pytest.raises(oxefs.OxefsError, match="exited with 1") as e:
+        with oxefs.mount(binary=str(fake), timeout=30):
+            pass
+    assert "the config is broken" in str(e.value)
+
+
 def test_mount_cleans_up_on_error(tmp_path):
     _binary()
     if not os.path.exists("/dev/fuse"):
