@@ -22,7 +22,7 @@ type benchCmd struct {
 	Batches int64         `help:"Batches measured." default:"50"`
 	Start   int64         `help:"First batch index." default:"0"`
 	Compute time.Duration `help:"Sleep per batch after reading it, as a training step would." default:"0s"`
-	Out     string        `help:"Directory for batch_times.jsonl, mixture_summary.txt, mixture_over_time.svg, latency.svg, summary.json." default:"bench-out" type:"path"`
+	Out     string        `help:"Directory for the files it writes: ${bench_files}." default:"bench-out" type:"path"`
 	Val     bool          `help:"Read the validation view."`
 	Offline bool          `help:"${offline_help} In-process only: a MOUNTPOINT is read as it serves."`
 	JSON    bool          `help:"Print the summary as one JSON object." name:"json"`

@@ -9,9 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/oxefs/oxefs/bench"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -49,6 +52,7 @@ func main() {
 			"mem":          defaultMem(),
 			"workers":      fmt.Sprint(runtime.NumCPU()),
 			"offline_help": offlineHelp,
+			"bench_files":  strings.Join(bench.Files(), ", "),
 		},
 	)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

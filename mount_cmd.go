@@ -52,8 +52,13 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 		defer removeOwnDir(log, c.RemoveOnExit) // last: after the unmount and p.Close
 	}
 	var parentGone, usersGone <-chan struct{} // nil: never
-	if c.ExitWithParent {
-		parentGone = watchParent(ctx, os.Getppid())
+	follow, why, ppid := c.ExitWithParent, "--exit-with-parent", os.Getppid()
+	if !follow && startedByGoRun(ppid) {
+		follow, why = true, "started by go run, which does not pass SIGTERM on"
+		log.Info("started by go run: shutting down when it exits, as --exit-with-parent does (go run does not pass SIGTERM on)")
+	}
+	if follow {
+		parentGone = watchParent(ctx, ppid)
 	}
 	if c.ExitWhenUnlocked != "" {
 		var err error
@@ -142,7 +147,7 @@ func (c *mountCmd) Run(ctx context.Context, log *slog.Logger) error {
 	case <-ctx.Done():
 		return c.drain(log, p, srv, gone)
 	case <-parentGone:
-		log.Info("the process that started the daemon exited (--exit-with-parent): shutting down")
+		log.Info("the process that started the daemon exited: shutting down", "because", why)
 		return c.drain(log, p, srv, gone)
 	case <-usersGone:
 		log.Info("no process holds the lock any more (--exit-when-unlocked): shutting down", "file", c.ExitWhenUnlocked)

@@ -7,17 +7,36 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // How a daemon started for a trainer ends with it, and what it leaves:
-// --exit-with-parent follows the one process that started it,
+// --exit-with-parent follows the one process that started it (and is on
+// by itself under `go run`, which does not pass SIGTERM on),
 // --exit-when-unlocked follows every process that holds a lock on a file
 // (the local ranks of a torchrun job share one daemon that way), and
 // --remove-on-exit removes the directory the caller made for the
 // mountpoint, log and lock, so that a trainer killed with SIGKILL leaves
 // nothing behind.
+
+// startedByGoRun reports whether the process ppid is `go run`, read from
+// /proc/PPID/cmdline. go run ignores SIGINT (a terminal's Ctrl-C reaches
+// the daemon itself) but dies of SIGTERM without passing it on, which
+// would leave the daemon and its mount behind: a daemon that go run
+// started therefore follows it as --exit-with-parent does.
+func startedByGoRun(ppid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
+	return err == nil && isGoRun(cmdline)
+}
+
+// isGoRun reports whether a /proc cmdline (NUL-separated arguments) is
+// the go command's run: the go tool by any path, then "run".
+func isGoRun(cmdline []byte) bool {
+	args := strings.Split(string(cmdline), "\x00")
+	return len(args) >= 2 && filepath.Base(args[0]) == "go" && args[1] == "run"
+}
 
 // watchLock returns a channel closed once the daemon can take an
 // exclusive flock on the file at path, that is once no other process

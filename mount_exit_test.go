@@ -107,3 +107,30 @@ func TestRemoveOwnDir(t *testing.T) {
 		}
 	}
 }
+
+// TestIsGoRun: the daemon follows its parent when the parent's command
+// line is the go command's run, by any path, and not otherwise.
+func TestIsGoRun(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cmdline string
+		want    bool
+	}{
+		{"go run", "go\x00run\x00.\x00mount\x00/tmp/oxe\x00", true},
+		{"go by path", "/usr/local/go/bin/go\x00run\x00.\x00mount\x00/tmp/oxe\x00", true},
+		{"go run of a file", "go\x00run\x00main.go\x00", true},
+		{"go build", "go\x00build\x00-o\x00oxefs\x00.\x00", false},
+		{"go test", "go\x00test\x00./e2e\x00", false},
+		{"a shell", "/bin/bash\x00-c\x00go run . mount /tmp/oxe\x00", false},
+		{"python", "/usr/bin/python3\x00train.py\x00", false},
+		{"a go-named program", "gopls\x00run\x00", false},
+		{"go alone", "go\x00", false},
+		{"empty (a zombie)", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isGoRun([]byte(tc.cmdline)); got != tc.want {
+				t.Errorf("isGoRun(%q) = %v, want %v", tc.cmdline, got, tc.want)
+			}
+		})
+	}
+}

@@ -49,8 +49,13 @@ func printStats(ctx context.Context, p *loader.Pipeline, workers int, asJSON boo
 	}
 	for _, d := range p.Mix.Datasets {
 		s := d.Norm
-		fmt.Printf("%s: %d episodes (%d skipped as corrupt); action_summed is over [t, t+offset) for offset %v\n",
-			d.Config.Name, s.Episodes, s.Skipped, d.Config.Offset)
+		// Pairs hold the action summed over [t, t+offset), and their
+		// statistics action_summed; step samples each step's action.
+		about := "step samples: action and state per step"
+		if s.ActionSum != nil {
+			about = fmt.Sprintf("action_summed is over [t, t+offset) for offset %v", d.Config.Offset)
+		}
+		fmt.Printf("%s: %d episodes (%d skipped as corrupt); %s\n", d.Config.Name, s.Episodes, s.Skipped, about)
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "quantity\tdim\tmean\tstd\tmin\tmax\tq01\tq99\t\n")
 		for _, q := range []struct {

@@ -93,7 +93,11 @@ type Info struct {
 	BatchSize  int    `json:"batch_size"`
 	Decoder    string `json:"decoder"`
 	Train      *struct {
-		Plan struct {
+		// MaxBatch is the last index the view serves: past the listing
+		// (num_batches) a train view serves the next epochs by index; a
+		// val view serves its one pass. Absent, the listing is the end.
+		MaxBatch *int64 `json:"max_batch"`
+		Plan     struct {
 			Datasets []struct {
 				Name   string  `json:"name"`
 				Weight float64 `json:"weight"`
@@ -116,7 +120,30 @@ func (i Info) Targets() map[string]float64 {
 	return out
 }
 
-// Run reads warmup+batches batches and times each.
+// LastBatch is the last batch index the view serves: max_batch, or
+// without it the last one listed.
+func (i Info) LastBatch() int64 {
+	if i.Train != nil && i.Train.MaxBatch != nil {
+		return *i.Train.MaxBatch
+	}
+	return i.NumBatches - 1
+}
+
+// fewer says which flags fit a run into batches 0..last.
+func fewer(last int64, opts Options) string {
+	switch fit := last + 1 - opts.Start; {
+	case fit <= 0:
+		return fmt.Sprintf("give --start at most %d", last)
+	case fit > opts.Warmup:
+		return fmt.Sprintf("read fewer, e.g. --batches %d", fit-opts.Warmup)
+	default:
+		return fmt.Sprintf("read fewer, e.g. --warmup 0 --batches %d", fit)
+	}
+}
+
+// Run reads warmup+batches batches and times each. A train view serves
+// indices past its listing (the next epochs), so a run may read past
+// num_batches up to max_batch.
 func Run(ctx context.Context, src Source, opts Options) (*Result, error) {
 	if opts.Readers < 1 {
 		return nil, fmt.Errorf("--readers must be at least 1, got %d", opts.Readers)
@@ -129,9 +156,9 @@ func Run(ctx context.Context, src Source, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: info.json: %w", src.Name(), err)
 	}
 	total := opts.Warmup + opts.Batches
-	if opts.Start+total > info.NumBatches {
-		return nil, fmt.Errorf("%s has %d batches; --start %d + --warmup %d + --batches %d goes past the end",
-			src.Name(), info.NumBatches, opts.Start, opts.Warmup, opts.Batches)
+	if last := info.LastBatch(); opts.Start+total-1 > last {
+		return nil, fmt.Errorf("%s serves batches 0..%d (it lists %d); --start %d + --warmup %d + --batches %d reads up to batch %d: %s",
+			src.Name(), last, info.NumBatches, opts.Start, opts.Warmup, opts.Batches, opts.Start+total-1, fewer(last, opts))
 	}
 	res := &Result{Source: src.Name(), Options: opts, Info: info}
 	var (

@@ -37,9 +37,51 @@ func viewInfo(info []byte, val bool) []byte {
 	return b
 }
 
-// WriteFiles writes batch_times.jsonl, mixture_summary.txt,
-// mixture_over_time.svg, mixture_shares.svg, latency.svg and summary.json
-// into dir.
+// outFile is one file WriteFiles writes: its name and what fills it.
+type outFile struct {
+	name string
+	fill func(w io.Writer) error
+}
+
+// outFiles are the files a run writes, in order.
+func (r *Result) outFiles(s Summary) []outFile {
+	return []outFile{
+		{"batch_times.jsonl", func(w io.Writer) error {
+			recs := append([]Record(nil), r.Records...)
+			slices.SortFunc(recs, func(a, b Record) int { return int(a.Index - b.Index) })
+			enc := json.NewEncoder(w)
+			for _, rec := range recs {
+				if err := enc.Encode(rec); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"mixture_summary.txt", func(w io.Writer) error { return writeMixture(w, s) }},
+		{"mixture_over_time.svg", func(w io.Writer) error { return mixtureSVG(w, r.Measured(), s) }},
+		{"mixture_shares.svg", func(w io.Writer) error { return sharesSVG(w, s) }},
+		{"latency.svg", func(w io.Writer) error { return latencySVG(w, r.Measured(), s) }},
+		{"summary.json", func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(s)
+		}},
+	}
+}
+
+// Files names the files WriteFiles writes, in order (the CLI's help
+// lists them).
+func Files() []string {
+	var names []string
+	for _, f := range (&Result{}).outFiles(Summary{}) {
+		names = append(names, f.name)
+	}
+	return names
+}
+
+// WriteFiles writes the files Files names into dir: batch_times.jsonl,
+// mixture_summary.txt, mixture_over_time.svg, mixture_shares.svg,
+// latency.svg and summary.json.
 func (r *Result) WriteFiles(dir string, s Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -60,28 +102,11 @@ func (r *Result) WriteFiles(dir string, s Summary) error {
 		}
 		return f.Close()
 	}
-	recs := append([]Record(nil), r.Records...)
-	slices.SortFunc(recs, func(a, b Record) int { return int(a.Index - b.Index) })
-	return firstErr(
-		write("batch_times.jsonl", func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			for _, rec := range recs {
-				if err := enc.Encode(rec); err != nil {
-					return err
-				}
-			}
-			return nil
-		}),
-		write("mixture_summary.txt", func(w io.Writer) error { return writeMixture(w, s) }),
-		write("mixture_over_time.svg", func(w io.Writer) error { return mixtureSVG(w, r.Measured(), s) }),
-		write("mixture_shares.svg", func(w io.Writer) error { return sharesSVG(w, s) }),
-		write("latency.svg", func(w io.Writer) error { return latencySVG(w, r.Measured(), s) }),
-		write("summary.json", func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(s)
-		}),
-	)
+	var errs []error
+	for _, f := range r.outFiles(s) {
+		errs = append(errs, write(f.name, f.fill))
+	}
+	return firstErr(errs...)
 }
 
 func firstErr(errs ...error) error {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -286,4 +287,36 @@ func Span(steps []int) int {
 		return 0
 	}
 	return slices.Max(steps) - slices.Min(steps) + 1
+}
+
+// StepsText writes deltas in steps short, as a config may write them: a
+// run at a fixed positive stride as a Python slice in quotes ("0:50",
+// "-4:5:2"), up to 8 others as a list, more as the first three, the last
+// and their number. An error message names a chunk of 100 deltas so
+// without listing them.
+func StepsText(steps []int) string {
+	if n := len(steps); n >= 2 {
+		stride := steps[1] - steps[0]
+		regular := stride > 0
+		for i := 2; i < n && regular; i++ {
+			regular = steps[i]-steps[i-1] == stride
+		}
+		switch {
+		case regular && stride == 1:
+			return fmt.Sprintf("%q", fmt.Sprintf("%d:%d", steps[0], steps[n-1]+1))
+		case regular:
+			return fmt.Sprintf("%q", fmt.Sprintf("%d:%d:%d", steps[0], steps[n-1]+1, stride))
+		}
+	}
+	parts := make([]string, 0, 5)
+	if len(steps) <= 8 {
+		for _, d := range steps {
+			parts = append(parts, strconv.Itoa(d))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	for _, d := range steps[:3] {
+		parts = append(parts, strconv.Itoa(d))
+	}
+	return fmt.Sprintf("[%s, …, %d] (%d deltas)", strings.Join(parts, ", "), steps[len(steps)-1], len(steps))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -185,6 +186,38 @@ func TestParseSteps(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("ParseSteps(%q) = %v, %v; want an error containing %q", tc.s, got, err, tc.err)
 		}
+	}
+}
+
+// TestStepsText: deltas at a fixed positive stride are written as the
+// slice that ParseSteps reads back to them; others as a list, cut short
+// past 8.
+func TestStepsText(t *testing.T) {
+	for _, tc := range []struct {
+		steps []int
+		want  string
+	}{
+		{seq(0, 100), `"0:100"`},
+		{[]int{-1, 0}, `"-1:1"`},
+		{[]int{0, 4, 8, 12}, `"0:13:4"`},
+		{[]int{-4, -2, 0, 2, 4}, `"-4:5:2"`},
+		{[]int{5}, "[5]"},
+		{nil, "[]"},
+		{[]int{3, 2, 1}, "[3, 2, 1]"},
+		{[]int{0, 1, 5}, "[0, 1, 5]"},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 8, 9, 10}, "[0, 1, 2, …, 10] (10 deltas)"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			got := StepsText(tc.steps)
+			if got != tc.want {
+				t.Fatalf("StepsText(%v) = %s, want %s", tc.steps, got, tc.want)
+			}
+			if slice, err := strconv.Unquote(got); err == nil {
+				if back, err := ParseSteps(slice); err != nil || !slices.Equal(back, tc.steps) {
+					t.Errorf("ParseSteps(%s) = %v, %v; want %v back", got, back, err, tc.steps)
+				}
+			}
+		})
 	}
 }
 

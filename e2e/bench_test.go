@@ -189,3 +189,29 @@ func TestBenchRanksMount(t *testing.T) {
 		t.Errorf("bench MOUNTPOINT --workers 2 did not warn that --workers is ignored:\n%s", stderr)
 	}
 }
+
+// TestBenchHelpNamesItsFiles: `oxefs bench --help` names every file a
+// run writes into --out, as the run itself writes them.
+func TestBenchHelpNamesItsFiles(t *testing.T) {
+	out := t.TempDir()
+	if _, stderr, code := runOxefs(t, nil, "bench", "--cache-dir", t.TempDir(), "--readers", "1", "--warmup", "0", "--batches", "1", "--out", out); code != 0 {
+		t.Fatalf("bench: exit %d\n%s", code, stderr)
+	}
+	written, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) == 0 {
+		t.Fatal("bench wrote nothing into --out")
+	}
+	help, stderr, code := runOxefs(t, nil, "bench", "--help")
+	if code != 0 {
+		t.Fatalf("bench --help: exit %d\n%s", code, stderr)
+	}
+	// kong wraps help text at spaces only, so a file name stays whole.
+	for _, f := range written {
+		if !strings.Contains(help, f.Name()) {
+			t.Errorf("bench --help does not name %s, which bench writes:\n%s", f.Name(), help)
+		}
+	}
+}

@@ -57,6 +57,10 @@ type mixKind interface {
 	// minOffset is the offset every t of dataset dc's samples leaves
 	// before the episode's end.
 	minOffset(dc *config.DatasetConfig) int
+	// summedActions says whether a sample's action is the sum over
+	// [t, t+offset) (pairs), so that the statistics hold action_summed;
+	// step samples hold each step's action.
+	summedActions() bool
 	// checkLength checks that episodes of one split of d are long enough
 	// (see checkLength), and what their lengths say of the action chunk.
 	checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (config.ConfigErrors, lengthFit)

@@ -36,6 +36,9 @@ func (k pairKind) openDataset(d *Dataset, use config.FeatureUse, ferrs config.Co
 // minOffset is the dataset's least offset.
 func (k pairKind) minOffset(dc *config.DatasetConfig) int { return dc.Offset.Min }
 
+// summedActions: a pair's action is the sum over [t, t+offset).
+func (k pairKind) summedActions() bool { return true }
+
 func (k pairKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (config.ConfigErrors, lengthFit) {
 	if e := checkLength(ctx, d, field, split, ranges, lengths, log); e != nil {
 		return config.ConfigErrors{e}, lengthFit{}

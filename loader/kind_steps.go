@@ -79,6 +79,9 @@ func (k stepKind) openSteps(d *Dataset, cams map[string]string, add func(key, fo
 // minOffset is drop_last.
 func (k stepKind) minOffset(*config.DatasetConfig) int { return k.cfg.Steps.DropLast }
 
+// summedActions: a step sample holds each step's action, none summed.
+func (k stepKind) summedActions() bool { return false }
+
 // checkLength: an episode must be longer than drop_last, and where the
 // lengths are known, the longest must hold the action chunk.
 func (k stepKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (errs config.ConfigErrors, chunk lengthFit) {
@@ -113,33 +116,51 @@ func (k stepKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, sp
 	chunk.known = true
 	if span := config.Span(d.Deltas.Action); span > c.longest {
 		at := slices.Index(lengths, int32(c.longest))
-		chunk.short = &config.ConfigError{Line: m.Config.Line("sample"), Dataset: dc.Name, Field: "sample.action",
-			Msg: fmt.Sprintf("the action chunk spans %d steps (deltas %v), longer than every episode of %s %q: the longest, %s, has %d steps",
-				span, d.Deltas.Action, field, split, episodeAt(d, ranges, at), c.longest)}
+		chunk.short = &shortChunk{line: m.Config.Line("sample"), dataset: dc.Name, field: field, split: split,
+			span: span, deltas: d.Deltas.Action, longestID: episodeAt(d, ranges, at), longest: c.longest}
 	}
 	return errs, chunk
 }
 
 // lengthFit is what the lengths of one split say of the action chunk:
-// known when they are known, and short, a message, when the chunk is
-// longer than every episode of the split.
+// known when they are known, and short when the chunk is longer than
+// every episode of the split.
 type lengthFit struct {
 	known bool
-	short *config.ConfigError
+	short *shortChunk
+}
+
+// shortChunk is a split whose every episode is shorter than the action
+// chunk: the chunk (its deltas in steps and their span) and the split's
+// longest episode.
+type shortChunk struct {
+	line                  int // of the sample block
+	dataset, field, split string
+	span                  int
+	deltas                []int
+	longestID             string
+	longest               int
 }
 
 // checkChunk judges the action chunk against every split whose lengths
 // are known. A chunk longer than every episode of the whole mix is a
-// config error (no sample could fill it: a chunk in the wrong unit, say);
-// a chunk longer than one dataset's episodes only pads each of its
-// samples, as LeRobot does, and is logged as a warning.
+// config error (no sample could fill it: a chunk in the wrong unit, say),
+// reported once for the mix with its longest episode; a chunk longer than
+// one dataset's episodes only pads each of its samples, as LeRobot does,
+// and is logged as a warning per split.
 func checkChunk(fits []lengthFit, log *slog.Logger) config.ConfigErrors {
-	var short config.ConfigErrors
-	fitsSomewhere := false
+	var (
+		short         []*shortChunk
+		fitsSomewhere bool
+		longest       *shortChunk // the split with the mix's longest episode
+	)
 	for _, f := range fits {
 		switch {
 		case f.short != nil:
 			short = append(short, f.short)
+			if longest == nil || f.short.longest > longest.longest {
+				longest = f.short
+			}
 		case f.known:
 			fitsSomewhere = true
 		}
@@ -147,16 +168,17 @@ func checkChunk(fits []lengthFit, log *slog.Logger) config.ConfigErrors {
 	if len(short) == 0 {
 		return nil
 	}
-	if !fitsSomewhere {
-		for _, e := range short {
-			e.Msg += "; no episode of the mix holds the chunk: shorten it to at most the longest"
+	if fitsSomewhere {
+		for _, s := range short {
+			log.Warn("every sample of this dataset pads the end of its action chunk (action_is_pad): the chunk is longer than its every episode",
+				"dataset", s.dataset, s.field, s.split, "chunk_steps", s.span, "longest_episode", s.longestID, "longest_steps", s.longest)
 		}
-		return short
+		return nil
 	}
-	for _, e := range short {
-		log.Warn("every sample of this dataset pads the end of its action chunk (action_is_pad)", "dataset", e.Dataset, "why", e.Msg)
-	}
-	return nil
+	l := longest
+	return config.ConfigErrors{{Line: l.line, Field: "sample.action",
+		Msg: fmt.Sprintf("the action chunk spans %d steps (steps %s), longer than every episode of the mix: the longest, %s (dataset %q, %s %q), has %d steps; shorten the chunk to at most %d steps",
+			l.span, config.StepsText(l.deltas), l.longestID, l.dataset, l.field, l.split, l.longest, l.longest)}}
 }
 
 // episodeAt is the id of the at-th episode of ranges.

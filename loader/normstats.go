@@ -23,15 +23,17 @@ import (
 const statsVersion = 1
 
 // statsKey identifies what a dataset's statistics are computed over: the
-// train selection, the keys and the offset range.
-func statsKey(d *Dataset) string {
+// train selection, the keys, the offset range and, for step samples, that
+// there is no action_summed.
+func statsKey(d *Dataset, steps bool) string {
 	b, _ := json.Marshal(struct {
 		Version    int
 		Train      []episode.Range
 		ActionKeys []string
 		StateKey   string
 		Offset     config.Offset
-	}{statsVersion, d.Train, d.Config.ActionKeys, d.Config.StateKey, d.Config.Offset})
+		Steps      bool `json:",omitempty"` // no action_summed; omitted for pairs, whose keys stay as they were
+	}{statsVersion, d.Train, d.Config.ActionKeys, d.Config.StateKey, d.Config.Offset, steps})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -50,8 +52,9 @@ func (m *Mix) NormStats(ctx context.Context, compute bool, workers int, progress
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	summed := m.kind.summedActions()
 	for _, d := range m.Datasets {
-		key := statsKey(d)
+		key := statsKey(d, !summed)
 		b, err := loadDerived(ctx, d, statsName(key), key)
 		if err == nil {
 			var s norm.Stats
@@ -65,7 +68,7 @@ func (m *Mix) NormStats(ctx context.Context, compute bool, workers int, progress
 		if !compute {
 			continue
 		}
-		s, err := computeStats(ctx, d, workers, progress)
+		s, err := computeStats(ctx, d, summed, workers, progress)
 		if err != nil {
 			return fmt.Errorf("dataset %s: statistics: %w", d.Config.Name, err)
 		}
@@ -81,8 +84,9 @@ func (m *Mix) NormStats(ctx context.Context, compute bool, workers int, progress
 	return nil
 }
 
-// computeStats reads every episode of d's train selection once.
-func computeStats(ctx context.Context, d *Dataset, workers int, progress func(IndexProgress)) (*norm.Stats, error) {
+// computeStats reads every episode of d's train selection once; summed
+// asks for action_summed (pair samples).
+func computeStats(ctx context.Context, d *Dataset, summed bool, workers int, progress func(IndexProgress)) (*norm.Stats, error) {
 	segs, err := d.Data.Info().Segments(d.Train)
 	if err != nil {
 		return nil, err
@@ -91,7 +95,7 @@ func computeStats(ctx context.Context, d *Dataset, workers int, progress func(In
 	for _, s := range segs {
 		total += int64(s.Count)
 	}
-	acc := norm.New(norm.Spec{ActionKeys: d.Config.ActionKeys, StateKey: d.Config.StateKey, Offset: d.Config.Offset},
+	acc := norm.New(norm.Spec{ActionKeys: d.Config.ActionKeys, StateKey: d.Config.StateKey, Offset: d.Config.Offset, Summed: summed},
 		d.ActionDim, d.StateDim, len(segs))
 	var (
 		mu   sync.Mutex

@@ -528,6 +528,35 @@ func TestStepsConfigErrors(t *testing.T) {
 	}
 }
 
+// TestStepsChunkTooLong: a chunk longer than every episode of the mix
+// (here 100 steps over tiny_bridge's train and val splits) is one error
+// that names the field, the chunk as the config writes it, its span, and
+// the longest episode with its length, each once, rather than a message
+// per split that lists every delta.
+func TestStepsChunkTooLong(t *testing.T) {
+	steps := make([]int, 100)
+	for i := range steps {
+		steps[i] = i
+	}
+	spec := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: steps}}
+	cfg := stepConfig(t, bridgeStepYAML(t, "    val_split: val\n"), spec, bridgeCams)
+	_, err := openStepPipeline(t, cfg, 1)
+	var ce config.ConfigErrors
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v, want ConfigErrors", err)
+	}
+	re := regexp.MustCompile(`^mix config: (line \d+: )?sample\.action: the action chunk spans 100 steps \(steps "0:100"\), ` +
+		`longer than every episode of the mix: the longest, (bridge/\S+) \(dataset "bridge", (split "train"|val_split "val")\), has (\d+) steps; ` +
+		`shorten the chunk to at most (\d+) steps$`)
+	m := re.FindStringSubmatch(err.Error())
+	if m == nil {
+		t.Fatalf("error:\n%v\nwant one line matching\n%s", err, re)
+	}
+	if m[4] != m[5] || m[4] == "100" {
+		t.Errorf("the longest episode has %s steps, the advice says at most %s: %v", m[4], m[5], err)
+	}
+}
+
 // TestStepsNormalised: with normalize, each step of the state history and
 // action chunk is normalised with the dataset's per-step statistics, and
 // the dimensions a dataset does not have stay 0 (tiny_table's action has
@@ -769,7 +798,7 @@ func TestStepsCorruptEpisode(t *testing.T) {
 // lengths are known holds it.
 func TestCheckChunk(t *testing.T) {
 	short := func(ds string) lengthFit {
-		return lengthFit{known: true, short: &config.ConfigError{Dataset: ds, Field: "sample.action", Msg: "the action chunk spans 50 steps"}}
+		return lengthFit{known: true, short: &shortChunk{dataset: ds, field: "split", split: "train", span: 50, deltas: []int{0, 49}, longestID: ds + "/train/0/0", longest: len(ds)}}
 	}
 	var logged bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logged, nil))
@@ -780,8 +809,8 @@ func TestCheckChunk(t *testing.T) {
 		t.Fatalf("no warning naming the dataset: %q", logged.String())
 	}
 	errs := checkChunk([]lengthFit{short("kuka"), short("bridge"), {}}, log)
-	if len(errs) != 2 || !strings.Contains(errs.Error(), "no episode of the mix holds the chunk") || !strings.Contains(errs.Error(), "bridge") {
-		t.Fatalf("a chunk no episode holds: %v", errs)
+	if len(errs) != 1 || !strings.Contains(errs.Error(), "longer than every episode of the mix") || !strings.Contains(errs.Error(), "bridge/train/0/0") {
+		t.Fatalf("a chunk no episode holds: %v, want one error naming bridge's longest episode (6 steps, kuka's 4)", errs)
 	}
 	if errs := checkChunk([]lengthFit{{}, {}}, log); errs != nil {
 		t.Fatalf("lengths unknown: %v", errs)

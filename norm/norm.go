@@ -43,11 +43,15 @@ const Keep = 1 << 17
 var keep = Keep
 
 // Spec says what to compute over one dataset: its config's keys and
-// offset range.
+// offset range, and whether action_summed is wanted.
 type Spec struct {
 	ActionKeys []string
 	StateKey   string
 	Offset     config.Offset
+	// Summed asks for action_summed, what a pair sample holds. A step
+	// sample holds each step's action, so its mix leaves it out (its
+	// offset of 0 would make it a block of zeros).
+	Summed bool
 }
 
 // Stat is one quantity's statistics, one value per dimension.
@@ -65,7 +69,8 @@ type Stat struct {
 }
 
 // Stats are one dataset's statistics. A quantity the config does not
-// name (no action_keys, no state_key) is nil.
+// name (no action_keys, no state_key) is nil, and so is ActionSum
+// unless the Spec asks for it.
 type Stats struct {
 	Episodes  int64 `json:"episodes"`
 	Skipped   int64 `json:"skipped_episodes"`
@@ -159,9 +164,19 @@ type Accumulator struct {
 func New(spec Spec, actionDim, stateDim, segments int) *Accumulator {
 	a := &Accumulator{spec: spec, actionDim: actionDim, stateDim: stateDim, parts: make([]Partial, segments)}
 	for i := range a.parts {
-		a.parts[i].m = [nQuantities]moments{newMoments(actionDim), newMoments(actionDim), newMoments(stateDim)}
+		a.parts[i].m = a.newQuantities()
 	}
 	return a
+}
+
+// newQuantities returns the moments of each quantity; one not computed
+// has no dimensions (and comes out nil).
+func (a *Accumulator) newQuantities() [nQuantities]moments {
+	summed := 0
+	if a.spec.Summed {
+		summed = a.actionDim
+	}
+	return [nQuantities]moments{newMoments(a.actionDim), newMoments(summed), newMoments(a.stateDim)}
 }
 
 // Skip counts an episode of segment seg that could not be read.
@@ -198,7 +213,7 @@ func (a *Accumulator) Add(seg int, ep episode.Episode) error {
 				prefix[(t+1)*a.actionDim+j] = prefix[t*a.actionDim+j] + acts[t*a.actionDim+j]
 			}
 		}
-		for o := a.spec.Offset.Min; o <= a.spec.Offset.Max; o++ {
+		for o := a.spec.Offset.Min; a.spec.Summed && o <= a.spec.Offset.Max; o++ {
 			for t := 0; t+o <= steps-1; t++ {
 				row := make([]float64, a.actionDim)
 				for j := range row {
@@ -274,7 +289,7 @@ func mix(id uint64, q, t, o int) uint64 {
 // Stats combines the segments, in order.
 func (a *Accumulator) Stats() Stats {
 	var total Partial
-	total.m = [nQuantities]moments{newMoments(a.actionDim), newMoments(a.actionDim), newMoments(a.stateDim)}
+	total.m = a.newQuantities()
 	for i := range a.parts {
 		p := &a.parts[i]
 		total.episodes += p.episodes

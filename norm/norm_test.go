@@ -62,7 +62,7 @@ func episodes(n int, seed uint64) []*fakeEpisode {
 	return out
 }
 
-var spec = Spec{ActionKeys: []string{"a"}, StateKey: "s", Offset: config.Offset{Min: 2, Max: 4}}
+var spec = Spec{ActionKeys: []string{"a"}, StateKey: "s", Offset: config.Offset{Min: 2, Max: 4}, Summed: true}
 
 // run adds eps, cut into segs segments, with the segments' goroutines
 // started in a shuffled order.
@@ -174,6 +174,38 @@ func TestStatsDeterministic(t *testing.T) {
 	}
 	if a.ActionSum.Mean[0] != exact.ActionSum.Mean[0] {
 		t.Errorf("the mean depends on the sample: %v vs %v", a.ActionSum.Mean[0], exact.ActionSum.Mean[0])
+	}
+}
+
+// TestStatsWithoutSum: a Spec that does not ask for action_summed (step
+// samples) gets none, and the same action and state statistics.
+func TestStatsWithoutSum(t *testing.T) {
+	eps := episodes(40, 3)
+	for _, summed := range []bool{true, false} {
+		t.Run(fmt.Sprint("summed=", summed), func(t *testing.T) {
+			sp := spec
+			sp.Summed = summed
+			acc := New(sp, 2, 1, 1)
+			for _, e := range eps {
+				if err := acc.Add(0, e); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, want := acc.Stats(), run(t, eps, 1, 1)
+			if (got.ActionSum != nil) != summed {
+				t.Fatalf("action_summed %+v with Summed %v", got.ActionSum, summed)
+			}
+			for _, c := range []struct {
+				name      string
+				got, want *Stat
+			}{{"action", got.Action, want.Action}, {"state", got.State, want.State}} {
+				g, _ := json.Marshal(c.got)
+				w, _ := json.Marshal(c.want)
+				if string(g) != string(w) {
+					t.Errorf("%s: %s, want %s", c.name, g, w)
+				}
+			}
+		})
 	}
 }
 

@@ -1,8 +1,11 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +64,40 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if got, err := os.ReadFile(path); err != nil || string(got) != `{"a":1}` {
 		t.Errorf("read %q, %v; want {\"a\":1}", got, err)
+	}
+}
+
+// TestWriteMode: the file gets 0666 less the process's umask (read from
+// /proc, not set: the umask is the whole process's), as os.Create gives,
+// not os.CreateTemp's 0600.
+func TestWriteMode(t *testing.T) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status to read the umask from: %v", err)
+	}
+	var umask fs.FileMode
+	found := false
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			u, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			if err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			umask, found = fs.FileMode(u), true
+		}
+	}
+	if !found {
+		t.Skip("/proc/self/status has no Umask line (a kernel before 4.7)")
+	}
+	path := filepath.Join(t.TempDir(), "info.json")
+	if err := Write(path, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 0o666 &^ umask; st.Mode().Perm() != want {
+		t.Errorf("mode %04o, want %04o (0666 less the umask %04o)", st.Mode().Perm(), want, umask)
 	}
 }

@@ -42,6 +42,10 @@ class OxefsError(RuntimeError):
 class Mount:
     """A running mount: its path, info.json and the daemon.
 
+    A Mount stands for its path wherever a path is written:
+    f"{mnt}/batches/000000.npy", str(mnt), os.fspath(mnt), Path(mnt) and
+    open(os.path.join(mnt, ...)) all give the mountpoint.
+
     process is the daemon's subprocess.Popen in the process that started
     it, None in the local ranks that share another rank's daemon; pid is
     the daemon's process id in both. shared: True for a daemon shared by
@@ -59,6 +63,15 @@ class Mount:
 
     def __fspath__(self):
         return self.path
+
+    def __str__(self):
+        return self.path
+
+    def __format__(self, spec):
+        return format(self.path, spec)
+
+    def __repr__(self):
+        return f"Mount({self.path!r}, pid={self.pid})"
 
     def log(self):
         """What the daemon has written to stderr so far."""
@@ -171,8 +184,15 @@ def mount(config=None, mountpoint=None, *, rank=None, world=None, ranks=None, ar
     cmd += ["--exit-with-parent", "--remove-on-exit", own, *args]
     log_path = os.path.join(own, "daemon.log")
     with open(log_path, "wb") as stderr:
-        process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr)
-    log = open(log_path, errors="replace")
+        # The reader is opened before the daemon starts: one that fails at
+        # once removes the file (--remove-on-exit), and its log is still
+        # read through this (an open of its own, with its own offset).
+        log = open(log_path, errors="replace")
+        try:
+            process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr)
+        except BaseException:
+            log.close()
+            raise
     try:
         _wait_info(cmd, process, path, log, timeout)
         yield Mount(path, process, log)
@@ -310,10 +330,16 @@ def _find_or_start(exe, config, mountpoint, ranks, world, args, own, users, dead
             cmd += ["--config", config]
         cmd += ["--exit-when-unlocked", os.path.join(own, "users.lock"), "--remove-on-exit", own, *args]
         with open(log_path, "wb") as stderr:
-            # Its own session: no rank's end, signal or terminal stops it;
-            # the lock does, once every local rank is gone.
-            process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-        log = open(log_path, errors="replace")
+            # The reader first, as in mount(): a daemon that fails at once
+            # removes the file.
+            log = open(log_path, errors="replace")
+            try:
+                # Its own session: no rank's end, signal or terminal stops
+                # it; the lock does, once every local rank is gone.
+                process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+            except BaseException:
+                log.close()
+                raise
         threading.Thread(target=process.wait, daemon=True).start()  # no zombie once it ends
         try:
             with open(os.path.join(own, "daemon.pid"), "w") as f:

@@ -7,6 +7,7 @@ the binary and runs them.
 
 import contextlib
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -67,6 +68,30 @@ def test_batches_as_arrays(demo):
     assert ds[len(ds)]["frames"].shape == shape
     with pytest.raises(IndexError, match="serves batches 0.."):
         ds[ds.max_batch + 1]
+
+
+def test_mount_acts_as_its_path(demo):
+    """A Mount is its path wherever a path is written: an f-string, str(),
+    os.fspath, pathlib, os.path.join, print."""
+    first = "batches/000000.npy"
+    assert os.path.isfile(f"{demo}/{first}")
+    assert str(demo) == os.fspath(demo) == demo.path
+    assert pathlib.Path(demo) / first == pathlib.Path(demo.path, first)
+    assert os.path.join(demo, first) == demo.path + "/" + first
+    assert "%s" % demo == format(demo) == demo.path
+    assert demo.path in repr(demo) and str(demo.pid) in repr(demo)
+
+
+def test_mount_path_forms_without_a_daemon(tmp_path):
+    """The same, checked where no mount is possible: a Mount over a
+    directory that holds an info.json."""
+    (tmp_path / "info.json").write_text("{}")
+    with open(tmp_path / "daemon.log", "w+") as log:
+        m = oxefs.Mount(str(tmp_path), None, log, pid=4242)
+        assert f"{m}/info.json" == str(tmp_path / "info.json")
+        assert str(m) == os.fspath(m) == str(tmp_path)
+        assert pathlib.Path(m) == tmp_path
+        assert repr(m) == f"Mount({str(tmp_path)!r}, pid=4242)"
 
 
 def test_validation_view(demo):
@@ -225,6 +250,40 @@ def test_mount_names_a_bad_config(tmp_path):
         with oxefs.mount(missing, timeout=30):
             pass
     assert str(missing) in str(e.value)
+
+
+FAILS_AT_ONCE = """#!/bin/sh
+# An oxefs that fails at once, as on a bad config, and removes its
+# --remove-on-exit directory (the log inside it) as it exits.
+echo "fake oxefs: the config is broken" >&2
+while [ $# -gt 0 ]; do
+  if [ "$1" = --remove-on-exit ]; then rm -rf "$2"; fi
+  shift
+done
+exit 1
+"""
+
+
+def test_mount_reports_a_daemon_gone_at_once(tmp_path, monkeypatch):
+    """A daemon that fails and removes its directory (the log in it) before
+    mount() looks at the log is an OxefsError with what it logged, not a
+    FileNotFoundError for the log. Popen is made to return only once the
+    daemon has exited, the slowest mount() can be; no FUSE needed."""
+    fake = tmp_path / "oxefs"
+    fake.write_text(FAILS_AT_ONCE)
+    fake.chmod(0o755)
+    real = subprocess.Popen
+
+    def popen_then_wait(*args, **kwargs):
+        p = real(*args, **kwargs)
+        p.wait()
+        return p
+
+    monkeypatch.setattr(oxefs._mount.subprocess, "Popen", popen_then_wait)
+    with pytest.raises(oxefs.OxefsError, match="exited with 1") as e:
+        with oxefs.mount(binary=str(fake), timeout=30):
+            pass
+    assert "the config is broken" in str(e.value)
 
 
 def test_mount_cleans_up_on_error(tmp_path):

@@ -80,6 +80,8 @@ def test_wheel_carries_daemon(tmp_path):
     r = subprocess.run([os.path.join(REPO, "scripts", "wheel.sh"), str(tmp_path / "dist")],
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
+    for n in (1, 2, 3):
+        assert f"wheel.sh: [{n}/3] " in r.stderr, r.stderr
     whl = r.stdout.strip().splitlines()[-1]
     assert os.path.dirname(whl) == str(tmp_path / "dist")
     arch = platform.machine()
@@ -121,6 +123,53 @@ with oxefs.mount() as mnt:
     ran, batch = r.stdout.strip().splitlines()
     assert ran == exe
     assert batch.startswith("(16, 2, 64, 64, 3) uint8 "), batch
+
+
+FAKE_GO = r"""#!/bin/sh
+# A stand-in for go: records its arguments, prints what go build -v prints,
+# waits (30 s at most) until wheel.sh has said it is still building, then
+# writes an "oxefs" that answers `version`.
+echo "$@" > "$FAKE_GO_ARGS"
+echo "github.com/oxefs/oxefs" >&2
+i=0
+until grep -q "still building" "$WHEEL_STDERR"; do
+  i=$((i + 1)); [ "$i" -le 300 ] || { echo "fake go: no heartbeat from wheel.sh" >&2; exit 3; }
+  sleep 0.1
+done
+while [ $# -gt 0 ]; do
+  if [ "$1" = -o ]; then printf '#!/bin/sh\necho oxefs 0.1.0\n' > "$2"; chmod +x "$2"; fi
+  shift
+done
+"""
+
+
+def test_wheel_sh_says_what_it_does(tmp_path):
+    """scripts/wheel.sh says each step as it starts, shows go build's
+    progress (-v: each package as it compiles) and, while the build is
+    silent, a line every OXEFS_WHEEL_HEARTBEAT seconds. A stand-in go on
+    PATH waits for that line, so the test does not hang on a real build."""
+    _need_build_tools()
+    fake = tmp_path / "fakego"
+    fake.mkdir()
+    (fake / "go").write_text(FAKE_GO)
+    (fake / "go").chmod(0o755)
+    env = _clean_env(str(fake) + os.pathsep + os.environ.get("PATH", ""))
+    errpath, argspath = tmp_path / "stderr", tmp_path / "go-args"
+    env.update(PYTHON=sys.executable, OXEFS_WHEEL_HEARTBEAT="1", WHEEL_STDERR=str(errpath), FAKE_GO_ARGS=str(argspath))
+    with open(errpath, "w") as err:
+        r = subprocess.run([os.path.join(REPO, "scripts", "wheel.sh"), str(tmp_path / "dist")],
+                           env=env, stdout=subprocess.PIPE, stderr=err, text=True, timeout=300)
+    stderr = errpath.read_text()
+    assert r.returncode == 0, stderr
+    lines = stderr.splitlines()
+    steps = [line for line in lines if re.match(r"wheel\.sh: \[\d/3\] ", line)]
+    assert [s[:len("wheel.sh: [1/3]")] for s in steps] == ["wheel.sh: [1/3]", "wheel.sh: [2/3]", "wheel.sh: [3/3]"], stderr
+    assert "go build" in steps[0] and "minutes" in steps[0], steps[0]
+    assert "github.com/oxefs/oxefs" in lines, "go build's own progress is not shown:\n" + stderr
+    assert any("still building" in line for line in lines), stderr
+    args = argspath.read_text().split()
+    assert args[0] == "build" and "-v" in args, args
+    assert r.stdout.strip().endswith(".whl"), r.stdout
 
 
 def test_pip_install_builds_daemon_with_go(tmp_path):

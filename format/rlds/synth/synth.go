@@ -387,7 +387,7 @@ func writeShard(ctx context.Context, o Options, t shardTask) (frames int, err er
 	s := p.splits[t.split]
 	r := s.shards[t.shard]
 	name := shardName(p.Name, s.name, t.shard, len(s.shards))
-	f, err := os.CreateTemp(p.dir, "."+name+".tmp-*")
+	f, err := atomicfile.CreateTemp(p.dir, name) // 0644 under umask 022: a dataset for others to read
 	if err != nil {
 		return 0, fmt.Errorf("synth: %w", err)
 	}
