@@ -103,7 +103,12 @@ def test_own_mountpoint_is_kept():
         os.mkdir(mnt)
         with oxefs.mount(mountpoint=mnt) as m:
             pid, log_path = m.pid, m.log_path
-            assert "mounted" in m.log()
+            # The daemon logs "mounted" just after it starts serving, which
+            # is when mount() returns: wait for the line, within a bound.
+            deadline = time.monotonic() + 30
+            while "mounted" not in m.log() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert "mounted" in m.log(), m.log()
         left = _left_behind(pid, [log_path, os.path.dirname(log_path)])
         _cleanup(pid, [mnt])
         assert not left, left
