@@ -44,6 +44,9 @@ echo "== Go $(go env GOVERSION) into $root/usr/local/go"
 rm -rf "$root/usr/local/go"
 cp -a "$(go env GOROOT)" "$root/usr/local/go"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The machine's name resolves, as Debian's installer makes it (debootstrap
+# does not): torchrun's gloo rendezvous looks it up.
+printf '127.0.1.1\t%s\n' "$(hostname)" >> "$root/etc/hosts"
 # This network's CAs: where TLS goes through an intercepting proxy, its CA
 # is in this machine's bundle and any machine here needs it, fresh or not.
 if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
