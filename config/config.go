@@ -30,7 +30,11 @@ type Config struct {
 	// Steps, the YAML's `sample` block, when set makes samples step
 	// samples: deltas around t (camera slots, state and action chunks)
 	// instead of frame pairs. Only config/kind.go asks whether it is set.
-	Steps    *StepSpec       `json:"sample,omitempty"`
+	Steps *StepSpec `json:"sample,omitempty"`
+	// Augment, the YAML's `augment` block, augments every camera's
+	// training frames (a camera slot's own block overrides it); nil:
+	// none.
+	Augment  *Augment        `json:"augment,omitempty"`
 	Datasets []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key

@@ -32,6 +32,8 @@ type kindRules interface {
 	planOffset(d *DatasetConfig) Offset
 	// slotNames are the camera slots, in order.
 	slotNames() []string
+	// slotAugment is camera slot name's own augment block; nil: none.
+	slotAugment(name string) *Augment
 	// validateMix checks the keys of the mix that are the kind's.
 	validateMix(add addFunc, top report)
 	// validateDataset checks d's keys that are the kind's (f: its frames).
@@ -83,6 +85,17 @@ func (pairRules) planOffset(d *DatasetConfig) Offset { return d.Offset }
 func (r stepRules) planOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Steps.DropLast) }
 
 func (pairRules) slotNames() []string { return nil }
+
+func (pairRules) slotAugment(string) *Augment { return nil }
+
+func (r stepRules) slotAugment(name string) *Augment {
+	for i := range r.c.Steps.Cameras {
+		if s := &r.c.Steps.Cameras[i]; s.Name == name {
+			return s.Augment
+		}
+	}
+	return nil
+}
 
 func (r stepRules) slotNames() []string {
 	out := make([]string, len(r.c.Steps.Cameras))

@@ -72,6 +72,7 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"augment":              {"keyed", "frames"},
+	"config":               {"augment"}, // an augment block is an augment.Spec, checked by its Validate
 	"plan":                 {"keyed", "config"},
 	"sample":               {"config", "frames", "plan"},                     // the frame stage decodes through frames
 	"pairs":                {"config", "frames", "keyed", "plan", "sample"},  // pairs builds the samples the plan names
