@@ -206,6 +206,17 @@ func (c *Config) AugmentOf(slot string) *augment.Spec {
 	return nil
 }
 
+// Augmented reports whether camera slot's frames are augmented in either
+// view (slot "" in pair mode): its block (or the mix's) changes training
+// frames or gives val frames a centre crop, or the mix's block drops
+// cameras. A batch records an augmented slot's parameters.
+func (c *Config) Augmented(slot string) bool {
+	if s := c.AugmentOf(slot); s != nil && (s.Enabled() || s.EvalCrop > 0 && s.EvalCrop < 1) {
+		return true
+	}
+	return c.Augment != nil && c.Augment.Dropout > 0
+}
+
 // MarshalJSON writes the block in its config form, every key spelled out.
 func (a Augment) MarshalJSON() ([]byte, error) {
 	s := a.Spec

@@ -277,6 +277,13 @@ func (k stepKind) describe(p *Pipeline, in *info) {
 		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
 	}
 	in.Sample = out
+	recorded := map[string]string{}
+	for _, sl := range spec.Slots {
+		if sl.Augmented {
+			recorded[sl.Name] = steps.AugmentArray(sl.Name)
+		}
+	}
+	in.Augment = newAugmentInfo(recorded)
 	for _, a := range out.Arrays {
 		in.Files = append(in.Files, a.File)
 	}

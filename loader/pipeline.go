@@ -225,7 +225,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 }
 
 func (p *Pipeline) view(pl *plan.Plan, train bool, meta config.MetaMode, budget int64, stats *assemble.Stats) (*batch.Scheduler, error) {
-	opts := assemble.Options{Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train, Params: transformer(p.Mix.Config, train)}
+	opts := assemble.Options{Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train, Params: transformer(p.Mix, pl, train)}
 	if p.Mix.hasRemote() {
 		// The batch's remote episodes arrive before the samples are
 		// queued, all at once and each on its own (an RLDS record's byte
