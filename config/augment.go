@@ -206,6 +206,15 @@ func (c *Config) AugmentOf(slot string) *augment.Spec {
 	return nil
 }
 
+// WithoutAugment returns a copy of c with no augment block at all (the
+// `--augment off` flag): the same batches as a config that never had one.
+func (c *Config) WithoutAugment() *Config {
+	d := *c
+	d.Augment = nil
+	d.Steps = c.rules().withoutAugment()
+	return &d
+}
+
 // Augmented reports whether camera slot's frames are augmented in either
 // view (slot "" in pair mode): its block (or the mix's) changes training
 // frames or gives val frames a centre crop, or the mix's block drops

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"testing"
 
@@ -189,5 +190,47 @@ func TestAugmentNoneNoArrays(t *testing.T) {
 	}
 	if bytes.Contains(p.info, []byte(`"augment"`)) {
 		t.Errorf("info.json names augment without it")
+	}
+}
+
+// TestAugmentOff: AugmentOff (--augment off) gives the batches of the
+// config without its augment block, and info.json says so.
+func TestAugmentOff(t *testing.T) {
+	s := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0}}}
+	plain, err := openStepPipeline(t, stepConfig(t, bridgeStepYAML(t, ""), s, bridgeCams), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stepConfig(t, bridgeStepYAML(t, ""), s, bridgeCams)
+	cfg.Augment = &config.Augment{Spec: augmentSpec(false)}
+	cfg.Steps.Cameras[1].Augment = &config.Augment{Spec: augment.Spec{Contrast: augment.Jitter(0.5)}}
+	off, err := Open(context.Background(), Options{
+		Config: cfg, CacheDir: t.TempDir(), Mem: 256 << 20, Disk: 1 << 30, AugmentOff: true,
+		Workers: 1, Decoder: "go", Version: "test", Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(off.Close)
+	want, got := trainBatches(t, plain, false), trainBatches(t, off, false)
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("%d batches, want %d", len(got), len(want))
+	}
+	for n := range want {
+		if !bytes.Equal(got[n], want[n]) {
+			t.Fatalf("batch %d with augment off differs from the config without augment", n)
+		}
+	}
+	var in struct {
+		AugmentOff bool `json:"augment_off"`
+	}
+	if err := json.Unmarshal(off.info, &in); err != nil {
+		t.Fatal(err)
+	}
+	if !in.AugmentOff || bytes.Contains(plain.info, []byte(`augment_off`)) {
+		t.Errorf("info.json does not say augment_off")
+	}
+	if cfg.Augment == nil {
+		t.Errorf("AugmentOff changed the caller's config")
 	}
 }

@@ -23,11 +23,13 @@ type info struct {
 	ActionDim int `json:"action_dim"`
 	// Augment lists the arrays that record augmentation parameters and
 	// what their columns hold; absent without augmentation.
-	Augment   *augmentInfo           `json:"augment,omitempty"`
-	BatchSize int                    `json:"batch_size"`
-	Config    *config.Config         `json:"config"`
-	Datasets  map[string]datasetInfo `json:"datasets"`
-	Decoder   string                 `json:"decoder"`
+	Augment *augmentInfo `json:"augment,omitempty"`
+	// AugmentOff: --augment off dropped the config's augment blocks.
+	AugmentOff bool                   `json:"augment_off,omitempty"`
+	BatchSize  int                    `json:"batch_size"`
+	Config     *config.Config         `json:"config"`
+	Datasets   map[string]datasetInfo `json:"datasets"`
+	Decoder    string                 `json:"decoder"`
 	// Files are the files of a batch after "NNNNNN." (and its .json, with
 	// meta): "npy" for frame pairs, each array's file for step samples.
 	Files        []string        `json:"files"`
@@ -287,6 +289,7 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 		OxefsVersion: p.opts.Version,
 		PID:          os.Getpid(),
 		Config:       cfg,
+		AugmentOff:   p.opts.AugmentOff,
 		Seed:         cfg.Seed,
 		Meta:         cfg.Meta,
 		Decoder:      p.Pool.Decoder(),
