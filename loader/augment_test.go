@@ -234,3 +234,56 @@ func TestAugmentOff(t *testing.T) {
 		t.Errorf("AugmentOff changed the caller's config")
 	}
 }
+
+// TestAugmentPairs: frame pairs are augmented with one parameter set per
+// sample for both frames, recorded in the batch's .json as "augment"
+// (one row per sample), and the batch is a function of its index alone.
+func TestAugmentPairs(t *testing.T) {
+	yaml := "batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nseed: 3\ndatasets:\n  - source: " + bridgeSource(t) +
+		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"
+	plain := openYAMLPipeline(t, yaml, 0)
+	t.Cleanup(plain.Close)
+	aug := openYAMLPipeline(t, yaml+"augment: {crop: 0.8, rotate: 5, brightness: 0.2}\n", 0)
+	t.Cleanup(aug.Close)
+	if bytes.Contains(plain.info, []byte(`"augment"`)) || !bytes.Contains(aug.info, []byte(`"augment"`)) {
+		t.Errorf("info.json's augment: %v without, %v with", bytes.Contains(plain.info, []byte(`"augment"`)), bytes.Contains(aug.info, []byte(`"augment"`)))
+	}
+	for n := range int64(2) {
+		a, err := aug.BatchFiles(context.Background(), aug.Train, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := plain.BatchFiles(context.Background(), plain.Train, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta struct {
+			Augment [][]float32 `json:"augment"`
+		}
+		if err := json.Unmarshal(a[".json"], &meta); err != nil {
+			t.Fatal(err)
+		}
+		if len(meta.Augment) != 8 {
+			t.Fatalf("batch %d: %d augment rows, want 8", n, len(meta.Augment))
+		}
+		for i, row := range meta.Augment {
+			p, err := augment.FromVector([augment.NumColumns]float32(row))
+			if err != nil || p.Crop.W == 1 {
+				t.Errorf("batch %d sample %d: %v (%v), want a cropped draw", n, i, row, err)
+			}
+		}
+		if bytes.Contains(b[".json"], []byte(`"augment"`)) {
+			t.Errorf("batch %d: the plain mix's .json records augment", n)
+		}
+		if bytes.Equal(a[".npy"], b[".npy"]) {
+			t.Errorf("batch %d: frames as without augmentation", n)
+		}
+		again, err := aug.BatchFiles(context.Background(), aug.Train, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again[".npy"], a[".npy"]) || !bytes.Equal(again[".json"], a[".json"]) {
+			t.Errorf("batch %d differs when built again", n)
+		}
+	}
+}

@@ -62,6 +62,8 @@ type augmentInfo struct {
 	Arrays  []string          `json:"arrays"`
 	Columns []augmentColumn   `json:"columns"`
 	Slots   map[string]string `json:"slots"` // array per camera slot
+	// In says where the arrays are: a .npy each, or the .json's keys.
+	In string `json:"in"`
 }
 
 type augmentColumn struct {

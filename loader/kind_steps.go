@@ -283,7 +283,9 @@ func (k stepKind) describe(p *Pipeline, in *info) {
 			recorded[sl.Name] = steps.AugmentArray(sl.Name)
 		}
 	}
-	in.Augment = newAugmentInfo(recorded)
+	if in.Augment = newAugmentInfo(recorded); in.Augment != nil {
+		in.Augment.In = "NNNNNN.<array>.npy, float32 [B, 18]"
+	}
 	for _, a := range out.Arrays {
 		in.Files = append(in.Files, a.File)
 	}

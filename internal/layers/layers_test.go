@@ -75,7 +75,7 @@ var sideways = map[string][]string{
 	"config":               {"augment"}, // an augment block is an augment.Spec, checked by its Validate
 	"plan":                 {"keyed", "config"},
 	"sample":               {"config", "frames", "plan"},                               // the frame stage decodes through frames
-	"pairs":                {"config", "frames", "keyed", "plan", "sample"},            // pairs builds the samples the plan names
+	"pairs":                {"augment", "config", "frames", "keyed", "plan", "sample"}, // pairs builds the samples the plan names, recording their augmentation
 	"steps":                {"augment", "config", "frames", "keyed", "plan", "sample"}, // steps builds step samples, recording their augmentation
 	"norm":                 {"config"},                                                 // the offset range the statistics cover
 	"internal/pythontest":  {"internal/missing"},                                       // a Python module missing is skipped as missing
