@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,27 +34,28 @@ var (
 // `sample.cameras.wrist.augment`): `off` (no augmentation), or a mapping
 // of augmentKeys. The preset is applied first, then every explicit key
 // over it. Each key's line goes into lines as prefix.<key>; mix says
-// whether the mix-level keys (shared, dropout) are allowed.
-func (p *parser) augmentBlock(prefix string, v *yaml.Node, lines map[string]int, mix bool) *Augment {
+// whether the mix-level keys (shared, dropout) are allowed; dataset names
+// the dataset entry whose block it is ("" for none).
+func (p *parser) augmentBlock(dataset, prefix string, v *yaml.Node, lines map[string]int, mix bool) *Augment {
 	a := &Augment{}
 	if v.Kind == yaml.ScalarNode && v.Value == "off" {
 		return a
 	}
 	if v.Kind != yaml.MappingNode {
-		field{p: p, key: prefix, v: v}.bad("must be `off` or a mapping such as {preset: octo, rotate: 5}")
+		field{p: p, key: prefix, v: v, dataset: dataset}.bad("must be `off` or a mapping such as {preset: octo, rotate: 5}")
 		return nil
 	}
 	// The preset first, whatever its place, so that the keys override it.
 	for j := 0; j+1 < len(v.Content); j += 2 {
 		if k, pv := resolve(v.Content[j]), resolve(v.Content[j+1]); k != nil && pv != nil && k.Value == augment.FieldPreset {
 			var name string
-			f := field{p: p, key: prefix + "." + augment.FieldPreset, v: pv, line: k.Line}
+			f := field{p: p, key: prefix + "." + augment.FieldPreset, v: pv, line: k.Line, dataset: dataset}
 			if !f.str(&name) {
 				break
 			}
 			s, err := augment.Preset(name)
 			if err != nil {
-				p.augmentErr(prefix, k.Line, err)
+				p.augmentErr(dataset, prefix, k.Line, err)
 				break
 			}
 			a.Spec = s
@@ -61,8 +63,8 @@ func (p *parser) augmentBlock(prefix string, v *yaml.Node, lines map[string]int,
 	}
 	s := &a.Spec
 	own := make(map[string]int)
-	p.mapping(v, "", augmentKeys, own, func(key string, v *yaml.Node) {
-		f := field{p: p, key: prefix + "." + key, v: v, line: own[key]}
+	p.mapping(v, dataset, augmentKeys, own, func(key string, v *yaml.Node) {
+		f := field{p: p, key: prefix + "." + key, v: v, line: own[key], dataset: dataset}
 		switch key {
 		case augment.FieldPreset:
 			// read above
@@ -73,8 +75,8 @@ func (p *parser) augmentBlock(prefix string, v *yaml.Node, lines map[string]int,
 				f.bad("must be a mapping such as {scale: [0.8, 1.0], ratio: [0.9, 1.1]}")
 				return
 			}
-			p.mapping(v, "", resizedCropKeys, map[string]int{}, func(key string, v *yaml.Node) {
-				g := field{p: p, key: f.key + "." + key, v: v, line: v.Line}
+			p.mapping(v, dataset, resizedCropKeys, map[string]int{}, func(key string, v *yaml.Node) {
+				g := field{p: p, key: f.key + "." + key, v: v, line: v.Line, dataset: dataset}
 				if key == "scale" {
 					g.rangeOf(&c.Scale, nil)
 				} else {
@@ -120,7 +122,7 @@ func (p *parser) augmentBlock(prefix string, v *yaml.Node, lines map[string]int,
 	if !mix {
 		for _, k := range mixOnlyKeys {
 			if l, ok := own[k]; ok {
-				p.add(l, "", prefix+"."+k, "only the mix-level augment block sets %s (it is about a sample's cameras together)", k)
+				p.add(l, dataset, prefix+"."+k, "only the mix-level augment block sets %s (it is about a sample's cameras together)", k)
 			}
 		}
 	}
@@ -128,19 +130,19 @@ func (p *parser) augmentBlock(prefix string, v *yaml.Node, lines map[string]int,
 		lines[prefix+"."+k] = l
 	}
 	if err := s.Validate(); err != nil {
-		p.augmentErr(prefix, lineOf(v), err)
+		p.augmentErr(dataset, prefix, lineOf(v), err)
 	}
 	return a
 }
 
 // augmentErr reports err, a *augment.FieldError, on its key's line.
-func (p *parser) augmentErr(prefix string, line int, err error) {
+func (p *parser) augmentErr(dataset, prefix string, line int, err error) {
 	var fe *augment.FieldError
 	if !errors.As(err, &fe) {
-		p.add(line, "", prefix, "%s", err.Error())
+		p.add(line, dataset, prefix, "%s", err.Error())
 		return
 	}
-	p.add(line, "", prefix+"."+fe.Field, "%s is not valid; valid: %s", fe.Value, fe.Valid)
+	p.add(line, dataset, prefix+"."+fe.Field, "%s is not valid; valid: %s", fe.Value, fe.Valid)
 }
 
 // rangeOf reads [lo, hi], or, with single, one number x as single(x).
@@ -194,6 +196,15 @@ func (c *Config) checkAugment(add addFunc) {
 	}
 }
 
+// AugmentFor returns the augmentation of camera slot `slot` of dataset d:
+// d's own block, else AugmentOf(slot).
+func (c *Config) AugmentFor(d *DatasetConfig, slot string) *augment.Spec {
+	if d != nil && d.Augment != nil {
+		return &d.Augment.Spec
+	}
+	return c.AugmentOf(slot)
+}
+
 // AugmentOf returns the augmentation of camera slot `slot` (its own
 // block, else the mix's), nil for none. In pair mode slot is "".
 func (c *Config) AugmentOf(slot string) *augment.Spec {
@@ -212,16 +223,26 @@ func (c *Config) WithoutAugment() *Config {
 	d := *c
 	d.Augment = nil
 	d.Steps = c.rules().withoutAugment()
+	d.Datasets = slices.Clone(c.Datasets)
+	for i := range d.Datasets {
+		d.Datasets[i].Augment = nil
+	}
 	return &d
 }
 
 // Augmented reports whether camera slot's frames are augmented in either
-// view (slot "" in pair mode): its block (or the mix's) changes training
+// view (slot "" in pair mode): its block (or the mix's, or a dataset's) changes training
 // frames or gives val frames a centre crop, or the mix's block drops
 // cameras. A batch records an augmented slot's parameters.
 func (c *Config) Augmented(slot string) bool {
-	if s := c.AugmentOf(slot); s != nil && (s.Enabled() || s.EvalCrop > 0 && s.EvalCrop < 1) {
+	on := func(s *augment.Spec) bool { return s != nil && (s.Enabled() || s.EvalCrop > 0 && s.EvalCrop < 1) }
+	if on(c.AugmentOf(slot)) {
 		return true
+	}
+	for i := range c.Datasets {
+		if on(c.AugmentFor(&c.Datasets[i], slot)) {
+			return true
+		}
 	}
 	return c.Augment != nil && c.Augment.Dropout > 0
 }

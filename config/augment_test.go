@@ -145,3 +145,36 @@ func TestAugmentPairDropout(t *testing.T) {
 		t.Errorf("got %v, want augment.dropout refused", err)
 	}
 }
+
+// TestAugmentDataset: a dataset entry's block replaces the mix's and the
+// slots' for its samples; its mistakes name the dataset.
+func TestAugmentDataset(t *testing.T) {
+	text := "seed: 0\naugment: {rotate: 5}\ndatasets:\n  - {name: a, source: /data/a, augment: {brightness: 0.5}}\n  - {name: b, source: /data/b}\n"
+	c, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []augment.Spec{{Brightness: augment.Range{Lo: 0.5, Hi: 1.5}}, {Rotate: augment.Range{Lo: -5, Hi: 5}}} {
+		if got := c.AugmentFor(&c.Datasets[i], ""); got == nil || *got != want {
+			t.Errorf("dataset %d: %+v, want %+v", i, got, want)
+		}
+	}
+	if off := c.WithoutAugment(); off.AugmentFor(&off.Datasets[0], "") != nil || c.Datasets[0].Augment == nil {
+		t.Errorf("WithoutAugment left dataset a's block or changed the original")
+	}
+	for _, tc := range []struct{ name, block, field string }{
+		{"unknown preset", "{preset: octo2}", "augment.preset"},
+		{"dropout", "{dropout: 0.5}", "augment.dropout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte("datasets:\n  - name: a\n    source: /data/a\n    augment: " + tc.block + "\n"))
+			var errs ConfigErrors
+			if !errors.As(err, &errs) || len(errs) == 0 {
+				t.Fatalf("got %v, want a config error", err)
+			}
+			if e := errs[0]; e.Dataset != "a" || e.Field != tc.field || e.Line != 4 {
+				t.Errorf("got %v (dataset %q field %q line %d), want dataset a field %s line 4", e, e.Dataset, e.Field, e.Line, tc.field)
+			}
+		})
+	}
+}

@@ -62,6 +62,9 @@ type DatasetConfig struct {
 	// FPS is the dataset's frame rate where its metadata gives none (RLDS),
 	// for deltas in seconds; 0: the dataset's own.
 	FPS float64 `json:"fps,omitempty"`
+	// Augment is the dataset's own augment block: it replaces the mix's
+	// and the slots' for every camera of its samples; nil: theirs.
+	Augment *Augment `json:"augment,omitempty"`
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key

@@ -91,7 +91,7 @@ func (p *parser) slots(c *Config, v *yaml.Node) {
 					case "size":
 						p.slotSize(c, prefix, v, &slot.Size)
 					case "augment":
-						slot.Augment = p.augmentBlock(prefix+".augment", v, c.lines, false)
+						slot.Augment = p.augmentBlock("", prefix+".augment", v, c.lines, false)
 					default:
 						p.delta(c, prefix, key, v, &slot.Deltas)
 					}
@@ -129,7 +129,7 @@ func (p *parser) slots(c *Config, v *yaml.Node) {
 				case "deltas":
 					p.deltas(c, prefix, v, &slot.Deltas)
 				case "augment":
-					slot.Augment = p.augmentBlock(prefix+".augment", v, c.lines, false)
+					slot.Augment = p.augmentBlock("", prefix+".augment", v, c.lines, false)
 				}
 			})
 			s.Cameras = append(s.Cameras, slot)

@@ -12,7 +12,7 @@ import (
 )
 
 // augmenter is the Transformer of a config's augment blocks: each camera
-// slot's Spec (its own block, else the mix's) drawn per (global batch,
+// slot's Spec (the dataset's block, else the slot's own, else the mix's) drawn per (global batch,
 // sample, slot) from the mix's seed, dropout drawn over the sample's
 // cameras with the mix's block. Draws that change nothing are nil, so
 // that a slot without augmentation decodes as it always has.
@@ -20,8 +20,8 @@ type augmenter struct {
 	seed  uint64
 	train bool
 	pl    *plan.Plan
-	mix   *augment.Spec   // the mix's block; nil: none
-	specs []*augment.Spec // per slot; nil: none
+	mix   *augment.Spec     // the mix's block; nil: none
+	specs [][]*augment.Spec // per dataset (Mix.Datasets) and slot; nil: none
 	cams  []augment.Camera
 	// present[d][k]: dataset d has a camera for slot k (step samples);
 	// nil: every slot is present (pairs).
@@ -43,13 +43,19 @@ func newAugmenter(m *Mix, pl *plan.Plan, train bool) *augmenter {
 	}
 	on := a.mix != nil
 	for k, name := range slots {
-		s := cfg.AugmentOf(name)
-		if s != nil && !s.Enabled() && s.EvalCrop == 0 {
-			s = nil
-		}
-		on = on || s != nil
-		a.specs = append(a.specs, s)
 		a.cams = append(a.cams, augment.Camera{Slot: k, Name: name, Wrist: strings.Contains(name, "wrist")})
+	}
+	for _, d := range m.Datasets {
+		row := make([]*augment.Spec, len(slots))
+		for k, name := range slots {
+			s := cfg.AugmentFor(&d.Config, name)
+			if s != nil && !s.Enabled() && s.EvalCrop == 0 {
+				s = nil
+			}
+			on = on || s != nil
+			row[k] = s
+		}
+		a.specs = append(a.specs, row)
 	}
 	if !on {
 		return nil
@@ -68,7 +74,7 @@ func newAugmenter(m *Mix, pl *plan.Plan, train bool) *augmenter {
 
 // Params draws slot k of sample i of the view's batch n (Transformer).
 func (a *augmenter) Params(n int64, i int, s plan.Sample, k int) sample.Params {
-	spec := a.specs[k]
+	spec := a.specs[s.Dataset][k]
 	if !a.train {
 		if spec == nil {
 			return nil

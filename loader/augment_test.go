@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/config"
+	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/steps"
 )
 
@@ -285,5 +287,37 @@ func TestAugmentPairs(t *testing.T) {
 		if !bytes.Equal(again[".npy"], a[".npy"]) || !bytes.Equal(again[".json"], a[".json"]) {
 			t.Errorf("batch %d differs when built again", n)
 		}
+	}
+}
+
+// TestAugmentDatasetOverride: a dataset's own block replaces the mix's
+// for its samples: kuka switched off records the identity, bridge the
+// mix's draws.
+func TestAugmentDatasetOverride(t *testing.T) {
+	s := &config.StepSpec{Cameras: twoSlots([]int{0}), Action: config.Deltas{Steps: []int{0}}}
+	yaml := "batch_size: 8\nsamples_per_episode: 2\nseed: 9\ndatasets:\n  - name: bridge\n    source: " + bridgeSource(t) +
+		"\n    action_keys: " + bridgeActions + "\n  - name: kuka\n    source: " +
+		filepath.Join(testkit.Testdata(t), "datasets/tiny_kuka/1.0.0") + "\n    action_keys: [steps/action]\n"
+	cfg := stepConfig(t, yaml, s, bridgeCams, nil)
+	cfg.Augment = &config.Augment{Spec: augment.Spec{Rotate: augment.Symmetric(10)}}
+	cfg.Datasets[1].Augment = &config.Augment{}
+	p, err := openStepPipeline(t, cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := augment.Identity().Vector()
+	seen := map[string]int{}
+	for n := range p.Train.Len() {
+		b := readStepBatch(t, p, n)
+		for i, name := range b.meta.DatasetName {
+			v := vec(t, b, "primary", i)
+			if (v == identity) != (name == "kuka") {
+				t.Errorf("batch %d sample %d of %s: %v", n, i, name, v)
+			}
+			seen[name]++
+		}
+	}
+	if seen["bridge"] == 0 || seen["kuka"] == 0 {
+		t.Fatalf("samples seen: %v", seen)
 	}
 }
