@@ -247,7 +247,8 @@ func (c *Config) Augmented(slot string) bool {
 	return c.Augment != nil && c.Augment.Dropout > 0
 }
 
-// MarshalJSON writes the block in its config form, every key spelled out.
+// MarshalJSON writes the block in its config form, every key spelled out
+// (shared and dropout where set).
 func (a Augment) MarshalJSON() ([]byte, error) {
 	s := a.Spec
 	r := func(x augment.Range) [2]float64 { return [2]float64{x.Lo, x.Hi} }
@@ -263,9 +264,15 @@ func (a Augment) MarshalJSON() ([]byte, error) {
 		augment.FieldSubset:     s.Subset,
 		"random_order":          s.RandomOrder,
 		"wrist_colour_only":     s.WristColourOnly,
-		"shared":                s.Shared,
-		augment.FieldDropout:    s.Dropout,
 		augment.FieldEvalCrop:   s.EvalCrop,
+	}
+	// The mix-level keys only where set, so that a slot's or a dataset's
+	// block reads back.
+	if s.Shared {
+		m["shared"] = true
+	}
+	if s.Dropout != 0 {
+		m[augment.FieldDropout] = s.Dropout
 	}
 	if s.Preset != "" {
 		m[augment.FieldPreset] = s.Preset

@@ -75,6 +75,19 @@ func TestParseAugment(t *testing.T) {
 			if got := back.AugmentOf("primary"); *got != *tc.primary {
 				t.Errorf("read back %s: got %+v, want %+v", b, got, tc.primary)
 			}
+			if w := c.Steps.Cameras[1].Augment; w != nil {
+				wb, err := json.Marshal(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				back, err := Parse([]byte(augMix("off", string(wb))))
+				if err != nil {
+					t.Fatalf("wrist's %s does not read back: %v", wb, err)
+				}
+				if got := back.AugmentOf("wrist"); *got != *tc.wristS {
+					t.Errorf("wrist read back %s: got %+v, want %+v", wb, got, tc.wristS)
+				}
+			}
 		})
 	}
 }

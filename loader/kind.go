@@ -33,9 +33,9 @@ func kindOf(cfg *config.Config) mixKind {
 
 // frameDecoder returns the maker of each decode worker's FrameDecoder:
 // libjpeg-turbo or image/jpeg as opts ask, PNG, libavcodec for video,
-// applying augment.Params (augmentingCPU). A
-// new decoder backend (a GPU one, a pass-through one, a viewer's tap) is a
-// sample.FrameDecoder of its own file and its line here.
+// applying augment.Params (augmentingCPU). A new decoder backend (a GPU
+// one, a pass-through one, a viewer's tap) is a sample.FrameDecoder of
+// its own file and its line here.
 func frameDecoder(opts frames.DecoderOptions) func() (sample.FrameDecoder, error) {
 	return func() (sample.FrameDecoder, error) {
 		c, err := sample.NewCPU(opts)
