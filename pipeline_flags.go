@@ -27,6 +27,7 @@ type pipelineFlags struct {
 	World        int           `help:"Number of ranks." default:"1"`
 	Seed         *uint64       `help:"Override the config's seed."`
 	Strict       bool          `help:"Corrupt data is an I/O error instead of a counted substitution."`
+	Augment      string        `help:"on: the config's augment blocks augment training frames; off: none (the batches of the config without them, for a quick comparison; info.json says augment_off)." default:"on" enum:"on,off" placeholder:"on|off"`
 	MaxFetchRate sizeFlag      `help:"Cap on bytes per second fetched from remote sources, e.g. 70MB; 0: no cap." name:"max-fetch-rate" default:"0"`
 	FetchStall   time.Duration `help:"Abandon a source attempt that sends nothing for this long, and retry." name:"fetch-stall" default:"30s"`
 	FetchTimeout time.Duration `help:"Give up on a source after this long without progress: the read gets EIO; that shard then fails at once for min(this, 10s) before it is tried again." name:"fetch-timeout" default:"2m"`
@@ -94,6 +95,7 @@ func (f *pipelineFlags) open(ctx context.Context, log *slog.Logger, offline bool
 		World:        f.World,
 		Ranks:        ranks,
 		Strict:       f.Strict,
+		AugmentOff:   f.Augment == "off",
 		MaxFetchRate: int64(f.MaxFetchRate),
 		Offline:      offline,
 		Memfd:        memfd,

@@ -30,7 +30,11 @@ type Config struct {
 	// Steps, the YAML's `sample` block, when set makes samples step
 	// samples: deltas around t (camera slots, state and action chunks)
 	// instead of frame pairs. Only config/kind.go asks whether it is set.
-	Steps    *StepSpec       `json:"sample,omitempty"`
+	Steps *StepSpec `json:"sample,omitempty"`
+	// Augment, the YAML's `augment` block, augments every camera's
+	// training frames (a camera slot's own block overrides it); nil:
+	// none.
+	Augment  *Augment        `json:"augment,omitempty"`
 	Datasets []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key
@@ -58,6 +62,9 @@ type DatasetConfig struct {
 	// FPS is the dataset's frame rate where its metadata gives none (RLDS),
 	// for deltas in seconds; 0: the dataset's own.
 	FPS float64 `json:"fps,omitempty"`
+	// Augment is the dataset's own augment block: it replaces the mix's
+	// and the slots' for every camera of its samples; nil: theirs.
+	Augment *Augment `json:"augment,omitempty"`
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key

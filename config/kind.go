@@ -1,6 +1,9 @@
 package config
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // This file is where a config's kind of sample is decided, once: a
 // `sample` block asks for step samples, none for frame pairs. Config's own
@@ -32,6 +35,10 @@ type kindRules interface {
 	planOffset(d *DatasetConfig) Offset
 	// slotNames are the camera slots, in order.
 	slotNames() []string
+	// slotAugment is camera slot name's own augment block; nil: none.
+	slotAugment(name string) *Augment
+	// withoutAugment is the sample block with no slot's augment block.
+	withoutAugment() *StepSpec
 	// validateMix checks the keys of the mix that are the kind's.
 	validateMix(add addFunc, top report)
 	// validateDataset checks d's keys that are the kind's (f: its frames).
@@ -83,6 +90,28 @@ func (pairRules) planOffset(d *DatasetConfig) Offset { return d.Offset }
 func (r stepRules) planOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Steps.DropLast) }
 
 func (pairRules) slotNames() []string { return nil }
+
+func (pairRules) slotAugment(string) *Augment { return nil }
+
+func (pairRules) withoutAugment() *StepSpec { return nil }
+
+func (r stepRules) withoutAugment() *StepSpec {
+	s := *r.c.Steps
+	s.Cameras = slices.Clone(s.Cameras)
+	for i := range s.Cameras {
+		s.Cameras[i].Augment = nil
+	}
+	return &s
+}
+
+func (r stepRules) slotAugment(name string) *Augment {
+	for i := range r.c.Steps.Cameras {
+		if s := &r.c.Steps.Cameras[i]; s.Name == name {
+			return s.Augment
+		}
+	}
+	return nil
+}
 
 func (r stepRules) slotNames() []string {
 	out := make([]string, len(r.c.Steps.Cameras))

@@ -16,10 +16,10 @@ import (
 // Keys of a config and of a dataset entry, in the order the docs list them.
 var (
 	configKeys = []string{"seed", "batch_size", "image_size", "layout", "meta", "samples_per_episode",
-		"pair_frames", "stride", "num_frames", "resize", "decode", "window_shards", "num_batches", "normalize", "sample", "datasets"}
+		"pair_frames", "stride", "num_frames", "resize", "decode", "window_shards", "num_batches", "normalize", "sample", "augment", "datasets"}
 	normalizeKeys = []string{"action", "state"}
 	datasetKeys   = []string{"name", "source", "anonymous", "split", "val_split", "weight", "image_key",
-		"offset", "language_key", "action_keys", "state_key", "robot", "cameras", "fps"}
+		"offset", "language_key", "action_keys", "state_key", "robot", "cameras", "fps", "augment"}
 )
 
 // Parse reads a mix config: strict YAML (an unknown or repeated key is an
@@ -125,6 +125,8 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 			})
 		case "sample":
 			p.sample(c, v)
+		case "augment":
+			c.Augment = p.augmentBlock("", "augment", v, c.lines, true)
 		case "datasets":
 			p.datasets(c, v)
 		}
@@ -198,6 +200,8 @@ func (p *parser) datasets(c *Config, v *yaml.Node) {
 				p.cameras(&d, id, v)
 			case "fps":
 				f.float(&d.FPS)
+			case "augment":
+				d.Augment = p.augmentBlock(id, "augment", v, d.lines, false)
 			}
 		})
 		if _, named := d.lines["name"]; !named && d.Source != "" {

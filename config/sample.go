@@ -28,6 +28,9 @@ type CameraSlot struct {
 	Name   string `json:"name"`
 	Size   [2]int `json:"size"` // [height, width]
 	Deltas Deltas `json:"deltas"`
+	// Augment is the slot's own augment block, over the mix's; nil:
+	// the mix's.
+	Augment *Augment `json:"augment,omitempty"`
 }
 
 // Deltas are offsets from t, in steps or in seconds (LeRobot's

@@ -12,10 +12,10 @@ import (
 // Keys of the sample block.
 var (
 	sampleKeys = []string{"drop_last", "cameras", "state", "action"}
-	slotKeys   = []string{"size", "steps", "seconds"}
+	slotKeys   = []string{"size", "steps", "seconds", "augment"}
 	// slotListKeys are those of a slot in the list form of
 	// sample.cameras, the one the config as loaded (info.json) writes.
-	slotListKeys = []string{"name", "size", "deltas"}
+	slotListKeys = []string{"name", "size", "deltas", "augment"}
 	deltaKeys    = []string{"steps", "seconds"}
 )
 
@@ -87,9 +87,12 @@ func (p *parser) slots(c *Config, v *yaml.Node) {
 				field{p: p, key: prefix, v: sv}.bad("must be a mapping such as {size: [224, 224], steps: [-1, 0]}")
 			default:
 				p.mapping(sv, "", slotKeys, make(map[string]int), func(key string, v *yaml.Node) {
-					if key == "size" {
+					switch key {
+					case "size":
 						p.slotSize(c, prefix, v, &slot.Size)
-					} else {
+					case "augment":
+						slot.Augment = p.augmentBlock("", prefix+".augment", v, c.lines, false)
+					default:
 						p.delta(c, prefix, key, v, &slot.Deltas)
 					}
 				})
@@ -125,6 +128,8 @@ func (p *parser) slots(c *Config, v *yaml.Node) {
 					p.slotSize(c, prefix, v, &slot.Size)
 				case "deltas":
 					p.deltas(c, prefix, v, &slot.Deltas)
+				case "augment":
+					slot.Augment = p.augmentBlock("", prefix+".augment", v, c.lines, false)
 				}
 			})
 			s.Cameras = append(s.Cameras, slot)

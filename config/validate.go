@@ -149,6 +149,7 @@ func (c *Config) Validate() error {
 // validate checks what needs no dataset metadata, after defaults are set.
 func (c *Config) validate(add addFunc) {
 	top := func(key, format string, args ...any) { add(c.lines[key], "", key, format, args...) }
+	c.checkAugment(add)
 	if c.BatchSize <= 0 || c.BatchSize > maxBatchSize {
 		top("batch_size", "must be in 1..%d, got %d", maxBatchSize, c.BatchSize)
 	}

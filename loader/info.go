@@ -2,10 +2,13 @@ package loader
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"os"
 	"runtime/debug"
+	"slices"
 
+	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/batch"
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/norm"
@@ -17,11 +20,16 @@ import (
 // daemon when it serves several ranks (MultiRank). Fields are in the
 // order of their JSON names.
 type info struct {
-	ActionDim int                    `json:"action_dim"`
-	BatchSize int                    `json:"batch_size"`
-	Config    *config.Config         `json:"config"`
-	Datasets  map[string]datasetInfo `json:"datasets"`
-	Decoder   string                 `json:"decoder"`
+	ActionDim int `json:"action_dim"`
+	// Augment lists the arrays that record augmentation parameters and
+	// what their columns hold; absent without augmentation.
+	Augment *augmentInfo `json:"augment,omitempty"`
+	// AugmentOff: --augment off dropped the config's augment blocks.
+	AugmentOff bool                   `json:"augment_off,omitempty"`
+	BatchSize  int                    `json:"batch_size"`
+	Config     *config.Config         `json:"config"`
+	Datasets   map[string]datasetInfo `json:"datasets"`
+	Decoder    string                 `json:"decoder"`
 	// Files are the files of a batch after "NNNNNN." (and its .json, with
 	// meta): "npy" for frame pairs, each array's file for step samples.
 	Files        []string        `json:"files"`
@@ -43,6 +51,41 @@ type info struct {
 	Train    *viewField  `json:"train,omitempty"`
 	Val      *viewField  `json:"val,omitempty"`
 	World    int         `json:"world"`
+}
+
+// augmentInfo is info.json's "augment": each array that records a camera
+// slot's augmentation parameters ([B, len(Columns)] float32, one row per
+// sample, the same for every frame of the slot in it), its columns and
+// what each holds. The val view records the parameters it applied (its
+// centre crop, else the identity).
+type augmentInfo struct {
+	Arrays  []string          `json:"arrays"`
+	Columns []augmentColumn   `json:"columns"`
+	Slots   map[string]string `json:"slots"` // array per camera slot
+	// In says where the arrays are: a .npy each, or the .json's keys.
+	In string `json:"in"`
+}
+
+type augmentColumn struct {
+	Name    string `json:"name"`
+	Meaning string `json:"meaning"`
+}
+
+// newAugmentInfo describes arrays (by camera slot), nil when there are
+// none.
+func newAugmentInfo(slots map[string]string) *augmentInfo {
+	if len(slots) == 0 {
+		return nil
+	}
+	a := &augmentInfo{Slots: slots}
+	for _, name := range slices.Sorted(maps.Values(slots)) {
+		a.Arrays = append(a.Arrays, name)
+	}
+	doc := augment.ColumnDoc()
+	for i, c := range augment.Columns() {
+		a.Columns = append(a.Columns, augmentColumn{Name: c, Meaning: doc[i]})
+	}
+	return a
 }
 
 // framesInfo describes the batch array.
@@ -248,6 +291,7 @@ func (p *Pipeline) infoJSON(r *Rank) ([]byte, error) {
 		OxefsVersion: p.opts.Version,
 		PID:          os.Getpid(),
 		Config:       cfg,
+		AugmentOff:   p.opts.AugmentOff,
 		Seed:         cfg.Seed,
 		Meta:         cfg.Meta,
 		Decoder:      p.Pool.Decoder(),

@@ -8,6 +8,7 @@ import (
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/fs"
+	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/sample"
 )
 
@@ -31,11 +32,18 @@ func kindOf(cfg *config.Config) mixKind {
 }
 
 // frameDecoder returns the maker of each decode worker's FrameDecoder:
-// libjpeg-turbo or image/jpeg as opts ask, PNG, libavcodec for video. A
-// new decoder backend (a GPU one, a pass-through one, a viewer's tap) is a
-// sample.FrameDecoder of its own file and its line here.
+// libjpeg-turbo or image/jpeg as opts ask, PNG, libavcodec for video,
+// applying augment.Params (augmentingCPU). A new decoder backend (a GPU
+// one, a pass-through one, a viewer's tap) is a sample.FrameDecoder of
+// its own file and its line here.
 func frameDecoder(opts frames.DecoderOptions) func() (sample.FrameDecoder, error) {
-	return func() (sample.FrameDecoder, error) { return sample.NewCPU(opts) }
+	return func() (sample.FrameDecoder, error) {
+		c, err := sample.NewCPU(opts)
+		if err != nil {
+			return nil, err
+		}
+		return &augmentingCPU{CPU: c}, nil
+	}
 }
 
 // transformer draws the transform parameters of a view's samples, per
@@ -43,8 +51,14 @@ func frameDecoder(opts frames.DecoderOptions) func() (sample.FrameDecoder, error
 // FrameDecoder: augmentation plugs in here (a Transformer that draws,
 // and in frameDecoder the decoder that applies what it draws); train says
 // which view, since the val view is not augmented (at most a configured
-// crop's deterministic centre twin). None yet: Identity on both views.
-func transformer(*config.Config, bool) sample.Transformer { return sample.Identity{} }
+// crop's deterministic centre twin). pl is the view's plan (its batches'
+// global indices key the draws, the same on every rank).
+func transformer(m *Mix, pl *plan.Plan, train bool) sample.Transformer {
+	if a := newAugmenter(m, pl, train); a != nil {
+		return a
+	}
+	return sample.Identity{}
+}
 
 // mixKind is what the composition root asks of a kind of sample, from
 // the config's rules to what info.json says of its batches.

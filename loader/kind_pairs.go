@@ -74,6 +74,7 @@ func (k pairKind) assemble(m *Mix) (sample.Kind, error) {
 			Resize:       cfg.Resize,
 			Layout:       cfg.Layout,
 			Decode:       cfg.Decode,
+			Augmented:    cfg.Augmented(""),
 			MaxActionDim: m.MaxActionDim,
 			MaxStateDim:  m.MaxStateDim,
 		}
@@ -97,6 +98,10 @@ func (k pairKind) describe(p *Pipeline, in *info) {
 	in.BatchSize = cfg.BatchSize
 	in.Files = []string{"npy"}
 	in.Frames = &framesInfo{Shape: p.kind.Files().Shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
+	if cfg.Augmented("") && cfg.Meta == config.MetaFull {
+		in.Augment = newAugmentInfo(map[string]string{"image": "augment"})
+		in.Augment.In = "the batch's .json: augment, one row per sample"
+	}
 }
 
 func (k pairKind) describeDataset(*Pipeline, *Dataset, *datasetInfo) {}

@@ -299,6 +299,15 @@ func (k stepKind) describe(p *Pipeline, in *info) {
 		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
 	}
 	in.Sample = out
+	recorded := map[string]string{}
+	for _, sl := range spec.Slots {
+		if sl.Augmented {
+			recorded[sl.Name] = steps.AugmentArray(sl.Name)
+		}
+	}
+	if in.Augment = newAugmentInfo(recorded); in.Augment != nil {
+		in.Augment.In = "NNNNNN.<array>.npy, float32 [B, 18]"
+	}
 	for _, a := range out.Arrays {
 		in.Files = append(in.Files, a.File)
 	}

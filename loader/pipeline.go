@@ -37,6 +37,9 @@ type Options struct {
 	Ranks        []int
 	Strict       bool
 	MaxFetchRate int64
+	// AugmentOff drops the config's augment blocks (--augment off):
+	// batches are those of the config without them; info.json says so.
+	AugmentOff bool
 	// Retry bounds fetches from remote sources; zero fields take defaults.
 	Retry retry.Policy
 	// VerifyRanges is how ranges of remote objects that no format check
@@ -140,6 +143,9 @@ func gcLimit(mem int64, memfd bool) int64 {
 // Open opens the datasets, validates the config against them and starts the
 // workers. Nothing is built until a batch is asked for.
 func Open(ctx context.Context, opts Options) (*Pipeline, error) {
+	if opts.AugmentOff {
+		opts.Config = opts.Config.WithoutAugment()
+	}
 	cfg := opts.Config
 	if err := checkMem(cfg, opts.Mem, len(opts.Ranks)); err != nil {
 		return nil, err
@@ -225,7 +231,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 }
 
 func (p *Pipeline) view(pl *plan.Plan, train bool, meta config.MetaMode, budget int64, stats *assemble.Stats) (*batch.Scheduler, error) {
-	opts := assemble.Options{Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train, Params: transformer(p.Mix.Config, train)}
+	opts := assemble.Options{Strict: p.opts.Strict, Stats: stats, Log: p.opts.Log, MarkRepeats: !train, Params: transformer(p.Mix, pl, train)}
 	if p.Mix.hasRemote() {
 		// The batch's remote episodes arrive before the samples are
 		// queued, all at once and each on its own (an RLDS record's byte

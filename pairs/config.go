@@ -53,6 +53,10 @@ type Config struct {
 	Layout        config.Layout
 	// Decode says whether frames are TensorFlow's exactly or decoded fast.
 	Decode config.DecodeMode
+	// Augmented: the camera is augmented, and each sample's parameters
+	// (augment.Params.Vector, the identity's where none were drawn) go
+	// into the metadata's "augment" (meta: full).
+	Augmented bool
 	// MaxActionDim and MaxStateDim are the largest action and state
 	// dimensions of the mix; shorter ones are padded with zeros.
 	// Zero means this dataset's own.

@@ -188,6 +188,9 @@ func (p *Plan) global(n int64) int64 {
 	return n*p.world + p.rank
 }
 
+// Global is the global index of this rank's batch n: n·world + rank.
+func (p *Plan) Global(n int64) int64 { return n*p.world + p.rank }
+
 // Batch appends batch n's samples to dst[:0] and returns it: BatchSize
 // samples, datasets interleaved. The cost is O(datasets + batch size),
 // whatever n, plus O(windows) the first time an epoch of a dataset is

@@ -2,7 +2,10 @@ package steps
 
 import (
 	"context"
+	"encoding/binary"
+	"math"
 
+	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/plan"
@@ -19,6 +22,10 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 	mask := l.sample(b.Buf, l.imageMask, i)
 	reqs := w.reqs[:0]
 	for k, c := range a.cams {
+		p := f.Params(k)
+		if l.augment[k] >= 0 {
+			recordParams(l.sample(b.Buf, l.augment[k], i), p)
+		}
 		dst := l.sample(b.Buf, l.frames[k], i)
 		pad := l.sample(b.Buf, l.framePad[k], i)
 		if c.key == "" {
@@ -38,7 +45,7 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 		reqs = append(reqs, sample.Request{
 			Image:    c.key,
 			Declared: c.declared,
-			Params:   f.Params(k),
+			Params:   p,
 			Steps:    w.idx[len(reqs)],
 			Dst: frames.Slot{
 				Buf: dst, Frames: sl.Steps, H: sl.H, W: sl.W,
@@ -50,4 +57,16 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 	}
 	w.reqs = reqs
 	return f.Place(ctx, s.Dataset, ep, reqs)
+}
+
+// recordParams writes p, augment.Params or nil (the identity), as one row
+// of an augment array: augment.NumColumns little-endian float32.
+func recordParams(dst []byte, p sample.Params) {
+	ap, ok := p.(augment.Params)
+	if !ok {
+		ap = augment.Identity()
+	}
+	for j, v := range ap.Vector() {
+		binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(v))
+	}
 }

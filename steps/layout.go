@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/oxefs/oxefs/internal/npy"
 
+	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/config"
 )
 
@@ -34,6 +35,10 @@ type SlotSpec struct {
 	Name  string
 	H, W  int
 	Steps int // T
+	// Augmented: the slot's augmentation parameters are recorded, one
+	// row of augment.NumColumns float32 per sample
+	// (observation.images.<Name>.augment).
+	Augmented bool
 }
 
 // SpecOf is the Spec of a config in step mode, with the mix's widest state
@@ -57,7 +62,7 @@ func SpecOf(c *config.Config, maxStateDim, maxActionDim int) Spec {
 		if h == 0 || w == 0 {
 			h, w = c.ImageSize[0], c.ImageSize[1]
 		}
-		sp.Slots = append(sp.Slots, SlotSpec{Name: cs.Name, H: h, W: w, Steps: max(cs.Deltas.Len(), 1)})
+		sp.Slots = append(sp.Slots, SlotSpec{Name: cs.Name, H: h, W: w, Steps: max(cs.Deltas.Len(), 1), Augmented: c.Augmented(cs.Name)})
 	}
 	return sp
 }
@@ -118,6 +123,7 @@ type Layout struct {
 
 	// indices into Arrays; -1 when absent
 	frames, framePad []int // by slot
+	augment          []int // by slot; -1: not augmented
 	imageMask        int
 	state, statePad  int
 	stateMask        int
@@ -156,6 +162,13 @@ func NewLayout(spec Spec) (*Layout, error) {
 	for _, s := range spec.Slots {
 		l.framePad = append(l.framePad, add("observation.images."+s.Name+"_is_pad", DTypeBool, 1, s.Steps))
 	}
+	for _, s := range spec.Slots {
+		k := -1
+		if s.Augmented {
+			k = add(AugmentArray(s.Name), DTypeF32, 4, augment.NumColumns)
+		}
+		l.augment = append(l.augment, k)
+	}
 	l.imageMask = add("image_mask", DTypeBool, 1, len(spec.Slots))
 	if spec.MaxStateDim > 0 {
 		l.state = add("observation.state", DTypeF32, 4, spec.StateSteps, spec.MaxStateDim)
@@ -183,6 +196,10 @@ func NewLayout(spec Spec) (*Layout, error) {
 	l.Total = off
 	return l, nil
 }
+
+// AugmentArray is the name of the array that records slot's augmentation
+// parameters: [B, augment.NumColumns] float32, augment.Columns.
+func AugmentArray(slot string) string { return "observation.images." + slot + ".augment" }
 
 // Array returns the array of that name, nil if the layout has none.
 func (l *Layout) Array(name string) *Array {

@@ -74,14 +74,15 @@ var sideways = map[string][]string{
 	"format/...":           {"format/...", "format"},
 	"frames":               {"frames/..."},
 	"augment":              {"keyed", "frames"},
+	"config":               {"augment"}, // an augment block is an augment.Spec, checked by its Validate
 	"plan":                 {"keyed", "config"},
-	"sample":               {"config", "frames", "plan"},                     // the frame stage decodes through frames
-	"pairs":                {"config", "frames", "keyed", "plan", "sample"},  // pairs builds the samples the plan names
-	"steps":                {"config", "frames", "keyed", "plan", "sample"},  // steps builds step samples
-	"norm":                 {"config"},                                       // the offset range the statistics cover
-	"internal/pythontest":  {"internal/missing"},                             // a Python module missing is skipped as missing
-	"scripts/...":          {"internal/testkit/fakehub", "internal/missing"}, // scripts/fakehub serves the tests' fake Hub; testsummary counts missing skips
-	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},     // flipsource puts testkit's proxies before the backends
+	"sample":               {"config", "frames", "plan"},                               // the frame stage decodes through frames
+	"pairs":                {"augment", "config", "frames", "keyed", "plan", "sample"}, // pairs builds the samples the plan names, recording their augmentation
+	"steps":                {"augment", "config", "frames", "keyed", "plan", "sample"}, // steps builds step samples, recording their augmentation
+	"norm":                 {"config"},                                                 // the offset range the statistics cover
+	"internal/pythontest":  {"internal/missing"},                                       // a Python module missing is skipped as missing
+	"scripts/...":          {"internal/testkit/fakehub", "internal/missing"},           // scripts/fakehub serves the tests' fake Hub; testsummary counts missing skips
+	"internal/testkit/...": {"internal/testkit", "internal/testkit/..."},               // flipsource puts testkit's proxies before the backends
 }
 
 // pure lists packages that must not depend, even indirectly, on storage or
