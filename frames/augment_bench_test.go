@@ -70,3 +70,45 @@ func randomImageFor(b *testing.B, h, w int) rgbImage {
 	pix := append([]byte(nil), img.Pix...)
 	return rgbImage{Pix: pix, W: w, H: h, Stride: 3 * w}
 }
+
+// BenchmarkColour is each colour op, and Octo's chain, on a photo-like
+// 256×256 frame: colour.go's ops ("fast") and torchvision's float32
+// arithmetic recomputed operation for operation (colour_ref_test.go,
+// "float32"), side by side. go test -run '^$' -bench Colour -cpu 1
+// ./frames/
+func BenchmarkColour(b *testing.B) {
+	const side = 256
+	src := randomImageFor(b, side, side)
+	chains := []struct {
+		name  string
+		chain []Colour
+	}{
+		{"brightness", octoColour[:1]},
+		{"brightness+contrast", octoColour[:2]},
+		{"saturation", octoColour[2:3]},
+		{"hue", octoColour[3:]},
+		{"octo", octoColour},
+		{"sharpness", []Colour{{Sharpness, 1.3}}},
+	}
+	for _, c := range chains {
+		for _, impl := range []string{"fast", "float32"} {
+			b.Run(c.name+"/"+impl, func(b *testing.B) {
+				buf := make([]byte, len(src.Pix))
+				d := newFrameDst(buf, BFHWC, 0, 1, side, side)
+				var fast colourer
+				var ref refColourer
+				op := func() {
+					copy(buf, src.Pix)
+					if impl == "fast" {
+						fast.apply(d, c.chain)
+					} else {
+						ref.apply(d, c.chain)
+					}
+				}
+				op()
+				b.ReportAllocs()
+				loop(b, op)
+			})
+		}
+	}
+}

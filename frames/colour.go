@@ -142,6 +142,10 @@ func clampTrunc(v float32) uint8 {
 	return uint8(int32(v))
 }
 
+// clamp8 is clampTrunc without branches (a NaN is 0 too, as int32 of
+// NaN is out of range and its low byte 0).
+func clamp8(v float32) uint8 { return uint8(int32(min(max(v, 0), 255))) }
+
 // grayTables holds 0.2989·x, 0.587·x and 0.114·x in float32, as
 // rgb_to_grayscale computes them.
 var grayTables = func() (t [3][256]float32) {
@@ -204,8 +208,12 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 	}
 	n := d.W * d.H
 	var sum int64
+	run := runStages
+	if fusable(st) {
+		run = runFused
+	}
 	if d.layout == BFHWC {
-		sum = runStages(d.buf[d.base:d.base+3*n], st, mean)
+		sum = run(d.buf[d.base:d.base+3*n], st, mean)
 	} else {
 		for i := 0; i < n; i += colourChunk {
 			k := min(colourChunk, n-i)
@@ -214,7 +222,7 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 			for j := range k {
 				px[3*j], px[3*j+1], px[3*j+2] = r[j], g[j], b[j]
 			}
-			sum += runStages(px, st, mean)
+			sum += run(px, st, mean)
 			for j := range k {
 				r[j], g[j], b[j] = px[3*j], px[3*j+1], px[3*j+2]
 			}
@@ -255,9 +263,7 @@ func runStages(px []byte, st []colourStage, mean bool) int64 {
 					r, g, b = s.lut[r], s.lut[g], s.lut[b]
 				case Saturation:
 					gb := s.fg[gray(r, g, b)]
-					r = clampTrunc(s.fx[r] + gb)
-					g = clampTrunc(s.fx[g] + gb)
-					b = clampTrunc(s.fx[b] + gb)
+					r, g, b = clamp8(s.fx[r]+gb), clamp8(s.fx[g]+gb), clamp8(s.fx[b]+gb)
 				case Hue:
 					r, g, b = hueShift(r, g, b, s.hue)
 				}
@@ -267,6 +273,96 @@ func runStages(px []byte, st []colourStage, mean bool) int64 {
 		p[0], p[1], p[2] = r, g, b
 		if mean {
 			sum += int64(gray(r, g, b))
+		}
+	}
+	return sum
+}
+
+// fusable reports whether st is at most a table, then saturation, then
+// hue, each at most once and in that order (Octo's, and every chain's
+// after contrast): runFused's one loop.
+func fusable(st []colourStage) bool {
+	next := ColourOp(0)
+	for i := range st {
+		switch op := st[i].op; {
+		case op == Brightness && next < Brightness,
+			op == Saturation && next < Saturation,
+			op == Hue && next < Hue:
+			next = op
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// runFused is runStages for stages fusable accepts, each pixel through a
+// table, saturation and hue in one loop with nothing called.
+func runFused(px []byte, st []colourStage, mean bool) int64 {
+	lut := &identityTable
+	var sat *colourStage
+	hue, doHue := int32(0), false
+	for i := range st {
+		switch s := &st[i]; s.op {
+		case Brightness:
+			lut = &s.lut
+		case Saturation:
+			sat = s
+		case Hue:
+			hue, doHue = s.hue, true
+		}
+	}
+	var sum int64
+	prevIn, prevOut := uint32(1<<31), uint32(0)
+	for i := 0; i+2 < len(px); i += 3 {
+		p := px[i : i+3 : i+3]
+		in := uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16
+		if in == prevIn {
+			p[0], p[1], p[2] = uint8(prevOut), uint8(prevOut>>8), uint8(prevOut>>16)
+			if mean {
+				sum += int64(prevOut >> 24)
+			}
+			continue
+		}
+		prevIn = in
+		r, g, b := lut[p[0]], lut[p[1]], lut[p[2]]
+		if sat != nil {
+			gb := sat.fg[gray(r, g, b)]
+			r, g, b = clamp8(sat.fx[r]+gb), clamp8(sat.fx[g]+gb), clamp8(sat.fx[b]+gb)
+		}
+		if doHue {
+			// hueShift, written out.
+			mx, mn := max(r, g, b), min(r, g, b)
+			if mx == mn {
+				v := hueScale[mx]
+				r, g, b = v, v, v
+			} else {
+				cr := int32(mx) - int32(mn)
+				num, h := int32(r)-int32(g), int32(4*hueOne)
+				if g == mx {
+					num, h = int32(b)-int32(r), 2*hueOne
+				}
+				if r == mx {
+					num, h = int32(g)-int32(b), 0
+				}
+				h += int32(int64(num)*hueRecip[cr]>>8) + hue
+				sec := hueSector[h>>hueBits]
+				d := int64(cr) * int64(h&hueMask)
+				mid := mn + uint8(d>>hueBits)
+				if sec&1 != 0 {
+					mid = mx - uint8((d+hueMask)>>hueBits)
+				}
+				v := uint32(hueScale[mx]) | uint32(hueMin[mx][mn])<<8 | uint32(mid)<<16
+				sh := &hueShifts[sec&7]
+				r, g, b = uint8(v>>(sh[0]&31)), uint8(v>>(sh[1]&31)), uint8(v>>(sh[2]&31))
+			}
+		}
+		p[0], p[1], p[2] = r, g, b
+		prevOut = uint32(r) | uint32(g)<<8 | uint32(b)<<16
+		if mean {
+			gy := gray(r, g, b)
+			sum += int64(gy)
+			prevOut |= uint32(gy) << 24
 		}
 	}
 	return sum
@@ -352,9 +448,10 @@ var hueMin = func() (t [256][256]uint8) {
 	return t
 }()
 
-// huePick is _hsv2rgb's choice for each sector: indices into (max, min,
-// middle) for red, green and blue.
-var huePick = [6][3]uint8{{0, 2, 1}, {2, 0, 1}, {1, 0, 2}, {1, 2, 0}, {2, 1, 0}, {0, 1, 2}}
+// hueShifts is _hsv2rgb's choice for each sector: for red, green and
+// blue, the shift that brings the largest (0), smallest (8) or middle
+// (16) channel down from the three packed in a word.
+var hueShifts = [8][3]uint8{{0, 16, 8}, {16, 0, 8}, {8, 0, 16}, {8, 16, 0}, {16, 8, 0}, {0, 8, 16}}
 
 // hueShift is adjust_hue of one pixel, shift from hueShiftFixed. The
 // largest and smallest channels keep their values; the middle one is the
@@ -367,28 +464,25 @@ func hueShift(r, g, b uint8, shift int32) (uint8, uint8, uint8) {
 		return v, v, v
 	}
 	cr := int32(mx) - int32(mn)
-	var h int32
-	// torchvision's ties: red first, then green.
-	switch mx {
-	case r:
-		h = int32(int64(int32(g)-int32(b)) * hueRecip[cr] >> 8)
-	case g:
-		h = 2*hueOne + int32(int64(int32(b)-int32(r))*hueRecip[cr]>>8)
-	default:
-		h = 4*hueOne + int32(int64(int32(r)-int32(g))*hueRecip[cr]>>8)
+	// torchvision's ties: red first, then green. Selects, not branches:
+	// which channel is largest follows the picture, not a pattern.
+	num, h := int32(r)-int32(g), int32(4*hueOne)
+	if g == mx {
+		num, h = int32(b)-int32(r), 2*hueOne
 	}
-	h += shift
+	if r == mx {
+		num, h = int32(g)-int32(b), 0
+	}
+	h += int32(int64(num)*hueRecip[cr]>>8) + shift
 	sec := hueSector[h>>hueBits]
 	d := int64(cr) * int64(h&hueMask)
-	var mid uint8
-	if sec&1 == 0 {
-		mid = mn + uint8(d>>hueBits)
-	} else {
+	mid := mn + uint8(d>>hueBits)
+	if sec&1 != 0 {
 		mid = mx - uint8((d+hueMask)>>hueBits)
 	}
-	vals := [3]uint8{hueScale[mx], hueMin[mx][mn], mid}
-	pk := &huePick[sec%6]
-	return vals[pk[0]%3], vals[pk[1]%3], vals[pk[2]%3]
+	v := uint32(hueScale[mx]) | uint32(hueMin[mx][mn])<<8 | uint32(mid)<<16
+	sh := &hueShifts[sec&7]
+	return uint8(v >> (sh[0] & 31)), uint8(v >> (sh[1] & 31)), uint8(v >> (sh[2] & 31))
 }
 
 // sharpen is adjust_sharpness over d in place: each inner value blends
@@ -466,7 +560,7 @@ func (c *colourer) sharpenPlane(p []byte, L, H, step int, t *sharpTables) {
 		for i := range inner {
 			x := centre[i]
 			n := int(left[i]) + int(mid[i]) + int(right[i]) + 4*int(x)
-			inner[i] = clampTrunc(t.fx[x] + t.fg[sharpBlur[n]])
+			inner[i] = clamp8(t.fx[x] + t.fg[sharpBlur[n]])
 		}
 		up, cur = cur, up
 	}
