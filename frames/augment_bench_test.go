@@ -58,6 +58,38 @@ func BenchmarkAugment(b *testing.B) {
 			loop(b, op)
 		})
 	}
+	// Octo's colour ops as torchvision's float32 arithmetic recomputed
+	// operation for operation (colour_ref_test.go, the implementation
+	// before the fast ops), after the plain resize: the same frames'
+	// cost before, in the same run.
+	b.Run("ops/resize+colour(octo,float32)", func(b *testing.B) {
+		src := randomImageFor(b, h, w)
+		var d Decoder
+		var ref refColourer
+		slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side}
+		fd := slot.frame(0)
+		op := func() { d.write(fd, slot, src); ref.apply(fd, octoColour) }
+		op()
+		b.ReportAllocs()
+		loop(b, op)
+	})
+	b.Run("decode/resize+colour(octo,float32)", func(b *testing.B) {
+		d := testDecoder(b, JPEGTurbo)
+		var ref refColourer
+		var src Source = &Images{Key: "bench", Steps: 1, Encoded: steps{photoJPEG(b, w, h)}}
+		slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side}
+		fd := slot.frame(0)
+		idx := []int{0}
+		op := func() {
+			if err := src.Decode(b.Context(), d, idx, slot); err != nil {
+				b.Fatal(err)
+			}
+			ref.apply(fd, octoColour)
+		}
+		op()
+		b.ReportAllocs()
+		loop(b, op)
+	})
 }
 
 // randomImageFor is a photo-like decoded h×w frame.

@@ -142,10 +142,6 @@ func clampTrunc(v float32) uint8 {
 	return uint8(int32(v))
 }
 
-// clamp8 is clampTrunc without branches (a NaN is 0 too, as int32 of
-// NaN is out of range and its low byte 0).
-func clamp8(v float32) uint8 { return uint8(int32(min(max(v, 0), 255))) }
-
 // grayTables holds 0.2989·x, 0.587·x and 0.114·x in float32, as
 // rgb_to_grayscale computes them.
 var grayTables = func() (t [3][256]float32) {
@@ -263,7 +259,7 @@ func runStages(px []byte, st []colourStage, mean bool) int64 {
 					r, g, b = s.lut[r], s.lut[g], s.lut[b]
 				case Saturation:
 					gb := s.fg[gray(r, g, b)]
-					r, g, b = clamp8(s.fx[r]+gb), clamp8(s.fx[g]+gb), clamp8(s.fx[b]+gb)
+					r, g, b = clampTrunc(s.fx[r]+gb), clampTrunc(s.fx[g]+gb), clampTrunc(s.fx[b]+gb)
 				case Hue:
 					r, g, b = hueShift(r, g, b, s.hue)
 				}
@@ -328,7 +324,7 @@ func runFused(px []byte, st []colourStage, mean bool) int64 {
 		r, g, b := lut[p[0]], lut[p[1]], lut[p[2]]
 		if sat != nil {
 			gb := sat.fg[gray(r, g, b)]
-			r, g, b = clamp8(sat.fx[r]+gb), clamp8(sat.fx[g]+gb), clamp8(sat.fx[b]+gb)
+			r, g, b = clampTrunc(sat.fx[r]+gb), clampTrunc(sat.fx[g]+gb), clampTrunc(sat.fx[b]+gb)
 		}
 		if doHue {
 			// hueShift, written out.
@@ -560,7 +556,7 @@ func (c *colourer) sharpenPlane(p []byte, L, H, step int, t *sharpTables) {
 		for i := range inner {
 			x := centre[i]
 			n := int(left[i]) + int(mid[i]) + int(right[i]) + 4*int(x)
-			inner[i] = clamp8(t.fx[x] + t.fg[sharpBlur[n]])
+			inner[i] = clampTrunc(t.fx[x] + t.fg[sharpBlur[n]])
 		}
 		up, cur = cur, up
 	}
