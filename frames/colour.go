@@ -30,7 +30,9 @@ package frames
 // Brightness, contrast, saturation and hue are functions of a pixel alone
 // (given the frame's mean): the ops between two that need the whole frame
 // run in one pass over the frame, each pixel going through all of them in
-// turn, consecutive per-channel ops composed into one 256-entry table.
+// turn, consecutive per-channel ops composed into one 256-entry table
+// (a table, saturation and hue in that order, Octo's pass after contrast,
+// go through one loop with hue written out, runFused).
 // Contrast needs the grayscale mean of the frame as the ops before it
 // leave it: after a table (brightness) or nothing, a read-only pass adds
 // up the gray of the table's output and contrast's table is composed with
