@@ -32,7 +32,8 @@ package frames
 // run in one pass over the frame, each pixel going through all of them in
 // turn, consecutive per-channel ops composed into one 256-entry table
 // (a table, saturation and hue in that order, Octo's pass after contrast,
-// go through one loop with hue written out, runFused).
+// go through one loop with hue written out and the table composed into
+// saturation's, fusedPlan).
 // Contrast needs the grayscale mean of the frame as the ops before it
 // leave it: after a table (brightness) or nothing, a read-only pass adds
 // up the gray of the table's output and contrast's table is composed with
@@ -50,6 +51,10 @@ type colourer struct {
 	vsum   []uint16 // sharpness: a row's vertical sums of three
 	// chunk holds pixels of a planar frame packed, for the per-pixel pass.
 	chunk [3 * colourChunk]byte
+	plan  fusedPlan
+	// grayLut: the gray's three tables of products composed with a
+	// table stage, for meanGray
+	grayLut [3][256]float32
 }
 
 const colourChunk = 512
@@ -65,7 +70,7 @@ type colourStage struct {
 }
 
 func (c *colourer) footprint() int {
-	return cap(c.rows) + 2*cap(c.vsum) + cap(c.stages)*int(sizeofStage) + len(c.chunk)
+	return cap(c.rows) + 2*cap(c.vsum) + cap(c.stages)*int(sizeofStage) + len(c.chunk) + sizeofPlan + 3*256*4
 }
 
 const sizeofStage = 8 + 256 + 2*256*4 + 4
@@ -170,20 +175,27 @@ func (c *colourer) meanGray(d frameDst, st []colourStage) float32 {
 	if len(st) == 1 {
 		lut = &st[0].lut
 	}
+	gt := &c.grayLut
+	for ch := range gt {
+		for x := range gt[ch] {
+			gt[ch][x] = grayTables[ch][lut[x]]
+		}
+	}
+	g0, g1, g2 := &gt[0], &gt[1], &gt[2]
 	n := d.W * d.H
 	var sum int64
 	if d.layout == BFHWC {
 		fr := d.buf[d.base : d.base+3*n]
 		for i := 0; i+2 < len(fr); i += 3 {
 			p := fr[i : i+3 : i+3]
-			sum += int64(gray(lut[p[0]], lut[p[1]], lut[p[2]]))
+			sum += int64(uint8(int32(float32(g0[p[0]]+g1[p[1]]) + g2[p[2]])))
 		}
 	} else {
 		o := d.base
 		r, g, b := d.buf[o:o+n], d.buf[o+d.planeStep:o+d.planeStep+n], d.buf[o+2*d.planeStep:o+2*d.planeStep+n]
 		g, b = g[:len(r)], b[:len(r)]
 		for i := range r {
-			sum += int64(gray(lut[r[i]], lut[g[i]], lut[b[i]]))
+			sum += int64(uint8(int32(float32(g0[r[i]]+g1[g[i]]) + g2[b[i]])))
 		}
 	}
 	return float32(float64(sum)) / float32(n)
@@ -206,12 +218,13 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 	}
 	n := d.W * d.H
 	var sum int64
-	run := runStages
+	run := func(px []byte) int64 { return runStages(px, st, mean) }
 	if fusable(st) {
-		run = runFused
+		c.plan.build(st)
+		run = func(px []byte) int64 { return c.plan.run(px, mean) }
 	}
 	if d.layout == BFHWC {
-		sum = run(d.buf[d.base:d.base+3*n], st, mean)
+		sum = run(d.buf[d.base : d.base+3*n])
 	} else {
 		for i := 0; i < n; i += colourChunk {
 			k := min(colourChunk, n-i)
@@ -220,7 +233,7 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 			for j := range k {
 				px[3*j], px[3*j+1], px[3*j+2] = r[j], g[j], b[j]
 			}
-			sum += run(px, st, mean)
+			sum += run(px)
 			for j := range k {
 				r[j], g[j], b[j] = px[3*j], px[3*j+1], px[3*j+2]
 			}
@@ -294,22 +307,54 @@ func fusable(st []colourStage) bool {
 	return true
 }
 
-// runFused is runStages for stages fusable accepts, each pixel through a
-// table, saturation and hue in one loop with nothing called.
-func runFused(px []byte, st []colourStage, mean bool) int64 {
-	lut := &identityTable
+// fusedPlan is a pass fusable accepts, ready for run: a table, then
+// saturation through tables composed with it, then hue.
+type fusedPlan struct {
+	lut    *[256]uint8 // nil: none, or composed into the saturation's tables
+	sat    bool
+	fx, fg [256]float32    // saturation: f·lut(x), (1−f)·x
+	gray   [3][256]float32 // saturation: the gray's products of lut(x)
+	hue    int32
+	doHue  bool
+}
+
+const sizeofPlan = 8 + 8 + 5*256*4 + 8
+
+// build sets p up for the stages st.
+func (p *fusedPlan) build(st []colourStage) {
+	p.lut, p.sat, p.doHue = nil, false, false
 	var sat *colourStage
-	hue, doHue := int32(0), false
 	for i := range st {
 		switch s := &st[i]; s.op {
 		case Brightness:
-			lut = &s.lut
+			p.lut = &s.lut
 		case Saturation:
 			sat = s
 		case Hue:
-			hue, doHue = s.hue, true
+			p.hue, p.doHue = s.hue, true
 		}
 	}
+	if sat == nil {
+		return
+	}
+	lut := &identityTable
+	if p.lut != nil {
+		lut = p.lut
+	}
+	p.sat, p.lut, p.fg = true, nil, sat.fg
+	for x, v := range lut {
+		p.fx[x] = sat.fx[v]
+		for ch := range 3 {
+			p.gray[ch][x] = grayTables[ch][v]
+		}
+	}
+}
+
+// run is runStages for the plan's stages, each pixel through all of them
+// in one loop with nothing called.
+func (pl *fusedPlan) run(px []byte, mean bool) int64 {
+	lut, g0, g1, g2 := pl.lut, &pl.gray[0], &pl.gray[1], &pl.gray[2]
+	hue, doHue := pl.hue, pl.doHue
 	var sum int64
 	prevIn, prevOut := uint32(1<<31), uint32(0)
 	for i := 0; i+2 < len(px); i += 3 {
@@ -323,10 +368,13 @@ func runFused(px []byte, st []colourStage, mean bool) int64 {
 			continue
 		}
 		prevIn = in
-		r, g, b := lut[p[0]], lut[p[1]], lut[p[2]]
-		if sat != nil {
-			gb := sat.fg[gray(r, g, b)]
-			r, g, b = clampTrunc(sat.fx[r]+gb), clampTrunc(sat.fx[g]+gb), clampTrunc(sat.fx[b]+gb)
+		r, g, b := p[0], p[1], p[2]
+		if lut != nil {
+			r, g, b = lut[r], lut[g], lut[b]
+		}
+		if pl.sat {
+			gb := pl.fg[uint8(int32(float32(g0[r]+g1[g])+g2[b]))]
+			r, g, b = clampTrunc(pl.fx[r]+gb), clampTrunc(pl.fx[g]+gb), clampTrunc(pl.fx[b]+gb)
 		}
 		if doHue {
 			// hueShift, written out.
