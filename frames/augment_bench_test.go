@@ -58,6 +58,38 @@ func BenchmarkAugment(b *testing.B) {
 			loop(b, op)
 		})
 	}
+	// Octo's colour ops as torchvision's float32 arithmetic recomputed
+	// operation for operation (colour_ref_test.go, the implementation
+	// before the fast ops), after the plain resize: the same frames'
+	// cost before, in the same run.
+	b.Run("ops/resize+colour(octo,float32)", func(b *testing.B) {
+		src := randomImageFor(b, h, w)
+		var d Decoder
+		var ref refColourer
+		slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side}
+		fd := slot.frame(0)
+		op := func() { d.write(fd, slot, src); ref.apply(fd, octoColour) }
+		op()
+		b.ReportAllocs()
+		loop(b, op)
+	})
+	b.Run("decode/resize+colour(octo,float32)", func(b *testing.B) {
+		d := testDecoder(b, JPEGTurbo)
+		var ref refColourer
+		var src Source = &Images{Key: "bench", Steps: 1, Encoded: steps{photoJPEG(b, w, h)}}
+		slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side}
+		fd := slot.frame(0)
+		idx := []int{0}
+		op := func() {
+			if err := src.Decode(b.Context(), d, idx, slot); err != nil {
+				b.Fatal(err)
+			}
+			ref.apply(fd, octoColour)
+		}
+		op()
+		b.ReportAllocs()
+		loop(b, op)
+	})
 }
 
 // randomImageFor is a photo-like decoded h×w frame.
@@ -69,4 +101,46 @@ func randomImageFor(b *testing.B, h, w int) rgbImage {
 	}
 	pix := append([]byte(nil), img.Pix...)
 	return rgbImage{Pix: pix, W: w, H: h, Stride: 3 * w}
+}
+
+// BenchmarkColour is each colour op, and Octo's chain, on a photo-like
+// 256×256 frame: colour.go's ops ("fast") and torchvision's float32
+// arithmetic recomputed operation for operation (colour_ref_test.go,
+// "float32"), side by side. go test -run '^$' -bench Colour -cpu 1
+// ./frames/
+func BenchmarkColour(b *testing.B) {
+	const side = 256
+	src := randomImageFor(b, side, side)
+	chains := []struct {
+		name  string
+		chain []Colour
+	}{
+		{"brightness", octoColour[:1]},
+		{"brightness+contrast", octoColour[:2]},
+		{"saturation", octoColour[2:3]},
+		{"hue", octoColour[3:]},
+		{"octo", octoColour},
+		{"sharpness", []Colour{{Sharpness, 1.3}}},
+	}
+	for _, c := range chains {
+		for _, impl := range []string{"fast", "float32"} {
+			b.Run(c.name+"/"+impl, func(b *testing.B) {
+				buf := make([]byte, len(src.Pix))
+				d := newFrameDst(buf, BFHWC, 0, 1, side, side)
+				var fast colourer
+				var ref refColourer
+				op := func() {
+					copy(buf, src.Pix)
+					if impl == "fast" {
+						fast.apply(d, c.chain)
+					} else {
+						ref.apply(d, c.chain)
+					}
+				}
+				op()
+				b.ReportAllocs()
+				loop(b, op)
+			})
+		}
+	}
 }

@@ -2,7 +2,7 @@ package frames
 
 // The colour ops, as torchvision computes them on uint8 tensors
 // (torchvision/transforms/functional_tensor.py, _functional_tensor.py in
-// newer versions), recomputed in float32 in the same order:
+// newer versions):
 //
 //	blend(a, b, f)  = uint8(clamp(f·a + (1−f)·b, 0, 255))     truncated
 //	gray(r, g, b)   = uint8(0.2989·r + 0.587·g + 0.114·b)        truncated
@@ -12,41 +12,68 @@ package frames
 //	hue f           = RGB/255 → HSV, h = (h + f) mod 1, → RGB, uint8(255·x) truncated
 //	                  (torchvision 0.14; newer versions scale by 255.999)
 //	sharpness f     = blend(x, round(conv3×3(x, [1 1 1; 1 5 1; 1 1 1]/13)), f),
-//	                  the nine products added row by row, rounded half to even,
 //	                  the blurred border rows and columns replaced by x; frames
 //	                  of 2 pixels or fewer on a side are left as they are
 //
-// Each op's output is uint8, as torchvision's is, so a chain of ops equals
-// torchvision's ops called one after the other. Brightness, contrast and
-// saturation are functions of a pixel alone (given the frame's mean), and
-// hue too: the ops between two that need the whole frame run in one pass
-// over the frame, each pixel going through all of them in turn, with
-// consecutive per-channel ops composed into one 256-entry table.
+// Each op's output is uint8, as torchvision's is, so a chain of ops is
+// torchvision's ops called one after the other, each clamped and
+// truncated. The blends are torchvision's float32 arithmetic through
+// 256-entry tables of f·x and (1−f)·x, and the gray and the blur are
+// exact, so brightness, contrast, saturation and sharpness equal
+// torchvision's. Hue is computed in fixed point: a hue shift keeps each
+// pixel's largest and smallest channel, and the middle one is
+// min + (max−min)·frac of the shifted hue's position in its sixth of the
+// circle, the position found with a table of 2³²/(max−min) instead of a
+// division; it differs from torchvision's float32 HSV round trip by at
+// most one level where that one lands within rounding of an integer.
+//
+// Brightness, contrast, saturation and hue are functions of a pixel alone
+// (given the frame's mean): the ops between two that need the whole frame
+// run in one pass over the frame, each pixel going through all of them in
+// turn, consecutive per-channel ops composed into one 256-entry table
+// (a table, saturation and hue in that order, Octo's pass after contrast,
+// go through one loop with hue written out and the table composed into
+// saturation's, fusedPlan).
 // Contrast needs the grayscale mean of the frame as the ops before it
-// leave it: the pass that applies those ops adds up the grayscale of what
-// it writes (a first read-only pass when contrast comes first), so
-// brightness → contrast → saturation → hue costs two passes. Sharpness
-// reads each pixel's neighbours as the ops before it left them: those are
-// applied first, and the frame is copied to scratch the Decoder keeps.
+// leave it: after a table (brightness) or nothing, a read-only pass adds
+// up the gray of the table's output and contrast's table is composed with
+// it; after saturation or hue, the pass that applies them adds up the gray
+// of what it writes. So brightness → contrast → saturation → hue is one
+// read-only pass and one read-write pass. Sharpness reads each pixel's
+// neighbours as the ops before it left them: those are applied first, and
+// it keeps the two rows above the one it writes as they were.
 
 // colourer applies colour ops to a frame in place, with buffers reused
 // from frame to frame.
 type colourer struct {
 	stages []colourStage
-	prev   []byte // sharpness: the frame before it, packed RGB
+	rows   []byte   // sharpness: the rows above and at the one written, as they were
+	vsum   []uint16 // sharpness: a row's vertical sums of three
+	// chunk holds pixels of a planar frame packed, for the per-pixel pass.
+	chunk [3 * colourChunk]byte
+	plan  fusedPlan
+	// grayLut: the gray's three tables of products composed with a
+	// table stage, for meanGray
+	grayLut [3][256]float32
 }
+
+const colourChunk = 512
 
 // colourStage is one per-pixel step of a pass: a table applied to each
 // channel (brightness, contrast, composed), saturation or hue.
 type colourStage struct {
-	op     ColourOp // Brightness stands for any table
-	lut    [256]uint8
-	f, one float32 // saturation: f and 1−f; hue: f
+	op  ColourOp // Brightness stands for any table
+	lut [256]uint8
+	// saturation: f·x and (1−f)·x in float32 for every x
+	fx, fg [256]float32
+	hue    int32 // hue: the shift in sixths of a turn, 24 fraction bits, plus 6
 }
 
-func (c *colourer) footprint() int { return cap(c.prev) + cap(c.stages)*int(sizeofStage) }
+func (c *colourer) footprint() int {
+	return cap(c.rows) + 2*cap(c.vsum) + cap(c.stages)*int(sizeofStage) + len(c.chunk) + sizeofPlan + 3*256*4
+}
 
-const sizeofStage = 256 + 12
+const sizeofStage = 8 + 256 + 2*256*4 + 4
 
 // apply runs ops over frame d in order.
 func (c *colourer) apply(d frameDst, ops []Colour) {
@@ -56,12 +83,23 @@ func (c *colourer) apply(d frameDst, ops []Colour) {
 		case Brightness:
 			st = addTable(st, blendTable(op.Factor, 0))
 		case Contrast:
-			mean := c.pass(d, st, true)
-			st = addTable(st[:0], blendTable(op.Factor, mean))
+			var mean float32
+			if len(st) == 0 || len(st) == 1 && st[0].op == Brightness {
+				mean = c.meanGray(d, st)
+			} else {
+				mean = c.pass(d, st, true)
+				st = st[:0]
+			}
+			st = addTable(st, blendTable(op.Factor, mean))
 		case Saturation:
-			st = append(st, colourStage{op: Saturation, f: op.Factor, one: float32(1 - float64(op.Factor))})
+			st = append(st, colourStage{op: Saturation})
+			s := &st[len(st)-1]
+			one := float32(1 - float64(op.Factor))
+			for x := range 256 {
+				s.fx[x], s.fg[x] = float32(op.Factor*u8f[x]), float32(one*u8f[x])
+			}
 		case Hue:
-			st = append(st, colourStage{op: Hue, f: op.Factor})
+			st = append(st, colourStage{op: Hue, hue: hueShiftFixed(op.Factor)})
 		case Sharpness:
 			if len(st) > 0 {
 				c.pass(d, st, false)
@@ -128,33 +166,102 @@ func gray(r, g, b uint8) uint8 {
 	return uint8(int32(float32(grayTables[0][r]+grayTables[1][g]) + grayTables[2][b]))
 }
 
-// access returns the index of the first pixel's red value and the strides
-// between pixels and between channels of d's layout.
-func access(d frameDst) (base, pix, ch int) {
-	if d.layout == BFHWC {
-		return d.base, 3, 1
+// meanGray is the mean of the grayscale of d with the table stage st (at
+// most one) applied, as torch.mean computes it: the sum, exact as an
+// integer, rounded to float32 and divided by the count in float32. d is
+// left as it is.
+func (c *colourer) meanGray(d frameDst, st []colourStage) float32 {
+	lut := &identityTable
+	if len(st) == 1 {
+		lut = &st[0].lut
 	}
-	return d.base, 1, d.planeStep
+	gt := &c.grayLut
+	for ch := range gt {
+		for x := range gt[ch] {
+			gt[ch][x] = grayTables[ch][lut[x]]
+		}
+	}
+	g0, g1, g2 := &gt[0], &gt[1], &gt[2]
+	n := d.W * d.H
+	var sum int64
+	if d.layout == BFHWC {
+		fr := d.buf[d.base : d.base+3*n]
+		for i := 0; i+2 < len(fr); i += 3 {
+			p := fr[i : i+3 : i+3]
+			sum += int64(uint8(int32(float32(g0[p[0]]+g1[p[1]]) + g2[p[2]])))
+		}
+	} else {
+		o := d.base
+		r, g, b := d.buf[o:o+n], d.buf[o+d.planeStep:o+d.planeStep+n], d.buf[o+2*d.planeStep:o+2*d.planeStep+n]
+		g, b = g[:len(r)], b[:len(r)]
+		for i := range r {
+			sum += int64(uint8(int32(float32(g0[r[i]]+g1[g[i]]) + g2[b[i]])))
+		}
+	}
+	return float32(float64(sum)) / float32(n)
 }
 
+var identityTable = func() (t [256]uint8) {
+	for i := range t {
+		t[i] = uint8(i)
+	}
+	return t
+}()
+
 // pass applies the stages to every pixel of d; with mean, it returns the
-// mean of the result's grayscale as torch.mean computes it (the sum, exact
-// as an integer, rounded to float32 and divided by the count in float32).
-// The stages are pure functions of a pixel, so a pixel equal to the one
-// before it (flat areas, frequent in simulated scenes) takes its result.
+// mean of the result's grayscale as meanGray does. A planar frame goes
+// through in chunks packed into c.chunk.
 func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 	if !mean && len(st) == 1 && st[0].op == Brightness {
 		c.table(d, &st[0].lut)
 		return 0
 	}
-	base, ps, cs := access(d)
-	buf := d.buf
 	n := d.W * d.H
 	var sum int64
+	run := func(px []byte) int64 { return runStages(px, st, mean) }
+	if fusable(st) {
+		c.plan.build(st)
+		run = func(px []byte) int64 { return c.plan.run(px, mean) }
+	}
+	if d.layout == BFHWC {
+		sum = run(d.buf[d.base : d.base+3*n])
+	} else {
+		for i := 0; i < n; i += colourChunk {
+			k := min(colourChunk, n-i)
+			px := c.chunk[:3*k]
+			r, g, b := d.planes(i, k)
+			for j := range k {
+				px[3*j], px[3*j+1], px[3*j+2] = r[j], g[j], b[j]
+			}
+			sum += run(px)
+			for j := range k {
+				r[j], g[j], b[j] = px[3*j], px[3*j+1], px[3*j+2]
+			}
+		}
+	}
+	if !mean {
+		return 0
+	}
+	return float32(float64(sum)) / float32(n)
+}
+
+// planes returns the three channels of k pixels of planar d from pixel i.
+func (d frameDst) planes(i, k int) (r, g, b []byte) {
+	o := d.base + i
+	s := d.planeStep
+	return d.buf[o : o+k], d.buf[o+s : o+s+k], d.buf[o+2*s : o+2*s+k]
+}
+
+// runStages applies the stages to packed RGB pixels px in place and
+// returns the sum of the result's grayscale when mean is set. The stages
+// are pure functions of a pixel, so a pixel equal to the one before it
+// (flat areas, frequent in simulated scenes) takes its result.
+func runStages(px []byte, st []colourStage, mean bool) int64 {
+	var sum int64
 	prevIn, prevOut := uint32(1<<31), [3]uint8{}
-	for i := range n {
-		o := base + i*ps
-		r, g, b := buf[o], buf[o+cs], buf[o+2*cs]
+	for i := 0; i+2 < len(px); i += 3 {
+		p := px[i : i+3 : i+3]
+		r, g, b := p[0], p[1], p[2]
 		in := uint32(r) | uint32(g)<<8 | uint32(b)<<16
 		if in == prevIn {
 			r, g, b = prevOut[0], prevOut[1], prevOut[2]
@@ -166,27 +273,145 @@ func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
 				case Brightness:
 					r, g, b = s.lut[r], s.lut[g], s.lut[b]
 				case Saturation:
-					gb := float32(s.one * u8f[gray(r, g, b)])
-					r = clampTrunc(float32(s.f*u8f[r]) + gb)
-					g = clampTrunc(float32(s.f*u8f[g]) + gb)
-					b = clampTrunc(float32(s.f*u8f[b]) + gb)
+					gb := s.fg[gray(r, g, b)]
+					r, g, b = clampTrunc(s.fx[r]+gb), clampTrunc(s.fx[g]+gb), clampTrunc(s.fx[b]+gb)
 				case Hue:
-					r, g, b = hueShift(r, g, b, s.f)
+					r, g, b = hueShift(r, g, b, s.hue)
 				}
 			}
 			prevOut = [3]uint8{r, g, b}
 		}
-		if len(st) > 0 {
-			buf[o], buf[o+cs], buf[o+2*cs] = r, g, b
-		}
+		p[0], p[1], p[2] = r, g, b
 		if mean {
 			sum += int64(gray(r, g, b))
 		}
 	}
-	if !mean {
-		return 0
+	return sum
+}
+
+// fusable reports whether st is at most a table, then saturation, then
+// hue, each at most once and in that order (Octo's, and every chain's
+// after contrast): runFused's one loop.
+func fusable(st []colourStage) bool {
+	next := ColourOp(0)
+	for i := range st {
+		switch op := st[i].op; {
+		case op == Brightness && next < Brightness,
+			op == Saturation && next < Saturation,
+			op == Hue && next < Hue:
+			next = op
+		default:
+			return false
+		}
 	}
-	return float32(float64(sum)) / float32(n)
+	return true
+}
+
+// fusedPlan is a pass fusable accepts, ready for run: a table, then
+// saturation through tables composed with it, then hue.
+type fusedPlan struct {
+	lut    *[256]uint8 // nil: none, or composed into the saturation's tables
+	sat    bool
+	fx, fg [256]float32    // saturation: f·lut(x), (1−f)·x
+	gray   [3][256]float32 // saturation: the gray's products of lut(x)
+	hue    int32
+	doHue  bool
+}
+
+const sizeofPlan = 8 + 8 + 5*256*4 + 8
+
+// build sets p up for the stages st.
+func (p *fusedPlan) build(st []colourStage) {
+	p.lut, p.sat, p.doHue = nil, false, false
+	var sat *colourStage
+	for i := range st {
+		switch s := &st[i]; s.op {
+		case Brightness:
+			p.lut = &s.lut
+		case Saturation:
+			sat = s
+		case Hue:
+			p.hue, p.doHue = s.hue, true
+		}
+	}
+	if sat == nil {
+		return
+	}
+	lut := &identityTable
+	if p.lut != nil {
+		lut = p.lut
+	}
+	p.sat, p.lut, p.fg = true, nil, sat.fg
+	for x, v := range lut {
+		p.fx[x] = sat.fx[v]
+		for ch := range 3 {
+			p.gray[ch][x] = grayTables[ch][v]
+		}
+	}
+}
+
+// run is runStages for the plan's stages, each pixel through all of them
+// in one loop with nothing called.
+func (pl *fusedPlan) run(px []byte, mean bool) int64 {
+	lut, g0, g1, g2 := pl.lut, &pl.gray[0], &pl.gray[1], &pl.gray[2]
+	hue, doHue := pl.hue, pl.doHue
+	var sum int64
+	prevIn, prevOut := uint32(1<<31), uint32(0)
+	for i := 0; i+2 < len(px); i += 3 {
+		p := px[i : i+3 : i+3]
+		in := uint32(p[0]) | uint32(p[1])<<8 | uint32(p[2])<<16
+		if in == prevIn {
+			p[0], p[1], p[2] = uint8(prevOut), uint8(prevOut>>8), uint8(prevOut>>16)
+			if mean {
+				sum += int64(prevOut >> 24)
+			}
+			continue
+		}
+		prevIn = in
+		r, g, b := p[0], p[1], p[2]
+		if lut != nil {
+			r, g, b = lut[r], lut[g], lut[b]
+		}
+		if pl.sat {
+			gb := pl.fg[uint8(int32(float32(g0[r]+g1[g])+g2[b]))]
+			r, g, b = clampTrunc(pl.fx[r]+gb), clampTrunc(pl.fx[g]+gb), clampTrunc(pl.fx[b]+gb)
+		}
+		if doHue {
+			// hueShift, written out.
+			mx, mn := max(r, g, b), min(r, g, b)
+			if mx == mn {
+				v := hueScale[mx]
+				r, g, b = v, v, v
+			} else {
+				cr := int32(mx) - int32(mn)
+				num, h := int32(r)-int32(g), int32(4*hueOne)
+				if g == mx {
+					num, h = int32(b)-int32(r), 2*hueOne
+				}
+				if r == mx {
+					num, h = int32(g)-int32(b), 0
+				}
+				h += int32(int64(num)*hueRecip[cr]>>8) + hue
+				sec := hueSector[h>>hueBits]
+				d := int64(cr) * int64(h&hueMask)
+				mid := mn + uint8(d>>hueBits)
+				if sec&1 != 0 {
+					mid = mx - uint8((d+hueMask)>>hueBits)
+				}
+				v := uint32(hueScale[mx]) | uint32(hueMin[mx][mn])<<8 | uint32(mid)<<16
+				sh := &hueShifts[sec&7]
+				r, g, b = uint8(v>>(sh[0]&31)), uint8(v>>(sh[1]&31)), uint8(v>>(sh[2]&31))
+			}
+		}
+		p[0], p[1], p[2] = r, g, b
+		prevOut = uint32(r) | uint32(g)<<8 | uint32(b)<<16
+		if mean {
+			gy := gray(r, g, b)
+			sum += int64(gy)
+			prevOut |= uint32(gy) << 24
+		}
+	}
+	return sum
 }
 
 // table maps every value of d through t.
@@ -208,140 +433,185 @@ func (c *colourer) table(d frameDst, t *[256]uint8) {
 	}
 }
 
-// hueShift is adjust_hue of one pixel: _rgb2hsv, the shift, _hsv2rgb, in
-// float32 and in torchvision's order of operations. fmod(x, 1) of a
-// positive x is x − trunc(x), exactly.
-func hueShift(r8, g8, b8 uint8, shift float32) (uint8, uint8, uint8) {
-	r, g, b := unit[r8], unit[g8], unit[b8]
-	maxc, minc := r, r
-	if g > maxc {
-		maxc = g
-	} else if g < minc {
-		minc = g
+// Hue in fixed point: the hue as a position on [0, 6), a sixth of a turn
+// per unit, with hueBits fraction bits.
+const (
+	hueBits = 24
+	hueOne  = 1 << hueBits
+	hueMask = hueOne - 1
+)
+
+// hueShiftFixed is a hue factor (a fraction of a turn in [−0.5, 0.5]) as
+// the fixed-point shift hueShift adds: in [6, 12) sixths, so that a
+// position in [−1, 5] plus it is positive.
+func hueShiftFixed(f float32) int32 {
+	s := int64(float64(f)*6*hueOne + 0.5)
+	if f < 0 {
+		s = int64(float64(f)*6*hueOne - 0.5)
 	}
-	if b > maxc {
-		maxc = b
-	} else if b < minc {
-		minc = b
+	s %= 6 * hueOne
+	if s < 0 {
+		s += 6 * hueOne
 	}
-	cr := maxc - minc
-	s, div := cr, cr
-	if maxc == minc {
-		div = 1
-	} else {
-		s = cr / maxc
-	}
-	var h float32
-	switch {
-	case maxc == r:
-		h = (maxc-b)/div - (maxc-g)/div
-	case maxc == g:
-		h = float32(2+(maxc-r)/div) - (maxc-b)/div
-	default:
-		h = float32(4+(maxc-g)/div) - (maxc-r)/div
-	}
-	h = float32(float32(h/6) + 1) // in (0, 2): fmod by 1 is subtracting the integer part
-	h -= float32(int32(h))
-	// (h + shift) % 1.0: Python's remainder, the sign of the divisor.
-	h = float32(h + shift)
-	h -= float32(int32(h))
-	if h < 0 {
-		h = float32(h + 1)
-	}
-	v := maxc
-	h6 := float32(h * 6)
-	i := int32(h6) // h6 ≥ 0: truncation is floor
-	fr := h6 - float32(i)
-	i %= 6
-	// v, s and fr are in [0, 1], so are these products: torchvision's
-	// clamp to [0, 1] changes nothing.
-	vals := [4]float32{v, float32(v * float32(1-s)), float32(v * float32(1-float32(s*fr))), float32(v * float32(1-float32(s*float32(1-fr))))}
-	pm := &hsvPick[i]
-	return toU8(vals[pm[0]]), toU8(vals[pm[1]]), toU8(vals[pm[2]])
+	return int32(s + 6*hueOne)
 }
 
-// hsvPick is _hsv2rgb's choice for each sector i: indices into
-// (v, p, q, t) for red, green and blue.
-var hsvPick = [6][3]uint8{{0, 3, 1}, {2, 0, 1}, {1, 0, 3}, {1, 2, 0}, {3, 1, 0}, {0, 1, 2}}
+// hueRecip is ⌈2³²/d⌉ for d in 1..255: n·hueRecip[d] >> 8 is n/d with
+// hueBits fraction bits, exact when n/d is, otherwise at most one unit
+// above.
+var hueRecip = func() (t [256]int64) {
+	for d := 1; d < 256; d++ {
+		t[d] = (1<<32 + int64(d) - 1) / int64(d)
+	}
+	return t
+}()
 
-// unit is x/255 in float32 for every byte: convert_image_dtype to float.
-var unit = func() (t [256]float32) {
+// hueSector is the sixth of the circle a shifted position's integer part
+// (in 5..16) falls in.
+var hueSector = [18]uint8{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}
+
+// hueScale is torchvision 0.14's way back from x/255 in float32: uint8(x/255·255)
+// truncated, which is x or, for some x, x−1; the largest channel, unchanged
+// by a hue shift, goes through it.
+var hueScale = func() (t [256]uint8) {
 	for x := range t {
-		t[x] = float32(x) / 255
+		t[x] = uint8(int32(float32(float32(float32(x)/255) * 255)))
 	}
 	return t
 }()
 
-// toU8 is adjust_hue's way back to uint8 in torchvision 0.14 (Debian's,
-// the tests' reference): x·255, truncated. Newer torchvision goes through
-// convert_image_dtype, x·255.999: up to one level higher.
-func toU8(v float32) uint8 { return uint8(int32(float32(v * 255))) }
-
-// The sharpness kernel as torchvision builds it: ones, 5 in the middle,
-// divided by their float32 sum; sharpTab holds its two weights times
-// every byte value, the products conv2d adds up.
-var sharpTab = func() (t [2][256]float32) {
-	side, centre := float32(1)/float32(13), float32(5)/float32(13)
-	for x := range 256 {
-		t[0][x], t[1][x] = float32(side*float32(x)), float32(centre*float32(x))
+// hueMin is torchvision 0.14's smallest channel after a hue shift,
+// uint8(v·(1−s)·255) truncated in float32 for v = max/255 and
+// s = (max−min)/max, which is min or, for some pairs, min−1.
+var hueMin = func() (t [256][256]uint8) {
+	for mx := 1; mx < 256; mx++ {
+		v := float32(mx) / 255
+		for mn := range mx {
+			s := float32(float32(v-float32(mn)/255) / v)
+			t[mx][mn] = uint8(int32(float32(float32(v*float32(1-s)) * 255)))
+		}
 	}
 	return t
 }()
 
-// sharpen is adjust_sharpness over d in place: the blur of each inner
-// pixel adds its nine products row by row, in float32, and rounds half to
-// even; border pixels blend with themselves.
+// hueShifts is _hsv2rgb's choice for each sector: for red, green and
+// blue, the shift that brings the largest (0), smallest (8) or middle
+// (16) channel down from the three packed in a word.
+var hueShifts = [8][3]uint8{{0, 16, 8}, {16, 0, 8}, {8, 0, 16}, {8, 16, 0}, {16, 8, 0}, {0, 8, 16}}
+
+// hueShift is adjust_hue of one pixel, shift from hueShiftFixed. The
+// largest and smallest channels keep their values; the middle one is the
+// shifted position's fraction of the way between them, up in the even
+// sectors, down in the odd ones, truncated as torchvision's is.
+func hueShift(r, g, b uint8, shift int32) (uint8, uint8, uint8) {
+	mx, mn := max(r, g, b), min(r, g, b)
+	if mx == mn {
+		v := hueScale[mx]
+		return v, v, v
+	}
+	cr := int32(mx) - int32(mn)
+	// torchvision's ties: red first, then green. Selects, not branches:
+	// which channel is largest follows the picture, not a pattern.
+	num, h := int32(r)-int32(g), int32(4*hueOne)
+	if g == mx {
+		num, h = int32(b)-int32(r), 2*hueOne
+	}
+	if r == mx {
+		num, h = int32(g)-int32(b), 0
+	}
+	h += int32(int64(num)*hueRecip[cr]>>8) + shift
+	sec := hueSector[h>>hueBits]
+	d := int64(cr) * int64(h&hueMask)
+	mid := mn + uint8(d>>hueBits)
+	if sec&1 != 0 {
+		mid = mx - uint8((d+hueMask)>>hueBits)
+	}
+	v := uint32(hueScale[mx]) | uint32(hueMin[mx][mn])<<8 | uint32(mid)<<16
+	sh := &hueShifts[sec&7]
+	return uint8(v >> (sh[0] & 31)), uint8(v >> (sh[1] & 31)), uint8(v >> (sh[2] & 31))
+}
+
+// sharpen is adjust_sharpness over d in place: each inner value blends
+// with round(conv3×3)/13 of its neighbours as they were, border values
+// blend with themselves. Each channel plane is a grid of values with
+// neighbours step apart: the packed frame one of 3W values a row, step 3.
 func (c *colourer) sharpen(d frameDst, f float32) {
 	W, H := d.W, d.H
 	if W <= 2 || H <= 2 {
 		return
 	}
-	base, ps, cs := access(d)
-	buf := d.buf
-	if cap(c.prev) < W*H*3 {
-		c.prev = make([]byte, W*H*3)
-	}
-	prev := c.prev[:W*H*3]
-	for i := range W * H {
-		o := base + i*ps
-		prev[i*3], prev[i*3+1], prev[i*3+2] = buf[o], buf[o+cs], buf[o+2*cs]
-	}
+	var t sharpTables
 	one := float32(1 - float64(f))
-	side, centre := &sharpTab[0], &sharpTab[1]
-	stride := 3 * W
-	// blend(x, x, f) for the border; inner values blend with the blur.
-	var self [256]uint8
-	for x := range self {
-		self[x] = clampTrunc(float32(f*u8f[x]) + float32(one*u8f[x]))
+	for x := range 256 {
+		t.fx[x], t.fg[x] = float32(f*u8f[x]), float32(one*u8f[x])
+		t.self[x] = clampTrunc(t.fx[x] + t.fg[x])
 	}
-	for y := range H {
-		cur := prev[y*stride : (y+1)*stride]
-		if y == 0 || y == H-1 {
-			for x := range W {
-				o := base + (y*W+x)*ps
-				buf[o], buf[o+cs], buf[o+2*cs] = self[cur[3*x]], self[cur[3*x+1]], self[cur[3*x+2]]
-			}
-			continue
+	if d.layout == BFHWC {
+		c.sharpenPlane(d.buf[d.base:d.base+3*W*H], 3*W, H, 3, &t)
+		return
+	}
+	for ch := range 3 {
+		o := d.base + ch*d.planeStep
+		c.sharpenPlane(d.buf[o:o+W*H], W, H, 1, &t)
+	}
+}
+
+// sharpTables: f·x and (1−f)·x in float32, and blend(x, x, f), for every x.
+type sharpTables struct {
+	fx, fg [256]float32
+	self   [256]uint8
+}
+
+// sharpBlur is round(n/13) for the kernel's sums n: no n/13 is halfway
+// between two integers, so rounding half to even (torchvision's) and
+// half up agree.
+var sharpBlur = func() (t [13*255 + 1]uint8) {
+	for n := range t {
+		t[n] = uint8((2*n + 13) / 26)
+	}
+	return t
+}()
+
+// sharpenPlane sharpens the H rows of L values in p, neighbours step
+// apart, keeping the rows above and at the one being written as they were.
+func (c *colourer) sharpenPlane(p []byte, L, H, step int, t *sharpTables) {
+	if cap(c.rows) < 2*L {
+		c.rows = make([]byte, 2*L)
+	}
+	if cap(c.vsum) < L {
+		c.vsum = make([]uint16, L)
+	}
+	up, cur := c.rows[:L], c.rows[L:2*L]
+	vs := c.vsum[:L]
+	copy(up, p[:L])
+	row := p[:L]
+	for i, v := range row {
+		row[i] = t.self[v]
+	}
+	for y := 1; y < H-1; y++ {
+		row = p[y*L : (y+1)*L]
+		down := p[(y+1)*L : (y+2)*L]
+		copy(cur, row)
+		down, up = down[:len(cur)], up[:len(cur)]
+		vs = vs[:len(cur)]
+		for i, v := range cur {
+			vs[i] = uint16(up[i]) + uint16(v) + uint16(down[i])
 		}
-		up, down := prev[(y-1)*stride:y*stride], prev[(y+1)*stride:(y+2)*stride]
-		o := base + y*W*ps
-		buf[o], buf[o+cs], buf[o+2*cs] = self[cur[0]], self[cur[1]], self[cur[2]]
-		for i := 3; i < stride-3; i++ {
-			acc := side[up[i-3]] + side[up[i]]
-			acc += side[up[i+3]]
-			acc += side[cur[i-3]]
-			acc += centre[cur[i]]
-			acc += side[cur[i+3]]
-			acc += side[down[i-3]]
-			acc += side[down[i]]
-			acc += side[down[i+3]]
-			// Round half to even: adding and taking away 1.5·2²³ rounds
-			// a float32 below 2²² to an integer that way.
-			deg := float32(float32(acc+12582912) - 12582912)
-			x, ch := i/3, i%3
-			buf[base+(y*W+x)*ps+ch*cs] = clampTrunc(float32(f*u8f[cur[i]]) + float32(one*deg))
+		for i := range step {
+			row[i] = t.self[cur[i]]
+			row[L-step+i] = t.self[cur[L-step+i]]
 		}
-		o = base + (y*W+W-1)*ps
-		buf[o], buf[o+cs], buf[o+2*cs] = self[cur[stride-3]], self[cur[stride-2]], self[cur[stride-1]]
+		inner := row[step : L-step]
+		left, mid, right, centre := vs[:len(inner)], vs[step:][:len(inner)], vs[2*step:][:len(inner)], cur[step:][:len(inner)]
+		for i := range inner {
+			x := centre[i]
+			n := int(left[i]) + int(mid[i]) + int(right[i]) + 4*int(x)
+			inner[i] = clampTrunc(t.fx[x] + t.fg[sharpBlur[n]])
+		}
+		up, cur = cur, up
+	}
+	row = p[(H-1)*L : H*L]
+	for i, v := range row {
+		row[i] = t.self[v]
 	}
 }
