@@ -36,9 +36,12 @@
 // Colour, applied after the geometry in their order (see frames.ColourOp
 // for each formula): brightness, contrast, saturation (factors, 1 changes
 // nothing), hue (a fraction of a turn in [−0.5, 0.5]) and sharpness, each
-// torchvision's F.adjust_* on uint8 tensors, float32 operation for float32
-// operation: equal to torchvision 0.14's bit for bit, alone and chained
-// (newer torchvision brings hue back to uint8 by 255.999 rather than 255,
+// torchvision's F.adjust_* on uint8 tensors: brightness, contrast,
+// saturation and sharpness through tables of torchvision's own float32
+// arithmetic, hue in fixed point, which keeps each pixel's largest and
+// smallest channel and can differ by one level only where the middle
+// channel lands exactly on a whole number; equal to torchvision 0.14's on
+// every value of the parity test, alone and chained (newer torchvision brings hue back to uint8 by 255.999 rather than 255,
 // up to one level higher there). The resize of a crop is TensorFlow's, so
 // it is within one level of torchvision's F.resized_crop (which rounds
 // where TensorFlow truncates); the affine equals F.affine's nearest

@@ -79,8 +79,9 @@
 // evaluating the resize at that one point (affine.go), so no resized
 // frame is made; outside the frame it is 0. Colour ops
 // (colour.go) then run over the uint8 frame in one pass per group of
-// per-pixel ops, contrast's grayscale mean added up by the pass before
-// it. A geometric augmentation always takes the exact path, whatever the
+// per-pixel ops; contrast's grayscale mean comes from a read-only pass
+// first (brightness and contrast then share one table), or from the pass
+// before it. A geometric augmentation always takes the exact path, whatever the
 // slot's DecodeMode; a dropped camera's frames are zeros, not decoded.
 //
 // # Memory
