@@ -210,7 +210,7 @@ func trackFrames(t *testing.T, file []byte, tr *mp4.Track) [][]byte {
 // augmented; a dropped camera is zeros.
 func TestAugmentThroughVideo(t *testing.T) {
 	if err := av.Available(); err != nil {
-		t.Skipf("SKIPPED: video decoding unavailable: %v", err)
+		missing.Skip(t, missing.AVCodec, err)
 	}
 	b, err := os.ReadFile(filepath.Join("..", "format", "lerobot", "mp4", "testdata", "h264_bframes.mp4"))
 	if err != nil {
