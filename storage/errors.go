@@ -97,7 +97,9 @@ func ParseRetryAfter(h string) time.Duration {
 		return time.Duration(min(s, 86400)) * time.Second
 	}
 	if t, err := http.ParseTime(h); err == nil {
-		return max(time.Until(t), 0)
+		// A date is bounded as the seconds are: a far one (the fuzzer's
+		// year 2100) is no reason to sleep for decades.
+		return min(max(time.Until(t), 0), 24*time.Hour)
 	}
 	return 0
 }

@@ -26,6 +26,7 @@ func TestParseRetryAfter(t *testing.T) {
 		{"overflowing", "99999999999999999999", 0, 0},
 		{"past date", "Wed, 21 Oct 2015 07:28:00 GMT", 0, 0},
 		{"future date", future, 58 * time.Minute, time.Hour},
+		{"far date", "Wed, 01 Oct 2100 00:00:00 GMT", 24 * time.Hour, 24 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ParseRetryAfter(tc.header); got < tc.min || got > tc.max {
