@@ -32,16 +32,9 @@ type mixViewPart struct {
 }
 
 type mixDataset struct {
-	Name            string  `json:"name"`
-	Source          string  `json:"source"`
-	Split           string  `json:"split"`
-	Weight          float64 `json:"weight"`
-	WeightGiven     string  `json:"weight_given"`
-	SamplesPerBatch float64 `json:"samples_per_batch"`
-	Episodes        *int64  `json:"episodes"`
-	SampleUnits     *int64  `json:"sample_units"`
-	TooShort        any     `json:"episodes_too_short"`
-	Unreadable      any     `json:"episodes_unreadable"`
+	// What the plan says of the dataset, as info.json has it (the source
+	// with any credentials taken out).
+	planDataset
 	// Samples served from this dataset so far and their share of all.
 	Samples int64   `json:"samples"`
 	Share   float64 `json:"share"`
@@ -78,12 +71,8 @@ func mixPart(vi *viewInfo, samples, subs map[string]int64, bad []badEpisode, unu
 		p.Samples += samples[d.Name]
 	}
 	for _, d := range vi.Plan.Datasets {
-		md := mixDataset{
-			Name: d.Name, Source: redactURL(d.Source), Split: d.Split, Weight: d.Weight, WeightGiven: d.WeightGiven,
-			SamplesPerBatch: d.SamplesPerBatch, Episodes: d.Episodes, SampleUnits: d.SampleUnits,
-			TooShort: d.EpisodesTooShort, Unreadable: d.EpisodesUnreadable,
-			Samples: samples[d.Name], Unusable: unusable[d.Name], Bad: []badEpisode{},
-		}
+		md := mixDataset{planDataset: d, Samples: samples[d.Name], Unusable: unusable[d.Name], Bad: []badEpisode{}}
+		md.Source = redactURL(d.Source)
 		if p.Samples > 0 {
 			md.Share = float64(md.Samples) / float64(p.Samples)
 		}
