@@ -163,16 +163,7 @@ func TestOneFactory(t *testing.T) {
 // package and checks that both checks report them, and nothing else.
 func TestOneFactoryCatches(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := planter(t, root)
 	write("go.mod", "module "+module+"\n")
 	write(kindPicker, "package config\n\nfunc pick(c *Config) bool { return c.Steps != nil }\n")
 	write("loader/bad.go", "package loader\n\nfunc f(cfg *config.Config) int {\n\tif cfg.Steps == nil {\n\t\treturn 1\n\t}\n\treturn 0\n}\n")

@@ -423,16 +423,7 @@ func TestCheckDiskcacheOnFiles(t *testing.T) {
 // and the test, and only them.
 func TestCheckFormatsOnFiles(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, src string) {
-		t.Helper()
-		p := filepath.Join(root, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := planter(t, root)
 	write("go.mod", "module "+module+"\n")
 	write("format/rlds/rlds.go", "package rlds\n")
 	write("format/formats/formats.go", "package formats\n\nimport _ \""+module+"/format/rlds\"\n")
@@ -586,6 +577,21 @@ func wantViolations(t *testing.T, got, want []string) {
 	for i, w := range want {
 		if !strings.HasPrefix(got[i], w) {
 			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], w)
+		}
+	}
+}
+
+// planter returns a function that writes a file of a planted module tree
+// under root, making its directories.
+func planter(t *testing.T, root string) func(rel, src string) {
+	return func(rel, src string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
