@@ -60,7 +60,7 @@ func vec(t *testing.T, b stepBatch, slot string, i int) [augment.NumColumns]floa
 // recorded, that every frame of its history shares — a padded history
 // (t = 0, both deltas the same frame) is the same bytes twice; cameras
 // draw their own unless shared; dropout keeps a present camera and
-// zeroes the dropped one's frames.
+// zeroes the dropped one's frames and its image_mask.
 func TestAugmentConsistency(t *testing.T) {
 	const drop = augment.NumColumns - 1
 	for _, tc := range []struct {
@@ -87,15 +87,22 @@ func TestAugmentConsistency(t *testing.T) {
 					if tv := vec(t, b, "third", i); tv[drop] == 1 {
 						t.Errorf("batch %d sample %d: the absent camera is counted as dropped", n, i)
 					}
-					for _, slot := range []string{"primary", "wrist"} {
+					for k, slot := range []string{"primary", "wrist"} {
 						frames := b.arrays["observation.images."+slot].bytes(i)
 						half := len(frames) / 2
+						mask := b.arrays["image_mask"].bytes(i)[k]
 						if vec(t, b, slot, i)[drop] == 1 {
 							dropped++
 							if bytes.ContainsFunc(frames, func(r rune) bool { return r != 0 }) {
 								t.Errorf("batch %d sample %d: dropped %s is not zeros", n, i, slot)
 							}
+							if mask != 0 {
+								t.Errorf("batch %d sample %d: dropped %s has image_mask %d, want 0", n, i, slot, mask)
+							}
 							continue
+						}
+						if mask != 1 {
+							t.Errorf("batch %d sample %d: present %s has image_mask %d, want 1", n, i, slot, mask)
 						}
 						if b.arrays["observation.images."+slot+"_is_pad"].bytes(i)[0] == 1 {
 							padded++
