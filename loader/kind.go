@@ -7,7 +7,6 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/sample"
 )
@@ -86,9 +85,4 @@ type mixKind interface {
 	describe(p *Pipeline, in *info)
 	// describeDataset fills a dataset's entries of info.json.
 	describeDataset(p *Pipeline, d *Dataset, di *datasetInfo)
-	// fsView is view s as fs serves it.
-	fsView(s FSView, files sample.Files) fs.Batches
-	// files splits whole, a built batch's bytes, into its files by
-	// suffix (Pipeline.BatchFiles).
-	files(whole []byte, files sample.Files) map[string][]byte
 }
