@@ -446,8 +446,9 @@ func TestMountAugmentParity(t *testing.T) {
 // NNNNNN.npy (the frames, with the plain mix's header and size),
 // NNNNNN.augment.npy (float32 [B, 18]: each sample's parameters, a
 // cropped draw) and NNNNNN.json without them, as info.json's files list;
-// the same mix without augment serves no augment.npy. The same bytes
-// after a remount on the same cache directory.
+// the same mix without augment serves no augment.npy; the Python package
+// reads it as the batch's "augment". The same bytes after a remount on
+// the same cache directory.
 func TestMountAugmentPairs(t *testing.T) {
 	const head = "batch_size: 4\nimage_size: [24, 32]\nnum_batches: 3\n"
 	aug, plain, cache := t.TempDir(), t.TempDir(), t.TempDir()
@@ -493,6 +494,21 @@ func TestMountAugmentPairs(t *testing.T) {
 		if bytes.Contains(want[name+"json"], []byte(`"augment"`)) {
 			t.Errorf("batch %d: the .json records augment", n)
 		}
+	}
+	// The Python package gives the parameters as the batch's "augment".
+	script := `
+import sys
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+from oxefs import Batches
+b = Batches(sys.argv[1])[1]
+a = np.load(sys.argv[1] + "/batches/000001.augment.npy")
+assert b["augment"].dtype == np.float32 and b["augment"].shape == (4, 18), (b["augment"].dtype, b["augment"].shape)
+assert (b["augment"] == a).all() and b["frames"].shape == (4, 2, 24, 32, 3)
+print("ok")
+`
+	if out, err := exec.Command(findPython(t, "numpy"), "-c", script, aug, "python").CombinedOutput(); err != nil || !strings.Contains(string(out), "ok") {
+		t.Errorf("python: %v\n%s", err, out)
 	}
 	first.stop(t)
 	startMount(t, aug, nil, "--config", cfg, "--cache-dir", cache)
