@@ -42,22 +42,20 @@ func (m *Mount) Dir() string { return m.dir }
 
 // mountInfo is the part of info.json the viewer reads.
 type mountInfo struct {
-	BatchSize  int         `json:"batch_size"`
-	NumBatches int64       `json:"num_batches"`
-	Rank       *int        `json:"rank"`
-	Ranks      []int       `json:"ranks"`
-	World      int         `json:"world"`
-	ActionDim  int         `json:"action_dim"`
-	StateDim   int         `json:"state_dim"`
-	Frames     *framesInfo `json:"frames"`
-	// Files are a batch's files after "NNNNNN.": in pair mode "npy" and,
-	// when the mix is augmented, "augment.npy".
-	Files    []string               `json:"files"`
-	Sample   *sampleInfo            `json:"sample"`
-	Config   configInfo             `json:"config"`
-	Datasets map[string]datasetInfo `json:"datasets"`
-	Train    *viewInfo              `json:"train"`
-	Val      *viewInfo              `json:"val"`
+	BatchSize  int                    `json:"batch_size"`
+	NumBatches int64                  `json:"num_batches"`
+	Rank       *int                   `json:"rank"`
+	Ranks      []int                  `json:"ranks"`
+	World      int                    `json:"world"`
+	ActionDim  int                    `json:"action_dim"`
+	StateDim   int                    `json:"state_dim"`
+	Frames     *framesInfo            `json:"frames"`
+	Sample     *sampleInfo            `json:"sample"`
+	Config     configInfo             `json:"config"`
+	Datasets   map[string]datasetInfo `json:"datasets"`
+	Train      *viewInfo              `json:"train"`
+	Val        *viewInfo              `json:"val"`
+	Files      []string               `json:"files"` // a batch's files after "NNNNNN.": pair mode's "npy", "augment.npy"
 }
 
 // steps says whether the mount serves step samples, with their
