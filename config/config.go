@@ -29,7 +29,8 @@ type Config struct {
 	Normalize         Normalize  `json:"normalize"`
 	// Steps, the YAML's `sample` block, when set makes samples step
 	// samples: deltas around t (camera slots, state and action chunks)
-	// instead of frame pairs. Only config/kind.go asks whether it is set.
+	// instead of frame pairs. Only config/kind.go (the registry of kinds) asks
+	// whether it is set.
 	Steps *StepSpec `json:"sample,omitempty"`
 	// Augment, the YAML's `augment` block, augments every camera's
 	// training frames (a camera slot's own block overrides it); nil:

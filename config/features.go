@@ -237,28 +237,3 @@ func whyNot(field string, f Feature) string {
 	}
 	return ""
 }
-
-// checkImages is the rule of image_key: a per-step image, which may be
-// left out when the dataset has one.
-func (pairRules) checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, inspect string) {
-	add := func(field, format string, args ...any) { p.add(d.Line(field), d.Name, field, format, args...) }
-	switch {
-	case d.ImageKey == "" && len(images) == 1:
-		use.ImageKey = images[0]
-	case d.ImageKey == "" && len(images) == 0:
-		add("image_key", "the dataset has no per-step image feature; %s", inspect)
-	case d.ImageKey == "":
-		add("image_key", "required: the dataset has %d image features (valid: %s)", len(images), strings.Join(images, ", "))
-	case !slices.Contains(images, d.ImageKey):
-		if f, ok := byKey[d.ImageKey]; ok {
-			add("image_key", "%q is a %s feature, not a per-step image (valid: %s)", d.ImageKey, f.Kind, strings.Join(images, ", "))
-		} else {
-			add("image_key", "no image feature %q (valid: %s)", d.ImageKey, strings.Join(images, ", "))
-		}
-	}
-}
-
-// checkImages is the rule of cameras (checkCameras).
-func (stepRules) checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, _ string) {
-	use.Cameras = d.checkCameras(images, byKey, p)
-}

@@ -1,30 +1,60 @@
 package config
 
-import (
-	"encoding/json"
-	"slices"
+// This file is where a config's kind of sample is decided, once, from
+// the registry of kinds: kinds, a line each. A `sample` block asks for
+// step samples, none for frame pairs. A kind's config rules are its
+// kindRules, in its own file (kind_<name>.go); the composition root maps
+// Config.Kind to the kind's sample.Kind with its own table
+// (loader/kind.go). internal/layers' TestOneFactory keeps every other
+// file from asking: no other file compares a sample block with nil or a
+// Kind with one of its values.
+
+// Kind names a kind of sample: what a config asks for (Config.Kind), the
+// key of the composition root's table.
+type Kind string
+
+// The kinds of sample.
+const (
+	KindPairs Kind = "pairs" // frame pairs: no `sample` block
+	KindSteps Kind = "steps" // step samples: the mix's `sample` block
 )
 
-// This file is where a config's kind of sample is decided, once: a
-// `sample` block asks for step samples, none for frame pairs. Config's own
-// rules of each kind are a kindRules; the composition root maps the kind
-// to its sample.Kind with Pick (loader/kind.go). internal/layers'
-// TestOneFactory keeps every other file from asking.
-
-// Kinds holds one value per kind of sample, for Pick.
-type Kinds[T any] struct {
-	// Pairs is frame pairs (no `sample` block).
-	Pairs func() T
-	// Steps is step samples, with the mix's sample block.
-	Steps func(s *StepSpec) T
+// kindDef is one kind of sample as config knows it.
+type kindDef struct {
+	kind Kind
+	// asked says whether c asks for the kind (its block is there); nil:
+	// the default, the kind of a config that asks for no other.
+	asked func(c *Config) bool
+	// rules are the kind's config rules for c.
+	rules func(c *Config) kindRules
 }
 
-// Pick returns k's value for c's kind of sample.
-func Pick[T any](c *Config, k Kinds[T]) T {
-	if c.Steps != nil {
-		return k.Steps(c.Steps)
+// kinds is the registry of the kinds of sample, one line each: a config's
+// kind is the first that it asks for; the last is the default.
+var kinds = []kindDef{
+	{KindSteps, func(c *Config) bool { return c.Steps != nil }, func(c *Config) kindRules { return stepRules{c} }},
+	{KindPairs, nil, func(c *Config) kindRules { return pairRules{c} }},
+}
+
+// Kinds are the kinds of sample the registry holds, in its order.
+func Kinds() []Kind {
+	out := make([]Kind, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.kind
 	}
-	return k.Pairs()
+	return out
+}
+
+// Kind is the kind of sample c asks for.
+func (c *Config) Kind() Kind { return c.kindDef().kind }
+
+func (c *Config) kindDef() kindDef {
+	for _, k := range kinds {
+		if k.asked == nil || k.asked(c) {
+			return k
+		}
+	}
+	panic("config: the kinds registry has no default")
 }
 
 // kindRules are the config rules that differ by kind of sample.
@@ -49,74 +79,17 @@ type kindRules interface {
 	// checkImages finds the dataset's camera(s) among its per-step image
 	// features, into use.
 	checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, inspect string)
+	// stepSpec is the sample block whose deltas StepDeltas resolves; an
+	// error for a kind without one.
+	stepSpec() (*StepSpec, error)
 }
 
 // rules are c's kind's.
-func (c *Config) rules() kindRules {
-	return Pick(c, Kinds[kindRules]{
-		Pairs: func() kindRules { return pairRules{c} },
-		Steps: func(*StepSpec) kindRules { return stepRules{c} },
-	})
-}
+func (c *Config) rules() kindRules { return c.kindDef().rules(c) }
 
 // rules are the kind's of the config d was validated with (pairs for a
 // DatasetConfig that was not).
 func (d *DatasetConfig) rules() kindRules { return (&Config{Steps: d.steps}).rules() }
 
-// pairRules are frame pairs'.
-type pairRules struct{ c *Config }
-
-// stepRules are step samples': c has a sample block.
-type stepRules struct{ c *Config }
-
 // plainConfig is Config without its MarshalJSON.
 type plainConfig Config
-
-func (pairRules) marshal(c Config) ([]byte, error) { return json.Marshal(plainConfig(c)) }
-
-// marshal leaves out pair_frames, a pair-mode key.
-func (stepRules) marshal(c Config) ([]byte, error) {
-	return json.Marshal(struct {
-		plainConfig
-		PairFrames *FrameMode `json:"pair_frames,omitempty"` // hides plain's
-	}{plainConfig: plainConfig(c)})
-}
-
-func (pairRules) planOffset(d *DatasetConfig) Offset { return d.Offset }
-
-// planOffset is a fixed offset of sample.drop_last, so that t ∈ [0,
-// L−drop_last): 0 when nothing is dropped, and every t of the episode is
-// a unit.
-func (r stepRules) planOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Steps.DropLast) }
-
-func (pairRules) slotNames() []string { return nil }
-
-func (pairRules) slotAugment(string) *Augment { return nil }
-
-func (pairRules) withoutAugment() *StepSpec { return nil }
-
-func (r stepRules) withoutAugment() *StepSpec {
-	s := *r.c.Steps
-	s.Cameras = slices.Clone(s.Cameras)
-	for i := range s.Cameras {
-		s.Cameras[i].Augment = nil
-	}
-	return &s
-}
-
-func (r stepRules) slotAugment(name string) *Augment {
-	for i := range r.c.Steps.Cameras {
-		if s := &r.c.Steps.Cameras[i]; s.Name == name {
-			return s.Augment
-		}
-	}
-	return nil
-}
-
-func (r stepRules) slotNames() []string {
-	out := make([]string, len(r.c.Steps.Cameras))
-	for i, s := range r.c.Steps.Cameras {
-		out[i] = s.Name
-	}
-	return out
-}

@@ -1,11 +1,9 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -50,55 +48,6 @@ func (s *StepSpec) deltaFields() (names []string, deltas []Deltas) {
 	return append(names, "sample.state", "sample.action"), append(deltas, s.State, s.Action)
 }
 
-// validateMix checks the sample block, and the top-level keys that step
-// mode has no use for.
-func (r stepRules) validateMix(add addFunc, top report) {
-	c := r.c
-	s := c.Steps
-	if hasKey(c.lines, "pair_frames") || c.PairFrames != FramesEndpoints {
-		top("pair_frames", "is for frame pairs; with `sample` the frames of a camera slot are its steps (sample.cameras.<slot>.steps, such as \"-3:1\" for t−3 … t)")
-	}
-	if hasKey(c.lines, "stride") || c.Stride != 0 {
-		top("stride", "is for frame pairs; with `sample` give a slot's steps with a step (steps: \"-8:1:4\" is t−8, t−4, t)")
-	}
-	if hasKey(c.lines, "num_frames") || c.NumFrames != 0 {
-		top("num_frames", "is for frame pairs; with `sample` list a slot's steps (sample.cameras.<slot>.steps)")
-	}
-	if c.SamplesPerEpisode < 0 || c.SamplesPerEpisode > maxSmall {
-		top("samples_per_episode", "must be in 0..%d (0 = every t of every episode), got %d", maxSmall, c.SamplesPerEpisode)
-	}
-	if s.DropLast < 0 || s.DropLast > maxSmall {
-		add(c.sampleLine("sample.drop_last"), "", "sample.drop_last", "must be in 0..%d (the steps at the end of each episode that are never t), got %d", maxSmall, s.DropLast)
-	}
-	if len(s.Cameras) > maxSlots {
-		add(c.sampleLine("sample.cameras"), "", "sample.cameras", "at most %d camera slots, got %d", maxSlots, len(s.Cameras))
-	}
-	seen := make(map[string]bool, len(s.Cameras))
-	for _, sl := range s.Cameras {
-		prefix := "sample.cameras." + sl.Name
-		line := c.sampleLine(prefix)
-		switch {
-		case len(sl.Name) > maxSlotName || !slotName.MatchString(sl.Name):
-			add(line, "", "sample.cameras", "slot name %q must be 1 to %d letters, digits or _ (it names the files NNNNNN.observation.images.<slot>.npy)", sl.Name, maxSlotName)
-		case seen[sl.Name]:
-			add(line, "", "sample.cameras", "slot %q given twice", sl.Name)
-		}
-		seen[sl.Name] = true
-		// A slot without a size has image_size's, which is checked above.
-		if sl.Size != c.ImageSize && (sl.Size[0] <= 0 || sl.Size[0] > maxImageSide || sl.Size[1] <= 0 || sl.Size[1] > maxImageSide) {
-			l := line
-			if x, ok := c.lines[prefix+".size"]; ok {
-				l = x
-			}
-			add(l, "", prefix+".size", "must be [height, width], each in 1..%d, got %v", maxImageSide, sl.Size)
-		}
-	}
-	names, deltas := s.deltaFields()
-	for i, d := range deltas {
-		c.checkDeltas(add, names[i], d)
-	}
-}
-
 // checkDeltas applies the rules of one key's deltas.
 func (c *Config) checkDeltas(add addFunc, prefix string, d Deltas) {
 	bad := func(format string, args ...any) { add(c.sampleLine(prefix), "", prefix, format, args...) }
@@ -124,77 +73,6 @@ func (c *Config) checkDeltas(add addFunc, prefix string, d Deltas) {
 			bad("%g seconds is not a number within ±%d", x, maxSmall)
 			return
 		}
-	}
-}
-
-// checkStepDataset applies step mode's rules to one dataset: no pair-mode
-// keys, cameras that name the mix's slots, and an fps that turns every
-// delta in seconds into whole steps.
-func (r stepRules) validateDataset(d *DatasetConfig, id string, _ Frames, add addFunc, field report) {
-	c := r.c
-	slots := c.SlotNames()
-	mapping := "cameras: {<slot>: <image key>}"
-	if len(slots) > 0 {
-		mapping = fmt.Sprintf("cameras: {%s: <image key>, …}", slots[0])
-	}
-	if hasKey(d.lines, "image_key") || d.ImageKey != "" {
-		field("image_key", "is for frame pairs; with `sample` map the dataset's image keys to the camera slots (%s) with %s", listOr(slots, "none"), mapping)
-	}
-	if hasKey(d.lines, "offset") || d.Offset != (Offset{}) {
-		field("offset", "is for frame pairs; with `sample` a sample's steps are the deltas of sample.cameras, sample.state and sample.action around t (sample.drop_last keeps t away from an episode's end)")
-	}
-	given := make([]string, 0, len(d.Cameras))
-	for slot := range d.Cameras {
-		given = append(given, slot)
-	}
-	sort.Slice(given, func(i, j int) bool {
-		li, lj := d.Line("cameras."+given[i]), d.Line("cameras."+given[j])
-		return li < lj || li == lj && given[i] < given[j]
-	})
-	for _, slot := range given {
-		line := d.Line("cameras." + slot)
-		switch {
-		case !slices.Contains(slots, slot):
-			msg := fmt.Sprintf("no camera slot %q in sample.cameras", slot)
-			if s := closest(slot, slots, 3); s != "" {
-				msg += fmt.Sprintf(" (did you mean %s?)", s)
-			}
-			add(line, id, "cameras", "%s; the slots: %s", msg, listOr(slots, "none (sample.cameras is empty)"))
-		case d.Cameras[slot] == "":
-			add(line, id, "cameras", "slot %s: the image key is empty (leave the slot out for zeros with image_mask 0)", slot)
-		}
-	}
-	switch {
-	case d.FPS == 0 && !hasKey(d.lines, "fps"):
-	case !(d.FPS > 0) || d.FPS > maxFPS:
-		field("fps", "must be a number of frames per second in (0, %d], got %g", maxFPS, d.FPS)
-	default:
-		names, deltas := c.Steps.deltaFields()
-		for i, ds := range deltas {
-			if len(ds.Seconds) == 0 {
-				continue
-			}
-			if _, err := ds.Resolve(d.FPS); err != nil {
-				add(c.sampleLine(names[i]), id, names[i], "%v (the dataset's fps is %g)", err, d.FPS)
-			}
-		}
-	}
-}
-
-// validateSampled: step samples have no frame count to agree on.
-func (stepRules) validateSampled(_, first *DatasetConfig, _ Frames, _ report) *DatasetConfig {
-	return first
-}
-
-// validateDataset checks the dataset's offset, and refuses the keys of
-// step mode in a pair-mode dataset.
-func (pairRules) validateDataset(d *DatasetConfig, id string, f Frames, add addFunc, field report) {
-	f.checkOffset(field)
-	if hasKey(d.lines, "cameras") || d.Cameras != nil {
-		add(d.Line("cameras"), id, "cameras", "is for step samples: add a `sample` block with camera slots (see the README's Step samples), or name the pair's camera with image_key")
-	}
-	if hasKey(d.lines, "fps") || d.FPS != 0 {
-		add(d.Line("fps"), id, "fps", "is for step samples, whose deltas may be in seconds (a `sample` block); frame pairs count in steps")
 	}
 }
 
@@ -237,18 +115,15 @@ type StepDeltas struct {
 // rate, a delta that is no whole frame, an fps that contradicts the
 // metadata.
 func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) {
-	notSteps := Pick(c, Kinds[error]{
-		Pairs: func() error { return errors.New("config: StepDeltas of a config without a sample block (pair mode)") },
-		Steps: func(*StepSpec) error { return nil },
-	})
-	if notSteps != nil {
-		return StepDeltas{}, notSteps
+	spec, err := c.rules().stepSpec()
+	if err != nil {
+		return StepDeltas{}, err
 	}
 	fps, err := d.FrameRate(meta)
 	if err != nil {
 		return StepDeltas{}, err
 	}
-	names, deltas := c.Steps.deltaFields()
+	names, deltas := spec.deltaFields()
 	var inSeconds []string
 	for i, ds := range deltas {
 		if len(ds.Seconds) > 0 {

@@ -229,26 +229,6 @@ func (c *Config) validate(add addFunc) {
 	c.checkProportionate(add)
 }
 
-// validateMix checks the frame selection of the mix.
-func (r pairRules) validateMix(_ addFunc, top report) {
-	c := r.c
-	mix := Frames{Mode: c.PairFrames, Stride: c.Stride, N: c.NumFrames, SamplesPerEpisode: c.SamplesPerEpisode}
-	mix.checkMix(top)
-}
-
-// validateSampled: with pair_frames all or stride, F depends on the
-// offset, which every dataset must then share.
-func (pairRules) validateSampled(d, first *DatasetConfig, f Frames, field report) *DatasetConfig {
-	if !f.checkMode(field) && first != nil && first.Offset != d.Offset && (f.Mode == FramesAll || f.Mode == FramesStride) {
-		field("offset", "pair_frames: %s needs the same offset in every dataset (F = %s frames per sample): %s has %s, this one %s",
-			f.Mode, f.countText(), first.Name, first.Offset, d.Offset)
-	}
-	if first == nil {
-		return d
-	}
-	return first
-}
-
 // checkProportionate refuses numeric weights that leave nothing for the
 // proportionate datasets: alongside them, numeric weights are fractions of
 // the batch.

@@ -132,9 +132,10 @@ type Batches interface {
 }
 
 // Parted is Batches whose batch is several files, as step samples are (an
-// array per file): file i of batch n is named batchName(n)+Parts()[i].Suffix
-// and holds bytes [Off, Off+Size) of the concatenation of the batch's NPY
-// slices. Such batches have no plain .npy file; a part is served by
+// array per file) and augmented pairs (".npy" and ".augment.npy"): file i
+// of batch n is named batchName(n)+Parts()[i].Suffix and holds bytes [Off,
+// Off+Size) of the concatenation of the batch's NPY slices. Such batches
+// have a plain .npy file only as one of their parts; a part is served by
 // passthrough where its Batch is a PartBackingFder.
 type Parted interface {
 	Parts() []Part

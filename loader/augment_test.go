@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -60,7 +61,7 @@ func vec(t *testing.T, b stepBatch, slot string, i int) [augment.NumColumns]floa
 // recorded, that every frame of its history shares — a padded history
 // (t = 0, both deltas the same frame) is the same bytes twice; cameras
 // draw their own unless shared; dropout keeps a present camera and
-// zeroes the dropped one's frames.
+// zeroes the dropped one's frames and its image_mask.
 func TestAugmentConsistency(t *testing.T) {
 	const drop = augment.NumColumns - 1
 	for _, tc := range []struct {
@@ -87,15 +88,22 @@ func TestAugmentConsistency(t *testing.T) {
 					if tv := vec(t, b, "third", i); tv[drop] == 1 {
 						t.Errorf("batch %d sample %d: the absent camera is counted as dropped", n, i)
 					}
-					for _, slot := range []string{"primary", "wrist"} {
+					for k, slot := range []string{"primary", "wrist"} {
 						frames := b.arrays["observation.images."+slot].bytes(i)
 						half := len(frames) / 2
+						mask := b.arrays["image_mask"].bytes(i)[k]
 						if vec(t, b, slot, i)[drop] == 1 {
 							dropped++
 							if bytes.ContainsFunc(frames, func(r rune) bool { return r != 0 }) {
 								t.Errorf("batch %d sample %d: dropped %s is not zeros", n, i, slot)
 							}
+							if mask != 0 {
+								t.Errorf("batch %d sample %d: dropped %s has image_mask %d, want 0", n, i, slot, mask)
+							}
 							continue
+						}
+						if mask != 1 {
+							t.Errorf("batch %d sample %d: present %s has image_mask %d, want 1", n, i, slot, mask)
 						}
 						if b.arrays["observation.images."+slot+"_is_pad"].bytes(i)[0] == 1 {
 							padded++
@@ -238,8 +246,10 @@ func TestAugmentOff(t *testing.T) {
 }
 
 // TestAugmentPairs: frame pairs are augmented with one parameter set per
-// sample for both frames, recorded in the batch's .json as "augment"
-// (one row per sample), and the batch is a function of its index alone.
+// sample for both frames, recorded in the batch's NNNNNN.augment.npy
+// (float32 [B, 18], listed in info.json; the .json does not repeat it),
+// the frames file keeps the plain mix's header, and the batch is a
+// function of its index alone.
 func TestAugmentPairs(t *testing.T) {
 	yaml := "batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nseed: 3\ndatasets:\n  - source: " + bridgeSource(t) +
 		"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"
@@ -250,6 +260,16 @@ func TestAugmentPairs(t *testing.T) {
 	if bytes.Contains(plain.info, []byte(`"augment"`)) || !bytes.Contains(aug.info, []byte(`"augment"`)) {
 		t.Errorf("info.json's augment: %v without, %v with", bytes.Contains(plain.info, []byte(`"augment"`)), bytes.Contains(aug.info, []byte(`"augment"`)))
 	}
+	var in struct {
+		Files   []string     `json:"files"`
+		Augment *augmentInfo `json:"augment"`
+	}
+	if err := json.Unmarshal(aug.info, &in); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(in.Files, []string{"npy", "augment.npy"}) || in.Augment == nil || !slices.Equal(in.Augment.Arrays, []string{"augment"}) || len(in.Augment.Columns) != augment.NumColumns {
+		t.Errorf("info.json: files %v, augment %+v", in.Files, in.Augment)
+	}
 	for n := range int64(2) {
 		a, err := aug.BatchFiles(context.Background(), aug.Train, n)
 		if err != nil {
@@ -259,23 +279,26 @@ func TestAugmentPairs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var meta struct {
-			Augment [][]float32 `json:"augment"`
+		if _, ok := b[".augment.npy"]; ok || len(b) != 2 {
+			t.Errorf("batch %d of the plain mix: files %v, want .npy and .json", n, slices.Sorted(maps.Keys(b)))
 		}
-		if err := json.Unmarshal(a[".json"], &meta); err != nil {
-			t.Fatal(err)
+		f := parseNPYFile(t, "augment", a[".augment.npy"])
+		if f.descr != "<f4" || !slices.Equal(f.shape, []int{8, augment.NumColumns}) {
+			t.Fatalf("batch %d: augment.npy is %s %v, want <f4 [8 %d]", n, f.descr, f.shape, augment.NumColumns)
 		}
-		if len(meta.Augment) != 8 {
-			t.Fatalf("batch %d: %d augment rows, want 8", n, len(meta.Augment))
-		}
-		for i, row := range meta.Augment {
-			p, err := augment.FromVector([augment.NumColumns]float32(row))
+		for i := range 8 {
+			row := [augment.NumColumns]float32(f.f32(i))
+			p, err := augment.FromVector(row)
 			if err != nil || p.Crop.W == 1 {
 				t.Errorf("batch %d sample %d: %v (%v), want a cropped draw", n, i, row, err)
 			}
 		}
-		if bytes.Contains(b[".json"], []byte(`"augment"`)) {
-			t.Errorf("batch %d: the plain mix's .json records augment", n)
+		if bytes.Contains(a[".json"], []byte(`"augment"`)) || bytes.Contains(b[".json"], []byte(`"augment"`)) {
+			t.Errorf("batch %d: a .json records augment", n)
+		}
+		pf, af := parseNPYFile(t, "plain", b[".npy"]), parseNPYFile(t, "augmented", a[".npy"])
+		if !bytes.Equal(a[".npy"][:len(a[".npy"])-len(af.data)], b[".npy"][:len(b[".npy"])-len(pf.data)]) || len(af.data) != len(pf.data) {
+			t.Errorf("batch %d: the frames file's header or size differs from the plain mix's", n)
 		}
 		if bytes.Equal(a[".npy"], b[".npy"]) {
 			t.Errorf("batch %d: frames as without augmentation", n)
@@ -284,8 +307,10 @@ func TestAugmentPairs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(again[".npy"], a[".npy"]) || !bytes.Equal(again[".json"], a[".json"]) {
-			t.Errorf("batch %d differs when built again", n)
+		for _, s := range []string{".npy", ".augment.npy", ".json"} {
+			if !bytes.Equal(again[s], a[s]) {
+				t.Errorf("batch %d %s differs when built again", n, s)
+			}
 		}
 	}
 }

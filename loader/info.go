@@ -31,7 +31,8 @@ type info struct {
 	Datasets   map[string]datasetInfo `json:"datasets"`
 	Decoder    string                 `json:"decoder"`
 	// Files are the files of a batch after "NNNNNN." (and its .json, with
-	// meta): "npy" for frame pairs, each array's file for step samples.
+	// meta): "npy" for frame pairs (and "augment.npy" when augmented),
+	// each array's file for step samples.
 	Files        []string        `json:"files"`
 	Frames       *framesInfo     `json:"frames,omitempty"` // pair mode
 	Memory       memoryInfo      `json:"memory"`

@@ -7,29 +7,33 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
-	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/plan"
 	"github.com/oxefs/oxefs/sample"
 )
 
-// This file is the factory of the kinds of sample: it maps the kind a
-// config asks for (config.Pick: a `sample` block, step samples; none,
-// frame pairs) to what the composition root and the builder ask of it,
-// and it picks the frame decoder. Everything else asks the kind (mixKind
-// here, sample.Kind in the builder); internal/layers' TestOneFactory
-// keeps any other file from looking at the config's sample block to
-// choose a path.
+// This file is the factory of the kinds of sample: mixKinds, the
+// registry that maps each kind a config may ask for (config.Config.Kind,
+// decided by config's own registry in config/kind.go) to what the
+// composition root and the builder ask of it, and frameDecoder, which
+// picks the frame decoder. Everything else asks the kind (mixKind here,
+// sample.Kind in the builder); internal/layers' TestOneFactory keeps any
+// other file from looking at the config's sample block, or comparing its
+// kind, to choose a path.
 //
-// A new kind of sample is its package (a sample.Kind, like steps/), one
-// file here (kind_<name>.go: its mixKind) and one line in kindOf.
+// A new kind of sample is its package (a sample.Kind, like steps/), its
+// file here (kind_<name>.go: its mixKind) and its line in mixKinds; the
+// YAML that asks for it is config's (config/kind_<name>.go and its line in
+// config's registry).
+
+// mixKinds is the registry of the kinds of sample: one line per kind.
+// TestEveryKindRegistered checks that it covers config.Kinds.
+var mixKinds = map[config.Kind]func(cfg *config.Config) mixKind{
+	config.KindPairs: func(cfg *config.Config) mixKind { return pairKind{cfg} },
+	config.KindSteps: func(cfg *config.Config) mixKind { return stepKind{cfg} },
+}
 
 // kindOf returns the kind of sample cfg asks for.
-func kindOf(cfg *config.Config) mixKind {
-	return config.Pick(cfg, config.Kinds[mixKind]{
-		Pairs: func() mixKind { return pairKind{cfg} },
-		Steps: func(*config.StepSpec) mixKind { return stepKind{cfg} },
-	})
-}
+func kindOf(cfg *config.Config) mixKind { return mixKinds[cfg.Kind()](cfg) }
 
 // frameDecoder returns the maker of each decode worker's FrameDecoder:
 // libjpeg-turbo or image/jpeg as opts ask, PNG, libavcodec for video,
@@ -86,9 +90,4 @@ type mixKind interface {
 	describe(p *Pipeline, in *info)
 	// describeDataset fills a dataset's entries of info.json.
 	describeDataset(p *Pipeline, d *Dataset, di *datasetInfo)
-	// fsView is view s as fs serves it.
-	fsView(s FSView, files sample.Files) fs.Batches
-	// files splits whole, a built batch's bytes, into its files by
-	// suffix (Pipeline.BatchFiles).
-	files(whole []byte, files sample.Files) map[string][]byte
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames/av"
-	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/pairs"
 	"github.com/oxefs/oxefs/sample"
 )
@@ -97,17 +96,12 @@ func (k pairKind) describe(p *Pipeline, in *info) {
 	cfg := p.Mix.Config
 	in.BatchSize = cfg.BatchSize
 	in.Files = []string{"npy"}
-	in.Frames = &framesInfo{Shape: p.kind.Files().Shape, DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
-	if cfg.Augmented("") && cfg.Meta == config.MetaFull {
+	in.Frames = &framesInfo{Shape: p.Mix.kind.batchShape(), DType: "uint8", Layout: cfg.Layout, Decode: cfg.Decode}
+	if cfg.Augmented("") {
+		in.Files = append(in.Files, strings.TrimPrefix(pairs.AugmentSuffix, "."))
 		in.Augment = newAugmentInfo(map[string]string{"image": "augment"})
-		in.Augment.In = "the batch's .json: augment, one row per sample"
+		in.Augment.In = "NNNNNN" + pairs.AugmentSuffix + ", float32 [B, 18]"
 	}
 }
 
 func (k pairKind) describeDataset(*Pipeline, *Dataset, *datasetInfo) {}
-
-func (k pairKind) fsView(s FSView, _ sample.Files) fs.Batches { return s }
-
-func (k pairKind) files(whole []byte, _ sample.Files) map[string][]byte {
-	return map[string][]byte{".npy": whole}
-}

@@ -12,7 +12,6 @@ import (
 	"github.com/oxefs/oxefs/config"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames/av"
-	"github.com/oxefs/oxefs/fs"
 	"github.com/oxefs/oxefs/sample"
 	"github.com/oxefs/oxefs/steps"
 	"github.com/oxefs/oxefs/storage"
@@ -242,20 +241,6 @@ func (k stepKind) assemble(m *Mix) (sample.Kind, error) {
 // change.
 func (m *Mix) datasetIndex(name string) int {
 	return slices.IndexFunc(m.Config.Datasets, func(d config.DatasetConfig) bool { return d.Name == name })
-}
-
-// fsView: a batch of several files (fs.Parted).
-func (k stepKind) fsView(s FSView, files sample.Files) fs.Batches {
-	return partedView{s, fsParts(files)}
-}
-
-// files are the batch's arrays' files.
-func (k stepKind) files(whole []byte, files sample.Files) map[string][]byte {
-	out := map[string][]byte{}
-	for _, part := range files.Parts {
-		out[part.Suffix] = slices.Clone(whole[part.Off : part.Off+part.Size])
-	}
-	return out
 }
 
 // sampleInfo is info.json's "sample" section in step mode.

@@ -9,9 +9,13 @@ import (
 	"github.com/oxefs/oxefs/sample"
 )
 
-// FSView is a view's batches as fs serves them (mixKind.fsView).
+// FSView is a view's batches as fs serves them: a batch of several files
+// (sample.Files.Parts: step samples, augmented pairs) is fs.Parted.
 func (p *Pipeline) FSView(s *batch.Scheduler) fs.Batches {
-	return p.Mix.kind.fsView(FSView{s}, p.kind.Files())
+	if parts := fsParts(p.kind.Files()); len(parts) > 0 {
+		return partedView{FSView{s}, parts}
+	}
+	return FSView{s}
 }
 
 // Parts are the files of a batch of several, for fs.Parted: each a range
@@ -73,7 +77,14 @@ func (p *Pipeline) BatchFiles(ctx context.Context, s *batch.Scheduler, n int64) 
 	for _, part := range b.NPY() {
 		whole = append(whole, part...)
 	}
-	out := p.Mix.kind.files(whole, p.kind.Files())
+	out := map[string][]byte{}
+	parts := p.kind.Files().Parts
+	for _, part := range parts {
+		out[part.Suffix] = slices.Clone(whole[part.Off : part.Off+part.Size])
+	}
+	if len(parts) == 0 {
+		out[".npy"] = whole
+	}
 	if m := b.Meta(); m != nil {
 		out[".json"] = slices.Clone(m)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/frames"
 	"github.com/oxefs/oxefs/plan"
@@ -105,11 +104,10 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s pla
 		return fmt.Errorf("dataset %s episode %s: %w", a.ds.Name, ep.ID(), err)
 	}
 	w.idx = sel.Indices
-	p := f.Params(0)
 	w.req[0] = sample.Request{
 		Image:    a.cfg.ImageKey,
 		Declared: a.declared,
-		Params:   p,
+		Params:   f.Params(0),
 		Steps:    sel.Indices,
 		Dst: frames.Slot{
 			Buf:    dst,
@@ -126,18 +124,6 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s pla
 	}
 	if m == nil {
 		return nil
-	}
-	m.Augment = m.Augment[:0]
-	if a.cfg.Augmented {
-		ap, ok := p.(augment.Params)
-		if !ok {
-			ap = augment.Identity()
-		}
-		for _, v := range ap.Vector() {
-			m.Augment = append(m.Augment, float64(v))
-		}
-	} else {
-		m.Augment = nil
 	}
 	return a.meta(w, ep, sel, m)
 }

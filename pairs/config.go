@@ -54,8 +54,9 @@ type Config struct {
 	// Decode says whether frames are TensorFlow's exactly or decoded fast.
 	Decode config.DecodeMode
 	// Augmented: the camera is augmented, and each sample's parameters
-	// (augment.Params.Vector, the identity's where none were drawn) go
-	// into the metadata's "augment" (meta: full).
+	// (augment.Params.Vector, the identity's where none were drawn) are
+	// recorded in the batch's second file, NNNNNN.augment.npy (see Kind).
+	// Every dataset of a mix gives the same.
 	Augmented bool
 	// MaxActionDim and MaxStateDim are the largest action and state
 	// dimensions of the mix; shorter ones are padded with zeros.

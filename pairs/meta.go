@@ -23,9 +23,6 @@ type Meta struct {
 	// InitialState is the state at t, padded with zeros likewise.
 	InitialState []float64 `json:"initial_state"`
 	Robot        string    `json:"robot"`
-	// Augment is the sample's augmentation parameters
-	// (augment.Params.Vector); nil when the camera is not augmented.
-	Augment []float64 `json:"augment,omitempty"`
 }
 
 // DatasetMeta is what `meta: dataset` keeps.

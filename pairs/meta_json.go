@@ -31,9 +31,6 @@ type batchMeta struct {
 	// writes it (assemble.Options.MarkRepeats), so the train view's bytes are
 	// unchanged.
 	IsRepeat []bool `json:"is_repeat,omitempty"`
-	// Augment is each sample's augmentation parameters, one row of
-	// augment.Columns; absent without augmentation.
-	Augment []floats `json:"augment,omitempty"`
 }
 
 // mask is a JSON array of 0s and 1s: the first n of width are 1.
@@ -105,9 +102,6 @@ func metaJSON(mode config.MetaMode, samples []plan.Sample, metas []Meta, dims []
 		out.ActionMask = append(out.ActionMask, mask{d.Action, len(m.Action)})
 		out.StateMask = append(out.StateMask, mask{d.State, len(m.InitialState)})
 		out.Robot = append(out.Robot, m.Robot)
-		if m.Augment != nil {
-			out.Augment = append(out.Augment, m.Augment)
-		}
 	}
 	return json.Marshal(out)
 }

@@ -15,7 +15,8 @@ import (
 // writeFrames writes every slot's frames, _is_pad and image_mask of
 // sample i, each frame decoded once per batch by the frame stage f: one
 // request per camera slot the dataset maps, with the transform
-// parameters f draws for that slot.
+// parameters f draws for that slot. A slot the dataset lacks, or one
+// augmentation dropped (its frames are zeros), has image_mask 0.
 func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames, s plan.Sample, ep episode.Episode, t int, b *Batch, i int) error {
 	l := b.Layout
 	steps := ep.Steps()
@@ -36,7 +37,7 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 			mask[k] = 0
 			continue
 		}
-		mask[k] = 1
+		mask[k] = b2u(!dropped(p))
 		if len(w.idx) <= len(reqs) {
 			w.idx = append(w.idx, nil)
 		}
@@ -69,4 +70,10 @@ func recordParams(dst []byte, p sample.Params) {
 	for j, v := range ap.Vector() {
 		binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(v))
 	}
+}
+
+// dropped reports whether p, augment.Params or nil, drops the camera.
+func dropped(p sample.Params) bool {
+	ap, ok := p.(augment.Params)
+	return ok && ap.Drop
 }

@@ -304,9 +304,40 @@ func (m *Mount) pairBatch(r rankDir, dir string, n int64, meta *batchMeta, bv *b
 	if len(meta.InitialState) > 0 {
 		bv.State = &seriesInfo{Deltas: []int{0}, Dim: r.info.StateDim}
 	}
+	// The batch's other files (an augmented mix's augment.npy): extras,
+	// a row per sample.
+	arrays := map[string][]numbers{}
+	for _, file := range r.info.Files {
+		if file == "npy" || !strings.HasSuffix(file, ".npy") {
+			continue
+		}
+		if !safeArrayFile.MatchString(file) {
+			return fmt.Errorf("info.json names a batch file %q the viewer does not read", file)
+		}
+		f, h, err := m.openArray(dir + batchName(n) + "." + file)
+		if err != nil {
+			return err
+		}
+		rows, err := h.rows(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s%s.%s: %w", dir, batchName(n), file, err)
+		}
+		name := strings.TrimSuffix(file, ".npy")
+		arrays[name] = rows
+		bv.Extra = append(bv.Extra, arrayInfo{Name: name, File: file, DType: h.DType, Shape: h.Shape})
+	}
 	names := r.datasetNames()
 	for i := range fr.Shape[0] {
 		sv := sampleView{Index: i, Slots: []sampleSlot{{Mask: true}}}
+		for _, a := range bv.Extra {
+			if v, ok := at(arrays[a.Name], i); ok {
+				if sv.Extra == nil {
+					sv.Extra = map[string]numbers{}
+				}
+				sv.Extra[a.Name] = v
+			}
+		}
 		sv.Dataset, _ = at(meta.DatasetName, i)
 		if sv.Dataset == "" && len(names) == 1 {
 			sv.Dataset = names[0]

@@ -55,6 +55,7 @@ type mountInfo struct {
 	Datasets   map[string]datasetInfo `json:"datasets"`
 	Train      *viewInfo              `json:"train"`
 	Val        *viewInfo              `json:"val"`
+	Files      []string               `json:"files"` // a batch's files after "NNNNNN.": pair mode's "npy", "augment.npy"
 }
 
 // steps says whether the mount serves step samples, with their

@@ -501,3 +501,78 @@ func TestRanksAndVal(t *testing.T) {
 		})
 	}
 }
+
+// TestPairBatchAugment: in pair mode the batch's other files that
+// info.json lists (an augmented mix's augment.npy, one row of parameters
+// per sample) are the batch's extras, each sample's row in its Extra;
+// without them there are none.
+func TestPairBatchAugment(t *testing.T) {
+	row := func(i int) []float32 {
+		r := make([]float32, 18)
+		for j := range r {
+			r[j] = float32(i) + float32(j)/32
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name      string
+		augmented bool
+	}{{"augmented", true}, {"plain", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := []string{"npy"}
+			if tc.augmented {
+				files = append(files, "augment.npy")
+			}
+			writeJSON(t, filepath.Join(dir, "info.json"), map[string]any{
+				"batch_size": 2, "num_batches": 1, "rank": 0, "world": 1, "action_dim": 1, "files": files,
+				"frames": map[string]any{"shape": []int{2, 2, 4, 3, 3}, "layout": "BFHWC"},
+				"config": map[string]any{"layout": "BFHWC", "datasets": []map[string]any{{"name": "a", "source": "/d/a"}}},
+				"train":  map[string]any{"num_batches": 1},
+				"val":    nil,
+			})
+			writeJSON(t, filepath.Join(dir, "stats.json"), map[string]any{})
+			b := filepath.Join(dir, "batches", "000000.")
+			writeNPY(t, b+"npy", "|u1", []int{2, 2, 4, 3, 3}, make([]byte, 2*2*4*3*3))
+			if tc.augmented {
+				writeNPY(t, b+"augment.npy", "<f4", []int{2, 18}, f32bytes(append(row(0), row(1)...)))
+			}
+			writeJSON(t, b+"json", map[string]any{"dataset_name": []string{"a", "a"}, "language": []string{"x", "y"}})
+			code, body := get(t, newTestServer(t, dir).URL+"/api/batch?n=0")
+			if code != 200 {
+				t.Fatalf("status %d: %s", code, body)
+			}
+			var got struct {
+				Mode  string `json:"mode"`
+				Extra []struct {
+					Name  string
+					File  string
+					Shape []int
+				}
+				Samples []struct {
+					Extra map[string][]float32
+				}
+			}
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Mode != "pairs" || len(got.Samples) != 2 {
+				t.Fatalf("mode %q, %d samples", got.Mode, len(got.Samples))
+			}
+			if !tc.augmented {
+				if len(got.Extra) != 0 || got.Samples[1].Extra != nil {
+					t.Errorf("extras without augmentation: %+v, %v", got.Extra, got.Samples[1].Extra)
+				}
+				return
+			}
+			if len(got.Extra) != 1 || got.Extra[0].Name != "augment" || got.Extra[0].File != "augment.npy" || fmt.Sprint(got.Extra[0].Shape) != "[2 18]" {
+				t.Fatalf("extras %+v, want augment [2 18]", got.Extra)
+			}
+			for i, s := range got.Samples {
+				if g, w := fmt.Sprint(s.Extra["augment"]), fmt.Sprint(row(i)); g != w {
+					t.Errorf("sample %d's augment %s, want %s", i, g, w)
+				}
+			}
+		})
+	}
+}

@@ -7,7 +7,8 @@
 // keeps the formats behind their registry: outside format/, only the
 // registration point (format/formats) imports a format's package, save the
 // measurement scripts it names. A third (TestOneFactory) keeps the kind of
-// sample picked in one place: no Go file but config/kind.go compares the
-// config's sample block or the step layout with nil, and no Python code
+// sample picked in one place: no Go file but config/kind.go (config's
+// registry of kinds) compares the config's sample block or the step layout
+// with nil, or a config.Kind with one of its values, and no Python code
 // but _reader looks at info.json's "sample".
 package layers

@@ -15,8 +15,27 @@ import (
 )
 
 // kindPicker is the one Go file that asks whether a config has a sample
-// block (config.Pick); loader/kind.go maps its answer to the kinds.
+// block: config's registry of kinds (Config.Kind); loader/kind.go's
+// registry maps its answer to the kinds' mixKind.
 const kindPicker = "config/kind.go"
+
+// sampleKind matches the name of a config.Kind value (config.KindSteps):
+// comparing a config's Kind with one, or switching on it, picks a kind as
+// a nil check on its block does.
+var sampleKind = regexp.MustCompile(`^Kind[A-Z]`)
+
+// isSampleKind reports whether e names a config.Kind value: config.KindX
+// anywhere, KindX inside package config (rel is the file's path).
+func isSampleKind(e ast.Expr, rel string) bool {
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		return ok && x.Name == "config" && sampleKind.MatchString(e.Sel.Name)
+	case *ast.Ident:
+		return strings.HasPrefix(rel, "config/") && sampleKind.MatchString(e.Name)
+	}
+	return false
+}
 
 // viewKindPicker is the web page's one file that asks which kind a mount
 // serves, from its info.json (mountInfo.steps), as the Python package's
@@ -34,7 +53,8 @@ var kindFields = []string{"Steps", "steps", "Sample", "sample", "layout", "Layou
 const pythonKindPicker = "def _reader("
 
 // modeChecks returns, as file:line, every comparison of a kindField with
-// nil in the module's Go code (tests left out) outside kindPicker.
+// nil, and every comparison with (or switch case of) a config.Kind value,
+// in the module's Go code (tests left out) outside kindPicker.
 func modeChecks(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
@@ -63,6 +83,14 @@ func modeChecks(t *testing.T, root string) []string {
 			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
+			if c, ok := n.(*ast.CaseClause); ok {
+				for _, e := range c.List {
+					if isSampleKind(e, rel) {
+						out = append(out, fmt.Sprintf("%s:%d: case %s", rel, fset.Position(e.Pos()).Line, exprText(e)))
+					}
+				}
+				return true
+			}
 			b, ok := n.(*ast.BinaryExpr)
 			if !ok || (b.Op != token.EQL && b.Op != token.NEQ) {
 				return true
@@ -70,6 +98,9 @@ func modeChecks(t *testing.T, root string) []string {
 			for _, pair := range [][2]ast.Expr{{b.X, b.Y}, {b.Y, b.X}} {
 				if isNil(pair[1]) && slices.Contains(kindFields, lastName(pair[0])) {
 					out = append(out, fmt.Sprintf("%s:%d: %s %s nil", rel, fset.Position(b.Pos()).Line, exprText(pair[0]), b.Op))
+				}
+				if isSampleKind(pair[1], rel) {
+					out = append(out, fmt.Sprintf("%s:%d: … %s %s", rel, fset.Position(b.Pos()).Line, b.Op, exprText(pair[1])))
 				}
 			}
 			return true
@@ -144,11 +175,14 @@ func pythonModeChecks(t *testing.T, dir string) []string {
 }
 
 // TestOneFactory: the kind of sample is picked in one place. No Go file
-// but config/kind.go compares the config's sample block (or the step
-// samples' layout) with nil to choose a code path, and no Python code but
-// _reader looks at info.json's "sample" to choose a reader: everything
-// else asks the kind (sample.Kind, loader's mixKind, config's kindRules,
-// the reader _reader picked). A new check names its file and line.
+// but config/kind.go (config's registry of kinds) compares the config's
+// sample block (or the step samples' layout) with nil, or a config.Kind
+// with one of its values, to choose a code path (loader/kind.go's
+// registry maps a Kind to its mixKind by table, comparing nothing), and
+// no Python code but _reader looks at info.json's "sample" to choose a
+// reader: everything else asks the kind (sample.Kind, loader's mixKind,
+// config's kindRules, the reader _reader picked). A new check names its
+// file and line.
 func TestOneFactory(t *testing.T) {
 	root := moduleRoot(t)
 	if got := modeChecks(t, root); len(got) > 0 {
@@ -170,8 +204,12 @@ func TestOneFactoryCatches(t *testing.T) {
 	write("assemble/bad.go", "package assemble\n\nfunc (b *Builder) g() bool { return nil != b.layout }\n")
 	write("bench/ok.go", "package bench\n\nfunc h(err error) bool { return err != nil }\n")
 	write("bench/ok_test.go", "package bench\n\nfunc k(doc *D) bool { return doc.Sample == nil }\n")
+	write("loader/kinds.go", "package loader\n\nvar m = map[config.Kind]int{config.KindSteps: 1}\n\nfunc s(cfg *config.Config) bool { return cfg.Kind() == config.KindSteps }\n")
+	write("config/bad.go", "package config\n\nfunc (c *Config) p() int {\n\tswitch c.Kind() {\n\tcase KindPairs:\n\t\treturn 1\n\t}\n\treturn 0\n}\n")
+	write("config/ok.go", "package config\n\nfunc (f Feature) image() bool { return f.Kind == episode.KindImage }\n")
+	write("episode/ok.go", "package episode\n\nfunc (f Feature) image() bool { return f.Kind == KindImage }\n")
 	got := modeChecks(t, root)
-	want := []string{"assemble/bad.go:3: b.layout != nil", "loader/bad.go:4: cfg.Steps == nil"}
+	want := []string{"assemble/bad.go:3: b.layout != nil", "config/bad.go:5: case KindPairs", "loader/bad.go:4: cfg.Steps == nil", "loader/kinds.go:5: … == config.KindSteps"}
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("Go check reported\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -214,13 +214,16 @@ def _reader(info, path, batches, length, mmap):
 
 
 class _PairReader:
-    """A pair-mode batch: NNNNNN.npy (the frames) and the metadata of
-    NNNNNN.json as arrays."""
+    """A pair-mode batch: NNNNNN.npy (the frames), every other .npy file
+    info.json's files lists (augment.npy, an augmented mix's parameters:
+    "augment"), each named by its file, and the metadata of NNNNNN.json as
+    arrays."""
 
     def __init__(self, info, batches, length, mmap):
         self.dir, self.length, self.mmap = batches, length, mmap
         self.frames = ["frames"]
         self.frame_shapes = [tuple(info["frames"]["shape"])] if "frames" in info else []
+        self.others = [f[: -len(".npy")] for f in info.get("files", ["npy"]) if f != "npy" and f.endswith(".npy") and "/" not in f]
 
     def read(self, index, name, pinned):
         try:
@@ -230,7 +233,11 @@ class _PairReader:
                 frames = np.load(name + ".npy", mmap_mode=_MMAP_MODE if self.mmap else None)
         except FileNotFoundError:
             raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
-        return {"frames": frames}
+        batch = {"frames": frames}
+        for key in self.others:
+            path = f"{name}.{key}.npy"
+            batch[key] = _read_pinned(path) if pinned else np.load(path)
+        return batch
 
     def meta(self, meta):
         return _meta_arrays(meta)
@@ -276,7 +283,9 @@ class Batches:
 
     Each item is one whole batch, a dict. In pair mode (the default) it has
     "frames" (uint8, [B, F, H, W, 3] or [B, 3, F, H, W] as info.json's
-    frames.layout says) and the metadata fields (action, action_mask,
+    frames.layout says), "augment" when the mix is augmented (float32
+    [B, 18], each sample's parameters, info.json's augment.columns) and
+    the metadata fields (action, action_mask,
     initial_state, state_mask, frame_idx, frame_indices, offset as arrays;
     dataset_name, episode_id, language, robot as lists; on the val view
     is_repeat, bool, true for the samples that only fill its last batch). In step mode
