@@ -3,6 +3,7 @@
 "Training a LeRobot policy").
 
     python3 examples/lerobot_train.py MIX.yaml [--policy act|diffusion] [--steps N] [--device cuda]
+                                      [--cache-dir DIR] [--no-pretrained]
 
 MIX.yaml is a step-mode mix (any LeRobot and RLDS datasets) whose deltas
 are the policy's: ACT wants its chunk of actions (action: {steps: "0:100"});
@@ -68,10 +69,19 @@ def main():
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--cache-dir", default=None)
+    ap.add_argument("--no-pretrained", action="store_true", help="no ImageNet weights for the vision backbone (nothing downloaded)")
     a = ap.parse_args()
     args = ["--cache-dir", a.cache_dir] if a.cache_dir else []
     with oxefs.mount(a.mix, args=args) as mnt:
-        cfg = policy_config(a.policy, a.device)
+        # The policy's chunk and history are the mix's deltas.
+        d = oxefs.lerobot.deltas(mnt)
+        if a.policy == "act":
+            kw = {"chunk_size": len(d["action"]), "n_action_steps": len(d["action"])}
+        else:
+            kw = {"n_obs_steps": len(d["observation.state"]), "horizon": len(d["action"])}
+        if a.no_pretrained:
+            kw["pretrained_backbone_weights"] = None
+        cfg = policy_config(a.policy, a.device, **kw)
         for step, loss in enumerate(train(mnt, cfg, a.steps, a.device)):
             print(f"step {step} loss {loss:.4f}")
 

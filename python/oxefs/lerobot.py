@@ -58,9 +58,12 @@ def _steps(info):
     return r
 
 
-def _deltas(info):
-    """Each key's deltas (in steps, of the mix's first dataset; every
-    dataset has as many): {"observation.images.<slot>": [...], "observation.state": [...], "action": [...]}."""
+def deltas(mount):
+    """Each key's deltas, in steps, of the mix's first dataset (every
+    dataset has as many; deltas in seconds differ in steps where fps
+    does): ``{"observation.images.<slot>": [...], "observation.state":
+    [...], "action": [...]}``. A policy's chunk is ``len(deltas["action"])``."""
+    info = _info(mount)
     ds = next(iter(info["datasets"].values()))["deltas"]
     out = {f"observation.images.{k}": v for k, v in ds["slots"].items()}
     out["observation.state"] = ds["state"]
@@ -259,7 +262,7 @@ class Loader:
                               pin_memory=cuda, channels_first=True, rank=rank)
         info = self.loader.batches.info
         self.info = info
-        self.deltas = _deltas(info)
+        self.deltas = deltas(info)
         self.fps = {name: d.get("fps") for name, d in info["datasets"].items()}
         self.images = [k for k in _shapes(info) if k.startswith("observation.images.") and k in self.deltas]
 

@@ -159,3 +159,45 @@ def test_stats_aggregate_as_lerobot():
     assert per["b"]["action"]["mean"].shape == (3,) and per["b"]["action"]["std"][2] == 1
     with pytest.raises(ValueError, match="quantiles"):
         oxefs.lerobot.stats(info, quantiles="median")
+
+
+def test_recipe_mix_of_lerobot_and_rlds(tmp_path):
+    """The README's recipe as written (examples/lerobot_train.py) on a mix
+    of a LeRobot dataset and an RLDS one: lerobot's ACT trains 3 steps
+    with finite losses."""
+    python = os.environ.get("OXEFS_LEROBOT_PYTHON")
+    if not python:
+        pytest.skip("OXEFS_LEROBOT_PYTHON is not set: name a python that imports lerobot 0.4.4 and torch 2 to run the "
+                    "README's LeRobot recipe")
+    exe = need_mount()
+    data = os.path.join(REPO, "testdata")
+    cfg = tmp_path / "mix.yaml"
+    cfg.write_text(f"""batch_size: 4
+samples_per_episode: 0
+sample:
+  cameras: {{primary: {{size: [48, 64]}}, wrist: {{size: [48, 64]}}}}
+  action: {{steps: "0:5"}}
+datasets:
+  - name: lr
+    source: {data}/lerobot/lerobot_av1
+    split: train
+    cameras: {{primary: observation.images.top, wrist: observation.images.wrist}}
+    action_keys: [action]
+    state_key: observation.state
+    language_key: task
+  - name: bridge
+    source: {data}/datasets/tiny_bridge/1.0.0
+    split: train
+    cameras: {{primary: steps/observation/image, wrist: steps/observation/wrist_image}}
+    action_keys: [steps/action/world_vector, steps/action/rotation_delta, steps/action/gripper_closedness_action]
+    state_key: steps/observation/state
+    language_key: steps/language_instruction
+""")
+    cache = str(tmp_path / "cache")
+    subprocess.run([exe, "stats", "--config", str(cfg), "--cache-dir", cache], check=True, capture_output=True)
+    env = dict(os.environ, OXEFS_BIN=exe, PYTHONPATH=os.path.join(REPO, "python"))
+    r = subprocess.run([python, os.path.join(REPO, "examples", "lerobot_train.py"), str(cfg), "--steps", "3", "--device", "cpu",
+                        "--cache-dir", cache, "--no-pretrained"], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    losses = [float(line.split()[-1]) for line in r.stdout.splitlines() if line.startswith("step ")]
+    assert len(losses) == 3 and all(np.isfinite(losses)), r.stdout
