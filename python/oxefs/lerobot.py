@@ -64,6 +64,7 @@ def deltas(mount):
     does): ``{"observation.images.<slot>": [...], "observation.state":
     [...], "action": [...]}``. A policy's chunk is ``len(deltas["action"])``."""
     info = _info(mount)
+    _steps(info)
     ds = next(iter(info["datasets"].values()))["deltas"]
     out = {f"observation.images.{k}": v for k, v in ds["slots"].items()}
     out["observation.state"] = ds["state"]

@@ -201,3 +201,10 @@ datasets:
     assert r.returncode == 0, r.stdout + r.stderr
     losses = [float(line.split()[-1]) for line in r.stdout.splitlines() if line.startswith("step ")]
     assert len(losses) == 3 and all(np.isfinite(losses)), r.stdout
+
+
+def test_pair_mode_is_refused():
+    info = {"datasets": {"a": {}}}
+    for call in (oxefs.lerobot.deltas, oxefs.lerobot.features):
+        with pytest.raises(ValueError, match="step samples"):
+            call(info)
