@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/oxefs/oxefs/loader"
@@ -26,13 +28,13 @@ func (c *statsCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer p.Close()
-	return printStats(ctx, p, c.Workers, c.JSON)
+	return printStats(ctx, p, c.Workers, c.Decoder, c.JSON)
 }
 
-// printStats computes what is missing and prints every dataset's
-// statistics.
-func printStats(ctx context.Context, p *loader.Pipeline, workers int, asJSON bool) error {
-	if err := p.Mix.NormStats(ctx, true, workers, indexProgress()); err != nil {
+// printStats computes what is missing (frames decoded with the JPEG
+// decoder jpeg) and prints every dataset's statistics.
+func printStats(ctx context.Context, p *loader.Pipeline, workers int, jpeg string, asJSON bool) error {
+	if err := p.Mix.NormStats(ctx, true, workers, jpeg, indexProgress()); err != nil {
 		return err
 	}
 	if asJSON {
@@ -58,10 +60,15 @@ func printStats(ctx context.Context, p *loader.Pipeline, workers int, asJSON boo
 		fmt.Printf("%s: %d episodes (%d skipped as corrupt); %s\n", d.Config.Name, s.Episodes, s.Skipped, about)
 		tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "quantity\tdim\tmean\tstd\tmin\tmax\tq01\tq99\t\n")
-		for _, q := range []struct {
+		type quantity struct {
 			name string
 			s    *norm.Stat
-		}{{"action", s.Action}, {"action_summed", s.ActionSum}, {"state", s.State}} {
+		}
+		quantities := []quantity{{"action", s.Action}, {"action_summed", s.ActionSum}, {"state", s.State}}
+		for _, sl := range slices.Sorted(maps.Keys(s.Images)) {
+			quantities = append(quantities, quantity{"image." + sl, s.Images[sl]}) // dims: R, G, B in [0, 1]
+		}
+		for _, q := range quantities {
 			if q.s == nil {
 				continue
 			}

@@ -113,7 +113,7 @@ func (c *warmCmd) stats(ctx context.Context, p *loader.Pipeline) error {
 	if !c.Stats {
 		return nil
 	}
-	return printStats(ctx, p, c.Workers, false)
+	return printStats(ctx, p, c.Workers, c.Decoder, false)
 }
 
 // remoteRefs keeps the shards of sources whose files are not read in place.

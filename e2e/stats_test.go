@@ -12,7 +12,8 @@ import (
 // TestStatsPrintsTheModesQuantities: `oxefs stats` prints, for each
 // dataset, the quantities its mix normalises with, each dimension's row
 // being the figures --json gives: action, action_summed and state for
-// pairs; action and state for step samples, whose actions are per step
+// pairs; action, state and each camera slot's frames (image.<slot>,
+// --json's images.<slot>) for step samples, whose actions are per step
 // (there is no summed action, which an offset of 0 would make a block of
 // zeros).
 func TestStatsPrintsTheModesQuantities(t *testing.T) {
@@ -21,11 +22,12 @@ func TestStatsPrintsTheModesQuantities(t *testing.T) {
 		t.Fatalf("synth: exit %d\n%s", code, stderr)
 	}
 	for _, tc := range []struct {
-		mix  string
-		want []string
+		mix     string
+		json    []string
+		printed []string
 	}{
-		{"mix.yaml", []string{"action", "action_summed", "state"}},
-		{"mix-steps.yaml", []string{"action", "state"}},
+		{"mix.yaml", []string{"action", "action_summed", "state"}, []string{"action", "action_summed", "state"}},
+		{"mix-steps.yaml", []string{"action", "images", "state"}, []string{"action", "image.primary", "state"}},
 	} {
 		t.Run(tc.mix, func(t *testing.T) {
 			args := []string{"stats", "--config", filepath.Join(dir, tc.mix), "--cache-dir", t.TempDir()}
@@ -53,20 +55,28 @@ func TestStatsPrintsTheModesQuantities(t *testing.T) {
 					}
 				}
 				slices.Sort(have)
-				if !slices.Equal(have, tc.want) {
-					t.Errorf("%s: --json has %v, want %v", name, have, tc.want)
+				if !slices.Equal(have, tc.json) {
+					t.Errorf("%s: --json has %v, want %v", name, have, tc.json)
 				}
 				var qs []string
 				for q := range printed[name] {
 					qs = append(qs, q)
 				}
 				slices.Sort(qs)
-				if !slices.Equal(qs, tc.want) {
-					t.Errorf("%s: printed %v, want %v:\n%s", name, qs, tc.want, text)
+				if !slices.Equal(qs, tc.printed) {
+					t.Errorf("%s: printed %v, want %v:\n%s", name, qs, tc.printed, text)
 				}
-				for _, q := range tc.want {
+				for _, q := range tc.printed {
 					var s struct{ Mean, Std, Min, Max, Q01, Q99 []float64 }
-					if err := json.Unmarshal(ds[q], &s); err != nil {
+					raw := ds[q]
+					if slot, ok := strings.CutPrefix(q, "image."); ok {
+						var images map[string]json.RawMessage
+						if err := json.Unmarshal(ds["images"], &images); err != nil {
+							t.Fatalf("%s images: %v", name, err)
+						}
+						raw = images[slot]
+					}
+					if err := json.Unmarshal(raw, &s); err != nil {
 						t.Fatalf("%s %s: %v", name, q, err)
 					}
 					rows := printed[name][q]

@@ -79,6 +79,9 @@ type mixKind interface {
 	// [t, t+offset) (pairs), so that the statistics hold action_summed;
 	// step samples hold each step's action.
 	summedActions() bool
+	// cameraSlots are the mix's camera slots, whose frames the
+	// statistics sample; none for pairs.
+	cameraSlots() []config.CameraSlot
 	// checkLength checks that episodes of one split of d are long enough
 	// (see checkLength), and what their lengths say of the action chunk.
 	checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (config.ConfigErrors, lengthFit)

@@ -38,6 +38,9 @@ func (k pairKind) minOffset(dc *config.DatasetConfig) int { return dc.Offset.Min
 // summedActions: a pair's action is the sum over [t, t+offset).
 func (k pairKind) summedActions() bool { return true }
 
+// cameraSlots: pairs have none (their frames get no statistics).
+func (k pairKind) cameraSlots() []config.CameraSlot { return nil }
+
 func (k pairKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (config.ConfigErrors, lengthFit) {
 	if e := checkLength(ctx, d, field, split, ranges, lengths, log); e != nil {
 		return config.ConfigErrors{e}, lengthFit{}

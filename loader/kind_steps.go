@@ -81,6 +81,9 @@ func (k stepKind) minOffset(*config.DatasetConfig) int { return k.cfg.Steps.Drop
 // summedActions: a step sample holds each step's action, none summed.
 func (k stepKind) summedActions() bool { return false }
 
+// cameraSlots are the sample block's.
+func (k stepKind) cameraSlots() []config.CameraSlot { return k.cfg.Steps.Cameras }
+
 // checkLength: an episode must be longer than drop_last, and where the
 // lengths are known, the longest must hold the action chunk.
 func (k stepKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, split string, ranges []episode.Range, lengths []int32, log *slog.Logger) (errs config.ConfigErrors, chunk lengthFit) {

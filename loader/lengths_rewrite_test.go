@@ -104,7 +104,7 @@ func savedStats(t *testing.T) func(y string, compute bool) *norm.Stats {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.NormStats(t.Context(), compute, 2, nil); err != nil {
+		if err := m.NormStats(t.Context(), compute, 2, "", nil); err != nil {
 			t.Fatal(err)
 		}
 		return m.Datasets[0].Norm

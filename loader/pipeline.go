@@ -179,7 +179,7 @@ func Open(ctx context.Context, opts Options) (*Pipeline, error) {
 	}
 	// Statistics already saved are shown in info.json; normalising needs
 	// them, so they are computed now where missing.
-	if err := p.Mix.NormStats(ctx, cfg.Normalize.Any(), opts.Workers, opts.Progress); err != nil {
+	if err := p.Mix.NormStats(ctx, cfg.Normalize.Any(), opts.Workers, opts.Decoder, opts.Progress); err != nil {
 		return nil, err
 	}
 	if p.kind, err = p.Mix.kind.assemble(p.Mix); err != nil {

@@ -139,8 +139,9 @@ func TestStatsExact(t *testing.T) {
 				ss += (x - mean) * (x - mean)
 			}
 			slices.Sort(col)
-			want := []float64{mean, math.Sqrt(ss / float64(len(col))), col[0], col[len(col)-1], Quantile(col, 0.01), Quantile(col, 0.99)}
-			have := []float64{c.s.Mean[j], c.s.Std[j], c.s.Min[j], c.s.Max[j], c.s.Q01[j], c.s.Q99[j]}
+			want := []float64{mean, math.Sqrt(ss / float64(len(col))), col[0], col[len(col)-1],
+				Quantile(col, 0.01), Quantile(col, 0.10), Quantile(col, 0.50), Quantile(col, 0.90), Quantile(col, 0.99)}
+			have := []float64{c.s.Mean[j], c.s.Std[j], c.s.Min[j], c.s.Max[j], c.s.Q01[j], c.s.Q10[j], c.s.Q50[j], c.s.Q90[j], c.s.Q99[j]}
 			for k := range want {
 				if math.Abs(have[k]-want[k]) > 1e-9*math.Max(1, math.Abs(want[k])) {
 					t.Errorf("%s dim %d stat %d: %v, want %v", c.name, j, k, have[k], want[k])

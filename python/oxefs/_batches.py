@@ -251,7 +251,9 @@ class _StepReader:
     def __init__(self, info, path, batches, length, mmap):
         self.dir, self.length, self.mmap = batches, length, mmap
         self.arrays = _step_arrays(info, path)
-        slots = {"observation.images." + s["name"] for s in info["sample"].get("slots", [])}
+        # The camera slots, in order: name, size [h, w], deltas.
+        self.slots = info["sample"].get("slots", [])
+        slots = {"observation.images." + s["name"] for s in self.slots}
         self.frames = [a.name for a in self.arrays if a.name in slots]
         self.frame_shapes = [a.shape for a in self.arrays if a.name in slots]
 
