@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
@@ -57,17 +58,18 @@ type Source struct {
 	src    storage.Backend    // as given
 	remote storage.Backend    // src through the store's stack
 	cache  *diskcache.Backend // nil: read in place, or the store has no disk cache
+	log    *slog.Logger
 }
 
 // Source returns src as the store reads it.
 func (s *Store) Source(src storage.Backend) *Source {
-	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src)}
+	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src), log: s.log}
 }
 
 // Direct returns src read as it is, with no store: no disk cache, no
 // decorators; every ranged read asks src.
 func Direct(src storage.Backend) *Source {
-	return &Source{src: src, remote: src}
+	return &Source{src: src, remote: src, log: slog.New(slog.DiscardHandler)}
 }
 
 // Backend is the source through the store's stack (retries, the rate

@@ -199,3 +199,7 @@ func (b *Backend) Remember(name string, err error) {
 		b.cache.failures.note(b.Key(name), err)
 	}
 }
+
+// Retrial starts the trial of bytes of b's objects that failed a check,
+// under the cache's policy (see Retrial).
+func (b *Backend) Retrial() *Retrial { return b.cache.Retrial() }
