@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
 )
@@ -59,11 +61,12 @@ type Source struct {
 	remote storage.Backend    // src through the store's stack
 	cache  *diskcache.Backend // nil: read in place, or the store has no disk cache
 	log    *slog.Logger
+	slots  *semaphore.Weighted // the store's index slots; nil: none
 }
 
 // Source returns src as the store reads it.
 func (s *Store) Source(src storage.Backend) *Source {
-	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src), log: s.log}
+	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src), log: s.log, slots: s.indexSlots}
 }
 
 // Direct returns src read as it is, with no store: no disk cache, no
@@ -100,9 +103,39 @@ func (s *Source) noDiskCache() error {
 func (s *Source) Location() string { return s.src.Location() }
 
 // Stat returns the named object's identity, asked of the source through
-// the store's stack.
+// the store's stack. An object whose fetch gave up recently (see
+// diskcache's failure memo) is not asked again until the memo expires,
+// and a Stat that gives up is remembered the same way.
 func (s *Source) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
-	return s.remote.Stat(ctx, name)
+	if s.cache != nil {
+		if err := s.cache.Remembered(name); err != nil {
+			return storage.ObjectInfo{}, err
+		}
+	}
+	info, err := s.remote.Stat(ctx, name)
+	if err != nil && s.cache != nil {
+		s.cache.Remember(name, err)
+	}
+	return info, err
+}
+
+// IndexSlot waits for one of the store's slots for indexing the named
+// remote object (many small requests), and returns its release. An
+// object whose fetch gave up recently fails at once, without queueing
+// behind the objects that may still succeed.
+func (s *Source) IndexSlot(ctx context.Context, name string) (release func(), err error) {
+	if s.cache != nil {
+		if err := s.cache.Remembered(name); err != nil {
+			return nil, err
+		}
+	}
+	if s.slots == nil {
+		return func() {}, nil
+	}
+	if err := s.slots.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return func() { s.slots.Release(1) }, nil
 }
 
 // Open reads the whole object o (see OpenFile) from off, length bytes or
@@ -130,35 +163,6 @@ type fileReader struct {
 }
 
 func (r *fileReader) Close() error { return r.f.Close() }
-
-// Identify returns the identity of the named object, for ranged reads of
-// it: an object whose fetch gave up recently (see diskcache's failure
-// memo) is not asked again until the memo expires.
-func (s *Source) Identify(ctx context.Context, name string) (Object, error) {
-	if s.cache != nil {
-		if err := s.cache.Remembered(name); err != nil {
-			return Object{}, err
-		}
-	}
-	info, err := s.remote.Stat(ctx, name)
-	if err != nil {
-		if s.cache != nil {
-			s.cache.Remember(name, err)
-		}
-		return Object{}, err
-	}
-	return Object{Name: name, Size: info.Size, Version: info.Version}, nil
-}
-
-// Remembered returns the failure the disk cache remembers of the named
-// object (see Identify), or nil: a caller about to queue for the object
-// learns first that it would fail at once.
-func (s *Source) Remembered(name string) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.Remembered(name)
-}
 
 // OpenFile returns the whole object o as a local file: in place for a
 // source of local files, from the disk cache (fetched when absent)
@@ -203,25 +207,6 @@ func (s *Source) Contains(o Object) bool {
 		return local
 	}
 	return s.cache.ContainsObject(o)
-}
-
-// ForgetVersion drops the ranges and blocks the disk cache holds of
-// version of the named object: they describe bytes that are gone.
-func (s *Source) ForgetVersion(name, version string) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.ForgetRanges(name, version)
-}
-
-// ForgetRange drops the disk cache's copy of the n bytes at off of o,
-// kept by a ranged read (KeepRange), when its bytes failed a check as they
-// were read back: the next read fetches them again.
-func (s *Source) ForgetRange(o Object, off, n int64) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.ForgetRange(o.Name, o.Version, off, n)
 }
 
 // ReadAt reads len(p) bytes at off of o (see above); fewer is an error.

@@ -65,7 +65,7 @@ type Store struct {
 	running sync.WaitGroup // shared work in flight, waited for by Close
 
 	// indexSlots bounds the remote objects indexed at once (see
-	// IndexSlot).
+	// Source.IndexSlot).
 	indexSlots *semaphore.Weighted
 
 	mu     sync.Mutex
@@ -159,15 +159,6 @@ func (s *Store) DiskBudget() int64 {
 		return 0
 	}
 	return s.disk.Budget()
-}
-
-// IndexSlot waits for one of the store's slots for indexing a remote
-// object (many small requests), and returns its release.
-func (s *Store) IndexSlot(ctx context.Context) (release func(), err error) {
-	if err := s.indexSlots.Acquire(ctx, 1); err != nil {
-		return nil, err
-	}
-	return func() { s.indexSlots.Release(1) }, nil
 }
 
 // Wrap decorates a source the way the store reads remote sources

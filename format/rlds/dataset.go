@@ -450,10 +450,11 @@ func (d *Dataset) shardObject(ctx context.Context, name string) (store.Object, e
 		}
 		o = store.Object{Name: name, Size: info.Size, Version: info.Version}
 	} else {
-		var err error
-		if o, err = d.src.Identify(ctx, name); err != nil {
+		info, err := d.src.Stat(ctx, name)
+		if err != nil {
 			return store.Object{}, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 		}
+		o = store.Object{Name: name, Size: info.Size, Version: info.Version}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

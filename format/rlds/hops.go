@@ -120,12 +120,9 @@ const versionTries = 3
 func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) error {
 	// A shard of a dead source fails at once, without queueing for a
 	// slot behind the shards that may still succeed.
-	if err := d.src.Remembered(name); err != nil {
-		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
-	}
-	release, err := d.store.IndexSlot(ctx)
+	release, err := d.src.IndexSlot(ctx, name)
 	if err != nil {
-		return err
+		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
 	defer release()
 	for range versionTries {
@@ -196,8 +193,11 @@ func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
 }
 
 // forgetRemote drops the record index of a remote shard (in memory and
-// saved) and its cached records, once they are known to describe a version
-// that is gone. Only hi is dropped from memory: a newer index stays.
+// saved), once it is known to describe a version that is gone. Only hi is
+// dropped from memory: a newer index stays. The records the disk cache
+// keeps of that version are the store's: dropped when a read finds the
+// version gone, left to the budget's LRU otherwise (a read of the new
+// version never matches them).
 func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	d.mu.Lock()
 	if hi == nil || d.hops[name] == hi {
@@ -212,12 +212,6 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	d.mu.Unlock()
 	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.store.Log().Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
-	}
-	if hi != nil {
-		if err := d.src.ForgetVersion(name, hi.info.Version); err != nil {
-			d.store.Log().Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
-				"shard", name, "err", err)
-		}
 	}
 }
 
