@@ -86,8 +86,7 @@ func (s *Source) Cached() bool { return s.cache != nil }
 // InPlace reports whether the source's objects are local files, read in
 // place.
 func (s *Source) InPlace() bool {
-	_, local := s.src.(storage.Filer)
-	return local
+	return storage.IsFiler(s.src)
 }
 
 // ErrNoDiskCache is the error of a whole-object read of a remote source
@@ -180,7 +179,7 @@ func (s *Source) OpenFileBackground(ctx context.Context, o Object) (storage.File
 }
 
 func (s *Source) openFile(ctx context.Context, o Object, background bool) (storage.File, error) {
-	if fl, ok := s.src.(storage.Filer); ok {
+	if fl := storage.Filer(nil); storage.As(s.src, &fl) {
 		return fl.OpenFile(ctx, o.Name)
 	}
 	if s.cache == nil {
@@ -203,8 +202,7 @@ func (s *Source) OpenCached(o Object) (storage.File, error) {
 // read without the source: in place, or from the disk cache.
 func (s *Source) Contains(o Object) bool {
 	if s.cache == nil {
-		_, local := s.src.(storage.Filer)
-		return local
+		return storage.IsFiler(s.src)
 	}
 	return s.cache.ContainsObject(o)
 }
@@ -233,7 +231,7 @@ func (s *Source) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOp
 // local files: one request, pinned to o's version.
 func (s *Source) readDirect(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
 	read := s.remote
-	if _, local := s.src.(storage.Filer); local {
+	if storage.IsFiler(s.src) {
 		read = s.src
 	}
 	rc, err := storage.OpenVersion(ctx, read, o.Name, o.Version, off, int64(len(p)))

@@ -176,7 +176,7 @@ func (s *Store) Wrap(src storage.Backend) storage.Backend {
 // source, which is read in place, and for a store without a disk cache.
 // Only a Source holds it: formats read through Source.
 func (s *Store) cached(src storage.Backend) *diskcache.Backend {
-	if _, local := src.(storage.Filer); local || s.disk == nil {
+	if storage.IsFiler(src) || s.disk == nil {
 		return nil
 	}
 	return s.disk.Wrap(s.Wrap(src), Slug(src.Location()), s.ctx)

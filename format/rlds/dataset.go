@@ -83,7 +83,7 @@ const MaxMetadataBytes = 16 << 20
 func Open(ctx context.Context, s *store.Store, name string, src storage.Backend) (*Dataset, error) {
 	sc := s.Source(src)
 	remote := sc.Backend()
-	_, inPlace := src.(storage.Filer)
+	inPlace := storage.IsFiler(src)
 	var (
 		infoJSON, featJSON []byte
 		saved              map[string]storage.ObjectInfo

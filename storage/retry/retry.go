@@ -50,6 +50,7 @@ var (
 	_ storage.Backend   = (*Backend)(nil)
 	_ storage.Copier    = (*Backend)(nil)
 	_ storage.Versioner = (*Backend)(nil)
+	_ storage.Unwrapper = (*Backend)(nil)
 )
 
 // New wraps b. A zero field of policy takes its DefaultPolicy value; stats,
@@ -65,7 +66,7 @@ func New(b storage.Backend, policy Policy, stats *Stats, log *slog.Logger) *Back
 	return &Backend{inner: b, stats: stats, log: log, policy: policy.WithDefaults(), warned: w.(*atomic.Int64)}
 }
 
-// Unwrap returns the wrapped backend.
+// Unwrap returns the wrapped backend (see storage.Unwrapper).
 func (b *Backend) Unwrap() storage.Backend { return b.inner }
 
 // Location is the wrapped backend's.
@@ -333,7 +334,7 @@ func (b *Backend) logRetry(ctx context.Context, name string, attempt int, off in
 	if !b.log.Enabled(ctx, level) {
 		return
 	}
-	if ex, ok := b.inner.(storage.Explainer); ok {
+	if ex := storage.Explainer(nil); storage.As(b.inner, &ex) {
 		err = ex.Explain(err)
 	}
 	attrs := []slog.Attr{slog.String("source", b.inner.Location()), slog.String("file", name),
