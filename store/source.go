@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"sync"
 
 	"golang.org/x/sync/semaphore"
 
@@ -62,6 +63,13 @@ type Source struct {
 	cache  *diskcache.Backend // nil: read in place, or the store has no disk cache
 	log    *slog.Logger
 	slots  *semaphore.Weighted // the store's index slots; nil: none
+
+	mu sync.Mutex
+	// verified holds the versions whose whole copy the store fetched and
+	// checked against the source's checksum to look again at bytes that
+	// failed a format's check (see Recheck); their ranged reads come
+	// from that copy while the disk cache holds it. Guarded by mu.
+	verified map[Object]bool
 }
 
 // Source returns src as the store reads it.
@@ -209,6 +217,17 @@ func (s *Source) Contains(o Object) bool {
 
 // ReadAt reads len(p) bytes at off of o (see above); fewer is an error.
 func (s *Source) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
+	if f := s.checked(o); f != nil {
+		defer f.Close()
+		n, err := f.ReadAt(p, off)
+		if err == io.EOF && n == len(p) {
+			err = nil
+		}
+		if err == io.EOF {
+			err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.Name, len(p), off, n, io.ErrUnexpectedEOF)
+		}
+		return n, err
+	}
 	if s.cache != nil {
 		return s.cache.ReadAt(ctx, o, p, off, opts)
 	}
@@ -217,6 +236,13 @@ func (s *Source) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts
 
 // OpenAt returns the n bytes at off of o as a file of n bytes (see above).
 func (s *Source) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOptions) (storage.File, error) {
+	if f := s.checked(o); f != nil {
+		if off < 0 || n < 0 || off+n > f.Size() {
+			f.Close()
+			return nil, fmt.Errorf("%s: %d bytes at %d of %d: %w", o.Name, n, off, f.Size(), io.ErrUnexpectedEOF)
+		}
+		return &partFile{SectionReader: io.NewSectionReader(f, off, n), f: f}, nil
+	}
 	if s.cache != nil {
 		return s.cache.OpenAt(ctx, o, off, n, opts)
 	}
@@ -254,6 +280,14 @@ func (s *Source) readDirect(ctx context.Context, o Object, p []byte, off int64, 
 	}
 	return n, err
 }
+
+// partFile is part of an open file, as a file of its own.
+type partFile struct {
+	*io.SectionReader
+	f storage.File
+}
+
+func (f *partFile) Close() error { return f.f.Close() }
 
 // memFile is bytes read from the source and kept nowhere.
 type memFile struct{ buf []byte }

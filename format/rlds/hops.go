@@ -45,8 +45,9 @@ type hopIndex struct {
 // recordIndex is a hopIndex as saved under the index directory: of a
 // shard whose framing held to its end. A broken verdict is not saved:
 // identical damage on two reads (a proxy that garbles the same byte) looks
-// like the source's own, so each daemon looks again, and a healthy source
-// is never substituted for good. Broken is read only to refuse the
+// like the source's own. The store looks again at once where the shard's
+// checksum can be had (store.Source.Recheck); where it cannot, each daemon
+// looks again, and a healthy source is never substituted for good. Broken is read only to refuse the
 // indexes older daemons saved with a verdict.
 type recordIndex struct {
 	Size    int64                  `json:"size"`
@@ -219,9 +220,11 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 // the source: tfrecord.Index reports it to the store (store.Suspect, with
 // the header's bytes), which reads it again before the shard's framing is
 // called broken (store.Source.Recheck). When the source gives the same
-// bytes again, the verdict stands for this daemon (never saved: the next
-// one looks again, see recordIndex); when it gives others, the index goes
-// on from there with them; when every read gives other failing bytes,
+// bytes again, the store looks at the whole shard checked against its
+// checksum, when it can, and the index goes on from that copy; otherwise
+// the verdict stands for this daemon (never saved: the next one looks
+// again, see recordIndex); when it gives others, the index goes on from
+// there with them; when every read gives other failing bytes,
 // indexing fails with a transient error (EIO for the reads that wait on
 // it) and nothing is saved.
 
