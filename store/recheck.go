@@ -71,7 +71,9 @@ func (e *Suspect) evidence() diskcache.Evidence {
 // them, and returns its error; when read reports bytes that failed the
 // check (a *Suspect), the store decides what they are (see above): read
 // is called again until the check passes or there is a verdict. The
-// verdict that the bytes are the source's returns the last Suspect's Err.
+// verdict that the bytes are the source's (the same failure twice, and,
+// where it can be had, again in the whole object checked against the
+// source's checksum) returns the last Suspect's Err.
 func (s *Source) Recheck(ctx context.Context, read func() error) error {
 	err := read()
 	sus, ok := errors.AsType[*Suspect](err)
@@ -97,7 +99,7 @@ func (s *Source) Recheck(ctx context.Context, read func() error) error {
 		if werr != nil {
 			return werr
 		}
-		s.log.Warn("bytes failed their check; read them again", "source", s.Location(), "object", sus.Object.Name,
+		s.log.Debug("bytes failed their check; read them again", "source", s.Location(), "object", sus.Object.Name,
 			"offset", sus.Extent.Off, "bytes", sus.Extent.Len, "read", r.Fetches()+1, "err", sus.Err)
 		err = read()
 		if sus, ok = errors.AsType[*Suspect](err); !ok {
