@@ -120,7 +120,7 @@ func (c *warmCmd) stats(ctx context.Context, p *loader.Pipeline) error {
 func remoteRefs(refs []format.ShardRef) []format.ShardRef {
 	var out []format.ShardRef
 	for _, r := range refs {
-		if _, local := r.Dataset.Backend().(storage.Filer); !local {
+		if !storage.IsFiler(r.Dataset.Backend()) {
 			out = append(out, r)
 		}
 	}

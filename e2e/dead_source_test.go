@@ -18,7 +18,10 @@ import (
 // failing request. Opening a source probes its format once: an outage
 // met by the LeRobot probe (meta/info.json) is the error, and the RLDS
 // probe never waits out a second budget (dataset_info.json is never
-// asked); a host that does not resolve is not retried at all.
+// asked); a host that does not resolve is not retried at all, and a
+// refused connection is retried once: the error says it gave up after 2
+// attempts, and no retry line is of a later attempt (a refused request
+// retried until the bound would log attempt=2, 3...).
 func TestDeadSourceBounded(t *testing.T) {
 	const (
 		timeout = 2 * time.Second
@@ -78,10 +81,11 @@ func TestDeadSourceBounded(t *testing.T) {
 		addr  func(*testing.T) string
 		want  []string // in the error
 		retry bool     // retried (WARN lines) before giving up
+		once  bool     // retried once at most: no retry line of attempt 2 or later
 	}{
-		{"refused", refused, []string{"meta/info.json", "connection refused", "giving up after"}, true},
-		{"hanging", hanging, []string{"meta/info.json", "giving up after"}, true},
-		{"unresolvable", unresolvable, []string{"oxefs-dead-source.invalid", "no such host"}, false},
+		{"refused", refused, []string{"meta/info.json", "connection refused", "giving up after 2 attempts"}, true, true},
+		{"hanging", hanging, []string{"meta/info.json", "giving up after"}, true, false},
+		{"unresolvable", unresolvable, []string{"oxefs-dead-source.invalid", "no such host"}, false, true},
 	}
 	for _, sc := range schemes {
 		for _, f := range faults {
@@ -116,6 +120,9 @@ func TestDeadSourceBounded(t *testing.T) {
 					for line := range strings.Lines(stderr) {
 						if strings.Contains(line, "retrying") {
 							retried = true
+							if f.once && !strings.Contains(line, "attempt=1 ") {
+								t.Errorf("a request retried more than once:\n%s", line)
+							}
 						}
 						if !strings.Contains(line, "level=") || strings.Contains(line, "level=ERROR") {
 							errLines = append(errLines, line)

@@ -35,7 +35,7 @@ import (
 // source.
 func (m *Mix) hasRemote() bool {
 	for _, d := range m.Datasets {
-		if _, local := d.Data.Backend().(storage.Filer); !local {
+		if !storage.IsFiler(d.Data.Backend()) {
 			return true
 		}
 	}
@@ -60,7 +60,7 @@ func (m *Mix) fetchBatch(ctx context.Context, samples []plan.Sample) error {
 		if seen[r] || format.FetcherOf(d.Data) != nil {
 			continue
 		}
-		if _, local := d.Data.Backend().(storage.Filer); local {
+		if storage.IsFiler(d.Data.Backend()) {
 			continue
 		}
 		seen[r] = true

@@ -119,15 +119,9 @@ type datasetInfo struct {
 // pinnedCommit returns the commit that b, or a backend it wraps, pinned
 // its reads to (storage/hf), or "" when none did.
 func pinnedCommit(b storage.Backend) string {
-	for b != nil {
-		if p, ok := b.(interface{ Pinned() string }); ok {
-			return p.Pinned()
-		}
-		u, ok := b.(interface{ Unwrap() storage.Backend })
-		if !ok {
-			return ""
-		}
-		b = u.Unwrap()
+	var p interface{ Pinned() string }
+	if storage.As(b, &p) {
+		return p.Pinned()
 	}
 	return ""
 }

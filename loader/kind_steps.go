@@ -90,7 +90,7 @@ func (k stepKind) checkLength(ctx context.Context, m *Mix, d *Dataset, field, sp
 	s := m.Config.Steps
 	dc := &d.Config
 	var c lengthCheck
-	_, local := d.Data.Backend().(storage.Filer)
+	local := storage.IsFiler(d.Data.Backend())
 	switch {
 	case lengths != nil:
 		c = checkLengthsOf(lengths, s.DropLast)

@@ -87,7 +87,7 @@ func checkLength(ctx context.Context, d *Dataset, field, split string, ranges []
 	dc := &d.Config
 	minOffset := dc.Offset.Min
 	var c lengthCheck
-	switch _, local := d.Data.Backend().(storage.Filer); {
+	switch local := storage.IsFiler(d.Data.Backend()); {
 	case lengths != nil:
 		c = checkLengthsOf(lengths, minOffset)
 	case local:

@@ -34,7 +34,7 @@ const prefetchAhead = 64
 func newPrefetcher(m *Mix, log *slog.Logger) *prefetcher {
 	remote := false
 	for _, d := range m.Datasets {
-		if _, local := d.Data.Backend().(storage.Filer); !local && format.FetcherOf(d.Data) != nil {
+		if !storage.IsFiler(d.Data.Backend()) && format.FetcherOf(d.Data) != nil {
 			remote = true
 		}
 	}

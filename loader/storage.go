@@ -81,7 +81,7 @@ func OpenStorage(opts StorageOptions) (*Storage, error) {
 // remote decorates one source with retries and the shared rate limit, or,
 // offline, stands in for a source whose objects are not local files.
 func (s *Storage) remote(src storage.Backend) storage.Backend {
-	if _, local := src.(storage.Filer); s.offline && !local {
+	if s.offline && !storage.IsFiler(src) {
 		return offline.New(src)
 	}
 	return ratelimit.New(retry.New(src, s.policy, &s.Fetch, s.log), s.limit)

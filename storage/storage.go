@@ -75,12 +75,50 @@ type File interface {
 
 // Filer is the capability of a backend whose objects are local files,
 // readable in place without a fetch: a local directory, or a disk cache
-// that fetches each object once. Callers test for it instead of for a
-// concrete backend.
+// that fetches each object once. Callers look for it with As (IsFiler),
+// through decorators, instead of for a concrete backend.
 type Filer interface {
 	Backend
 	// OpenFile opens the named object as a local file.
 	OpenFile(ctx context.Context, name string) (File, error)
+}
+
+// Unwrapper is a decorator: a backend that wraps another and reads its
+// bytes unchanged (retries, a rate limit, the disk cache). Unwrap returns
+// the backend it wraps, so that As finds a capability through the chain.
+// A backend that changes what is read, or reads nothing of the backend it
+// stands for (storage/offline), is no Unwrapper: nothing passes through
+// it.
+type Unwrapper interface {
+	Unwrap() Backend
+}
+
+// As finds the first backend in b's chain of decorators (b, then what
+// Unwrap returns, and so on) that is a T, sets target to it and returns
+// true; it returns false when none is. T is a capability interface
+// (Filer, Directory, Explainer) or a concrete backend type; as
+// errors.As, never a type assertion on the outermost value, which a
+// decorator hides.
+func As[T any](b Backend, target *T) bool {
+	for b != nil {
+		if t, ok := b.(T); ok {
+			*target = t
+			return true
+		}
+		u, ok := b.(Unwrapper)
+		if !ok {
+			return false
+		}
+		b = u.Unwrap()
+	}
+	return false
+}
+
+// IsFiler reports whether b's objects are local files readable in place
+// (a Filer, found through b's decorators with As).
+func IsFiler(b Backend) bool {
+	var f Filer
+	return As(b, &f)
 }
 
 // Directory is the capability of a backend whose objects are the files

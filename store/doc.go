@@ -12,6 +12,9 @@
 // are counted by the disk cache).
 //
 // A format opens its datasets over a Store (rlds.Open, lerobot.Options)
-// and asks it for bytes; it never steers the disk cache. store imports
+// and asks it for bytes; it never steers the disk cache. Bytes that fail
+// the format's own check it reports as a Suspect (Source.Recheck), and
+// the store decides: read again, compare, look at the whole object
+// checked against its source's checksum, keep, or call them corrupt. store imports
 // only storage and its decorators: it knows no format.
 package store

@@ -50,7 +50,7 @@ func (s *Store) ReadRecord(src storage.Backend, name string) ([]byte, error) {
 // MissingRecord lists the named files of src's offline record that are not
 // saved; none for a source whose files are read in place.
 func (s *Store) MissingRecord(src storage.Backend, names ...string) []string {
-	if _, inPlace := src.(storage.Filer); inPlace {
+	if storage.IsFiler(src) {
 		return nil
 	}
 	dir := s.Dir(src)

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/diskcache"
@@ -57,17 +61,26 @@ type Source struct {
 	src    storage.Backend    // as given
 	remote storage.Backend    // src through the store's stack
 	cache  *diskcache.Backend // nil: read in place, or the store has no disk cache
+	log    *slog.Logger
+	slots  *semaphore.Weighted // the store's index slots; nil: none
+
+	mu sync.Mutex
+	// verified holds the versions whose whole copy the store fetched and
+	// checked against the source's checksum to look again at bytes that
+	// failed a format's check (see Recheck); their ranged reads come
+	// from that copy while the disk cache holds it. Guarded by mu.
+	verified map[Object]bool
 }
 
 // Source returns src as the store reads it.
 func (s *Store) Source(src storage.Backend) *Source {
-	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src)}
+	return &Source{src: src, remote: s.Wrap(src), cache: s.cached(src), log: s.log, slots: s.indexSlots}
 }
 
 // Direct returns src read as it is, with no store: no disk cache, no
 // decorators; every ranged read asks src.
 func Direct(src storage.Backend) *Source {
-	return &Source{src: src, remote: src}
+	return &Source{src: src, remote: src, log: slog.New(slog.DiscardHandler)}
 }
 
 // Backend is the source through the store's stack (retries, the rate
@@ -81,8 +94,7 @@ func (s *Source) Cached() bool { return s.cache != nil }
 // InPlace reports whether the source's objects are local files, read in
 // place.
 func (s *Source) InPlace() bool {
-	_, local := s.src.(storage.Filer)
-	return local
+	return storage.IsFiler(s.src)
 }
 
 // ErrNoDiskCache is the error of a whole-object read of a remote source
@@ -98,9 +110,39 @@ func (s *Source) noDiskCache() error {
 func (s *Source) Location() string { return s.src.Location() }
 
 // Stat returns the named object's identity, asked of the source through
-// the store's stack.
+// the store's stack. An object whose fetch gave up recently (see
+// diskcache's failure memo) is not asked again until the memo expires,
+// and a Stat that gives up is remembered the same way.
 func (s *Source) Stat(ctx context.Context, name string) (storage.ObjectInfo, error) {
-	return s.remote.Stat(ctx, name)
+	if s.cache != nil {
+		if err := s.cache.Remembered(name); err != nil {
+			return storage.ObjectInfo{}, err
+		}
+	}
+	info, err := s.remote.Stat(ctx, name)
+	if err != nil && s.cache != nil {
+		s.cache.Remember(name, err)
+	}
+	return info, err
+}
+
+// IndexSlot waits for one of the store's slots for indexing the named
+// remote object (many small requests), and returns its release. An
+// object whose fetch gave up recently fails at once, without queueing
+// behind the objects that may still succeed.
+func (s *Source) IndexSlot(ctx context.Context, name string) (release func(), err error) {
+	if s.cache != nil {
+		if err := s.cache.Remembered(name); err != nil {
+			return nil, err
+		}
+	}
+	if s.slots == nil {
+		return func() {}, nil
+	}
+	if err := s.slots.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return func() { s.slots.Release(1) }, nil
 }
 
 // Open reads the whole object o (see OpenFile) from off, length bytes or
@@ -129,35 +171,6 @@ type fileReader struct {
 
 func (r *fileReader) Close() error { return r.f.Close() }
 
-// Identify returns the identity of the named object, for ranged reads of
-// it: an object whose fetch gave up recently (see diskcache's failure
-// memo) is not asked again until the memo expires.
-func (s *Source) Identify(ctx context.Context, name string) (Object, error) {
-	if s.cache != nil {
-		if err := s.cache.Remembered(name); err != nil {
-			return Object{}, err
-		}
-	}
-	info, err := s.remote.Stat(ctx, name)
-	if err != nil {
-		if s.cache != nil {
-			s.cache.Remember(name, err)
-		}
-		return Object{}, err
-	}
-	return Object{Name: name, Size: info.Size, Version: info.Version}, nil
-}
-
-// Remembered returns the failure the disk cache remembers of the named
-// object (see Identify), or nil: a caller about to queue for the object
-// learns first that it would fail at once.
-func (s *Source) Remembered(name string) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.Remembered(name)
-}
-
 // OpenFile returns the whole object o as a local file: in place for a
 // source of local files, from the disk cache (fetched when absent)
 // otherwise. The disk cache keeps a copy per version (o.Version, the
@@ -174,7 +187,7 @@ func (s *Source) OpenFileBackground(ctx context.Context, o Object) (storage.File
 }
 
 func (s *Source) openFile(ctx context.Context, o Object, background bool) (storage.File, error) {
-	if fl, ok := s.src.(storage.Filer); ok {
+	if fl := storage.Filer(nil); storage.As(s.src, &fl) {
 		return fl.OpenFile(ctx, o.Name)
 	}
 	if s.cache == nil {
@@ -197,33 +210,24 @@ func (s *Source) OpenCached(o Object) (storage.File, error) {
 // read without the source: in place, or from the disk cache.
 func (s *Source) Contains(o Object) bool {
 	if s.cache == nil {
-		_, local := s.src.(storage.Filer)
-		return local
+		return storage.IsFiler(s.src)
 	}
 	return s.cache.ContainsObject(o)
 }
 
-// ForgetVersion drops the ranges and blocks the disk cache holds of
-// version of the named object: they describe bytes that are gone.
-func (s *Source) ForgetVersion(name, version string) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.ForgetRanges(name, version)
-}
-
-// ForgetRange drops the disk cache's copy of the n bytes at off of o,
-// kept by a ranged read (KeepRange), when its bytes failed a check as they
-// were read back: the next read fetches them again.
-func (s *Source) ForgetRange(o Object, off, n int64) error {
-	if s.cache == nil {
-		return nil
-	}
-	return s.cache.ForgetRange(o.Name, o.Version, off, n)
-}
-
 // ReadAt reads len(p) bytes at off of o (see above); fewer is an error.
 func (s *Source) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
+	if f := s.checked(o); f != nil {
+		defer f.Close()
+		n, err := f.ReadAt(p, off)
+		if err == io.EOF && n == len(p) {
+			err = nil
+		}
+		if err == io.EOF {
+			err = fmt.Errorf("%s: %d bytes at %d, got %d: %w", o.Name, len(p), off, n, io.ErrUnexpectedEOF)
+		}
+		return n, err
+	}
 	if s.cache != nil {
 		return s.cache.ReadAt(ctx, o, p, off, opts)
 	}
@@ -232,6 +236,13 @@ func (s *Source) ReadAt(ctx context.Context, o Object, p []byte, off int64, opts
 
 // OpenAt returns the n bytes at off of o as a file of n bytes (see above).
 func (s *Source) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOptions) (storage.File, error) {
+	if f := s.checked(o); f != nil {
+		if off < 0 || n < 0 || off+n > f.Size() {
+			f.Close()
+			return nil, fmt.Errorf("%s: %d bytes at %d of %d: %w", o.Name, n, off, f.Size(), io.ErrUnexpectedEOF)
+		}
+		return &partFile{SectionReader: io.NewSectionReader(f, off, n), f: f}, nil
+	}
 	if s.cache != nil {
 		return s.cache.OpenAt(ctx, o, off, n, opts)
 	}
@@ -246,7 +257,7 @@ func (s *Source) OpenAt(ctx context.Context, o Object, off, n int64, opts ReadOp
 // local files: one request, pinned to o's version.
 func (s *Source) readDirect(ctx context.Context, o Object, p []byte, off int64, opts ReadOptions) (int, error) {
 	read := s.remote
-	if _, local := s.src.(storage.Filer); local {
+	if storage.IsFiler(s.src) {
 		read = s.src
 	}
 	rc, err := storage.OpenVersion(ctx, read, o.Name, o.Version, off, int64(len(p)))
@@ -269,6 +280,14 @@ func (s *Source) readDirect(ctx context.Context, o Object, p []byte, off int64, 
 	}
 	return n, err
 }
+
+// partFile is part of an open file, as a file of its own.
+type partFile struct {
+	*io.SectionReader
+	f storage.File
+}
+
+func (f *partFile) Close() error { return f.f.Close() }
 
 // memFile is bytes read from the source and kept nowhere.
 type memFile struct{ buf []byte }

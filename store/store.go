@@ -65,7 +65,7 @@ type Store struct {
 	running sync.WaitGroup // shared work in flight, waited for by Close
 
 	// indexSlots bounds the remote objects indexed at once (see
-	// IndexSlot).
+	// Source.IndexSlot).
 	indexSlots *semaphore.Weighted
 
 	mu     sync.Mutex
@@ -161,15 +161,6 @@ func (s *Store) DiskBudget() int64 {
 	return s.disk.Budget()
 }
 
-// IndexSlot waits for one of the store's slots for indexing a remote
-// object (many small requests), and returns its release.
-func (s *Store) IndexSlot(ctx context.Context) (release func(), err error) {
-	if err := s.indexSlots.Acquire(ctx, 1); err != nil {
-		return nil, err
-	}
-	return func() { s.indexSlots.Release(1) }, nil
-}
-
 // Wrap decorates a source the way the store reads remote sources
 // (retries, the shared rate limit, or offline stand-ins).
 func (s *Store) Wrap(src storage.Backend) storage.Backend {
@@ -185,7 +176,7 @@ func (s *Store) Wrap(src storage.Backend) storage.Backend {
 // source, which is read in place, and for a store without a disk cache.
 // Only a Source holds it: formats read through Source.
 func (s *Store) cached(src storage.Backend) *diskcache.Backend {
-	if _, local := src.(storage.Filer); local || s.disk == nil {
+	if storage.IsFiler(src) || s.disk == nil {
 		return nil
 	}
 	return s.disk.Wrap(s.Wrap(src), Slug(src.Location()), s.ctx)

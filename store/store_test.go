@@ -103,10 +103,11 @@ func TestSourceReadsInPlace(t *testing.T) {
 		if src.Cached() {
 			t.Fatal("a source is read through a disk cache the store does not have")
 		}
-		o, err := src.Identify(ctx, "f")
+		info, err := src.Stat(ctx, "f")
 		if err != nil {
 			t.Fatal(err)
 		}
+		o := Object{Name: "f", Size: info.Size, Version: info.Version}
 		p := make([]byte, 4)
 		if _, err := src.ReadAt(ctx, o, p, 3, ReadOptions{Keep: KeepRange}); err != nil || !bytes.Equal(p, data[3:7]) {
 			t.Fatalf("ReadAt: %q, %v", p, err)

@@ -38,14 +38,14 @@ const lerobotName = "LeRobot"
 // offlineRemote reports whether src is read from what warm saved: the
 // store is offline and src's objects are not local files.
 func offlineRemote(src storage.Backend, env *format.Env) bool {
-	_, local := src.(storage.Filer)
+	local := storage.IsFiler(src)
 	return env.Offline() && !local
 }
 
 // metadataReader is src as LeRobot reads its metadata: local files in
 // place, a remote source through the store's decorators.
 func metadataReader(src storage.Backend, env *format.Env) storage.Backend {
-	if _, local := src.(storage.Filer); local {
+	if storage.IsFiler(src) {
 		return src
 	}
 	return env.Store.Wrap(src)

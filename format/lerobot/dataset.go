@@ -96,7 +96,7 @@ func Open(ctx context.Context, name string, src storage.Backend, opts Options) (
 	var stats *store.Stats
 	if opts.Store != nil {
 		sc, stats = opts.Store.Source(src), &opts.Store.Stats
-		if _, local := src.(storage.Filer); !local {
+		if !storage.IsFiler(src) {
 			src = sc.Backend() // local files are read in place, like RLDS shards
 		}
 	}

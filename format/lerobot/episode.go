@@ -83,7 +83,7 @@ func (d *Dataset) load(ctx context.Context, key episode.Key, index int64) (*Epis
 		return nil, ep.Corrupt(err)
 	}
 	ep.where = path
-	if err := d.refetched(ctx, path, d.dataFile, func() error { return ep.readRows(ctx, e, path) }); err != nil {
+	if err := d.checked(ctx, path, d.dataFile, func() error { return ep.readRows(ctx, e, path) }); err != nil {
 		return nil, err
 	}
 	if err := ep.matchVideos(ctx, e); err != nil {

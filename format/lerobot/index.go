@@ -78,7 +78,7 @@ const parseAhead = 64 << 10
 // returned as it is.
 func parseIndex(ctx context.Context, d *Dataset, path string) (*videoIndex, error) {
 	var x *videoIndex
-	err := d.refetched(ctx, path, d.videoFile, func() (err error) {
+	err := d.checked(ctx, path, d.videoFile, func() (err error) {
 		x, err = parseIndexOnce(ctx, d, path)
 		return err
 	})

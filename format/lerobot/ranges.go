@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/store"
 )
@@ -150,4 +151,30 @@ func (ep *Episode) FetchBytes(ctx context.Context) error {
 		vs.fetched.Store(true)
 	}
 	return nil
+}
+
+// checked runs read, which reads the file at path (identified by file)
+// and fails with bad data (corruptBytes, *episode.CorruptError) when its
+// bytes do not parse, and reports bad data to the store as bytes that
+// failed their check (store.Suspect): whether they are read again, kept
+// as the file's own, or given up on is the store's to decide
+// (store.Source.Recheck).
+func (d *Dataset) checked(ctx context.Context, path string, file func(context.Context, string) (*object, error), read func() error) error {
+	return d.src.Recheck(ctx, func() error {
+		err := read()
+		if !badBytes(err) {
+			return err
+		}
+		obj, oerr := file(ctx, path)
+		if oerr != nil {
+			return fmt.Errorf("%w (identifying the file to read it again: %v)", err, oerr)
+		}
+		return &store.Suspect{Object: obj.identity(), Err: err}
+	})
+}
+
+// badBytes reports whether err says that bytes read failed to parse, as
+// opposed to a read that failed or a file that is missing.
+func badBytes(err error) bool {
+	return err != nil && (isCorrupt(err) || errors.Is(err, episode.ErrCorrupt)) && !errors.Is(err, episode.ErrMissingShard)
 }

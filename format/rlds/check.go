@@ -30,7 +30,7 @@ func (d *Dataset) CheckSplit(split string) error {
 	if !ok {
 		return fmt.Errorf("dataset %s: no split %q", d.Name, split)
 	}
-	if _, local := d.Source.(storage.Filer); local {
+	if storage.IsFiler(d.Source) {
 		if err := d.checkLocalShards(split, si); err != nil {
 			return err
 		}

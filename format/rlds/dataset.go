@@ -83,7 +83,7 @@ const MaxMetadataBytes = 16 << 20
 func Open(ctx context.Context, s *store.Store, name string, src storage.Backend) (*Dataset, error) {
 	sc := s.Source(src)
 	remote := sc.Backend()
-	_, inPlace := src.(storage.Filer)
+	inPlace := storage.IsFiler(src)
 	var (
 		infoJSON, featJSON []byte
 		saved              map[string]storage.ObjectInfo
@@ -222,29 +222,45 @@ func (d *Dataset) load(ctx context.Context, ref Ref) (*Episode, error) {
 	corrupt := func(err error) error {
 		return &episode.CorruptError{Dataset: d.Name, Shard: name, Record: ref.Record, Err: err}
 	}
-	f, span, base, err := d.openRecord(ctx, ref, name)
-	if err != nil {
+	var (
+		f    shardFile
+		span tfrecord.Span
+		base int64
+		raw  []byte
+		bad  error // what the record's check says of its bytes
+	)
+	err = d.src.Recheck(ctx, func() error {
+		if f != nil {
+			f.Close()
+		}
+		var err error
+		if f, span, base, err = d.openRecord(ctx, ref, name); err != nil {
+			f = nil
+			return err
+		}
+		if raw == nil {
+			raw = records.get(int(span.Len) + tfrecord.FooterLen)
+		}
+		raw, bad = d.readRecord(f, span, ref.Record, raw)
+		if rf, ok := f.(*recordFile); ok && bad != nil {
+			// Checked as it arrived, it fails as it is read back (damaged
+			// on disk, or kept by a build that did not check): the store
+			// decides whether to fetch it again.
+			return &store.Suspect{Object: rf.obj, Extent: store.Extent{Off: rf.off, Len: rf.n}, Err: bad}
+		}
+		return nil
+	})
+	if f != nil {
+		defer f.Close()
+	}
+	if err == nil {
+		err = bad
+	} else if !errors.Is(err, bad) {
+		if raw != nil {
+			records.put(raw)
+		}
 		return nil, err
 	}
-	raw, err := d.readRecord(f, span, ref.Record, records.get(int(span.Len)+tfrecord.FooterLen))
-	if rf, ok := f.(*recordFile); ok && err != nil {
-		// Checked as it arrived, it fails as it is read back (damaged on
-		// disk, or kept by a build that did not check): drop it and
-		// fetch it again, once.
-		f.Close()
-		d.store.Log().Warn("a cached record fails its check; fetching it again", "dataset", d.Name, "shard", name,
-			"record", ref.Record, "err", err)
-		if ferr := rf.forget(d.src); ferr != nil {
-			records.put(raw)
-			return nil, fmt.Errorf("dataset %s shard %s record %d: dropping the damaged cached record: %w", d.Name, name, ref.Record, ferr)
-		}
-		if f, span, base, err = d.openRecord(ctx, ref, name); err != nil {
-			records.put(raw)
-			return nil, err
-		}
-		raw, err = tfrecord.ReadRecord(f, span, raw)
-	}
-	defer f.Close()
 	if err != nil {
 		records.put(raw)
 		return nil, corrupt(atShardOffset(err, base))
@@ -434,10 +450,11 @@ func (d *Dataset) shardObject(ctx context.Context, name string) (store.Object, e
 		}
 		o = store.Object{Name: name, Size: info.Size, Version: info.Version}
 	} else {
-		var err error
-		if o, err = d.src.Identify(ctx, name); err != nil {
+		info, err := d.src.Stat(ctx, name)
+		if err != nil {
 			return store.Object{}, fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 		}
+		o = store.Object{Name: name, Size: info.Size, Version: info.Version}
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -28,7 +28,7 @@ func FetchShards(ctx context.Context, s *store.Store, refs []ShardRef) error {
 	errs := make(chan error, len(refs))
 	n := 0
 	for _, r := range refs {
-		if _, inPlace := r.Dataset.Source.(storage.Filer); inPlace {
+		if storage.IsFiler(r.Dataset.Source) {
 			continue
 		}
 		n++
@@ -86,7 +86,7 @@ func FetchEpisodes(ctx context.Context, s *store.Store, refs []EpisodeRef) error
 	seen := make(map[EpisodeRef]bool, len(refs))
 	n := 0
 	for _, r := range refs {
-		if _, inPlace := r.Dataset.Source.(storage.Filer); inPlace || seen[r] {
+		if storage.IsFiler(r.Dataset.Source) || seen[r] {
 			continue
 		}
 		seen[r] = true

@@ -14,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/oxefs/oxefs/episode"
 	"github.com/oxefs/oxefs/internal/testkit"
 	"github.com/oxefs/oxefs/storage"
 	"github.com/oxefs/oxefs/storage/gcs"
 	"github.com/oxefs/oxefs/storage/retry"
+	"github.com/oxefs/oxefs/storage/s3"
 	"github.com/oxefs/oxefs/store"
 )
 
@@ -255,56 +258,108 @@ func TestDamagedCachedRecordIsDropped(t *testing.T) {
 }
 
 // TestIdenticalDamageTwiceIsReexamined: a header damaged the same way on
-// two reads in a row is taken for the shard's own broken framing for the
-// daemon's life, but that verdict is not kept across a restart (the
-// saved record index holds healthy shards only): with the source healthy
-// after the restart, every episode reads right, none is substituted for
-// good.
+// two reads in a row (a proxy that garbles the same byte of every header
+// read) looks like the shard's own broken framing. When the source
+// publishes a checksum of the whole shard (GCS's CRC32C, a single-part S3
+// upload's ETag) and the disk cache can hold it, the store looks again at
+// once: the whole shard, fetched and checked against that checksum, is
+// what the index is read from, and every episode reads right in the same
+// daemon, none substituted for good. With a disk cache too small for a
+// whole shard the verdict stands for the daemon's life, but is not kept
+// across a restart (the saved record index holds healthy shards only):
+// with the source healthy after the restart, every episode reads right.
 func TestIdenticalDamageTwiceIsReexamined(t *testing.T) {
 	md := loadManifest(t).Datasets["tiny_bridge"]
-	upstream := testkit.StartFakeGCS(t, fixtureObjects(t, md.Dir))
-	var damaging atomic.Bool
-	damaging.Store(true)
-	proxy := testkit.NewRequestFaultProxy(t, upstream.URL(), func(r testkit.SeenRequest, nth int) testkit.Fault {
-		if damaging.Load() && r.Method == "GET" && strings.Contains(r.Path, ".tfrecord-") && rangeLen(r.Range) == 12 {
-			return testkit.FlipAt(3) // the same byte of the length every time
-		}
-		return testkit.Pass()
-	})
-	cacheDir := t.TempDir()
-	open := func() (*Dataset, *store.Store) {
-		src := gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, path.Join(testkit.GCSPrefix, md.Dir))
-		opts, _ := stackOptions(t, cacheDir, 1<<30, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
-			MaxElapsed: 2 * time.Second, StallTimeout: 2 * time.Second})
-		s, err := store.NewStore(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(s.Close)
-		ds, err := Open(t.Context(), s, "", src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ds, s
+	files := testkit.ReadDirFiles(t, filepath.Join(fixtureDir, md.Dir))
+	// sources serves the fixture from a real fake server of each kind
+	// behind a proxy whose plan may damage requests.
+	sources := map[string]func(t *testing.T, plan func(testkit.SeenRequest, int) testkit.Fault) storage.Backend{
+		"gs": func(t *testing.T, plan func(testkit.SeenRequest, int) testkit.Fault) storage.Backend {
+			proxy := testkit.NewRequestFaultProxy(t, testkit.StartFakeGCS(t, files).URL(), plan)
+			return gcs.NewWithClient(testkit.NewGCSClient(t, proxy.URL()), testkit.GCSBucket, testkit.GCSPrefix)
+		},
+		"s3": func(t *testing.T, plan func(testkit.SeenRequest, int) testkit.Fault) storage.Backend {
+			srv := testkit.StartFakeS3(t, testkit.S3Bucket, nil)
+			for n, data := range files {
+				srv.Put(t, testkit.S3Bucket, path.Join(testkit.S3Prefix, n), data)
+			}
+			proxy := testkit.NewRequestFaultProxy(t, srv.URL, plan)
+			cfg := srv.Config()
+			cfg.BaseEndpoint = aws.String(proxy.URL())
+			return s3.NewWithConfig(cfg, testkit.S3Bucket, testkit.S3Prefix, storage.Options{})
+		},
 	}
-	ds, s := open()
-	errs := readEvery(t, ds)
-	corrupt := 0
-	for _, err := range errs {
-		if errors.Is(err, episode.ErrCorrupt) {
-			corrupt++
+	var smallest int64 = -1 // shard
+	for n, b := range files {
+		if strings.Contains(n, ".tfrecord-") && (smallest < 0 || int64(len(b)) < smallest) {
+			smallest = int64(len(b))
 		}
 	}
-	if corrupt == 0 {
-		t.Fatalf("identical damage on every header read: %d reads failed, none as corrupt data: the test tests nothing", len(errs))
-	}
-	s.Close()
-	if b := savedBroken(t, cacheDir); len(b) > 0 {
-		t.Fatalf("a broken verdict saved for later daemons: %q", b)
-	}
-	damaging.Store(false)
-	ds, _ = open()
-	if errs := readEvery(t, ds); len(errs) > 0 {
-		t.Fatalf("after a restart with a healthy source: %d reads failed, first: %v", len(errs), errs[0])
+	for _, tc := range []struct {
+		name, kind string
+		budget     int64 // the disk cache's
+		sameDaemon bool  // every episode reads right before any restart
+	}{
+		{"gs, the shard's CRC32C proves the source healthy", "gs", 1 << 30, true},
+		{"s3, the shard's ETag proves the source healthy", "s3", 1 << 30, true},
+		{"gs, no room for a whole shard: looked at again after a restart", "gs", 64 << 10, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var damaging atomic.Bool
+			damaging.Store(true)
+			src := sources[tc.kind](t, func(r testkit.SeenRequest, nth int) testkit.Fault {
+				if damaging.Load() && r.Method == "GET" && strings.Contains(r.Path, ".tfrecord-") && rangeLen(r.Range) == 12 {
+					return testkit.FlipAt(3) // the same byte of the length every time
+				}
+				return testkit.Pass()
+			})
+			cacheDir := t.TempDir()
+			open := func() (*Dataset, *store.Store) {
+				opts, _ := stackOptions(t, cacheDir, tc.budget, retry.Policy{InitialBackoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+					MaxElapsed: 2 * time.Second, StallTimeout: 2 * time.Second})
+				s, err := store.NewStore(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(s.Close)
+				ds, err := Open(t.Context(), s, "", src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ds, s
+			}
+			ds, s := open()
+			errs := readEvery(t, ds)
+			if tc.sameDaemon {
+				if len(errs) > 0 {
+					t.Fatalf("the whole shards' checksums prove the source healthy, yet %d reads failed, first: %v", len(errs), errs[0])
+				}
+				if s.Disk().Stats.Verified.Load() == 0 {
+					t.Fatal("no whole shard was checked against its checksum: the damage was not met, the test tests nothing")
+				}
+				return
+			}
+			if tc.budget >= smallest {
+				t.Fatalf("a budget of %d bytes holds the smallest shard (%d bytes): the test tests nothing", tc.budget, smallest)
+			}
+			corrupt := 0
+			for _, err := range errs {
+				if errors.Is(err, episode.ErrCorrupt) {
+					corrupt++
+				}
+			}
+			if corrupt == 0 {
+				t.Fatalf("identical damage on every header read: %d reads failed, none as corrupt data: the test tests nothing", len(errs))
+			}
+			s.Close()
+			if b := savedBroken(t, cacheDir); len(b) > 0 {
+				t.Fatalf("a broken verdict saved for later daemons: %q", b)
+			}
+			damaging.Store(false)
+			ds, _ = open()
+			if errs := readEvery(t, ds); len(errs) > 0 {
+				t.Fatalf("after a restart with a healthy source: %d reads failed, first: %v", len(errs), errs[0])
+			}
+		})
 	}
 }

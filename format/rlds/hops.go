@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 
 	"github.com/oxefs/oxefs/format/rlds/tfrecord"
 	"github.com/oxefs/oxefs/internal/atomicfile"
@@ -46,8 +45,9 @@ type hopIndex struct {
 // recordIndex is a hopIndex as saved under the index directory: of a
 // shard whose framing held to its end. A broken verdict is not saved:
 // identical damage on two reads (a proxy that garbles the same byte) looks
-// like the source's own, so each daemon looks again, and a healthy source
-// is never substituted for good. Broken is read only to refuse the
+// like the source's own. The store looks again at once where the shard's
+// checksum can be had (store.Source.Recheck); where it cannot, each daemon
+// looks again, and a healthy source is never substituted for good. Broken is read only to refuse the
 // indexes older daemons saved with a verdict.
 type recordIndex struct {
 	Size    int64                  `json:"size"`
@@ -121,12 +121,9 @@ const versionTries = 3
 func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) error {
 	// A shard of a dead source fails at once, without queueing for a
 	// slot behind the shards that may still succeed.
-	if err := d.src.Remembered(name); err != nil {
-		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
-	}
-	release, err := d.store.IndexSlot(ctx)
+	release, err := d.src.IndexSlot(ctx, name)
 	if err != nil {
-		return err
+		return fmt.Errorf("dataset %s shard %s: %w", d.Name, name, err)
 	}
 	defer release()
 	for range versionTries {
@@ -139,11 +136,7 @@ func (d *Dataset) indexByHops(ctx context.Context, name string, hi *hopIndex) er
 		if d.loadRecordIndex(name, info, hi) {
 			return nil
 		}
-		r := &versionReader{ctx: ctx, src: d.src, obj: o, hops: &d.store.Stats.Hops, seen: map[int64][]byte{}}
-		spans, broken := tfrecord.Index(r, info.Size)
-		if errors.Is(broken, tfrecord.ErrCorrupt) {
-			spans, broken = d.confirmBroken(ctx, name, r, info.Size, spans, broken)
-		}
+		spans, broken := d.indexChecked(ctx, o)
 		if broken != nil && !errors.Is(broken, tfrecord.ErrCorrupt) {
 			err = fmt.Errorf("dataset %s shard %s: index by header hops: %w", d.Name, name, broken)
 			if errors.Is(broken, storage.ErrVersionGone) {
@@ -201,8 +194,11 @@ func (d *Dataset) saveRecordIndex(name string, hi *hopIndex) error {
 }
 
 // forgetRemote drops the record index of a remote shard (in memory and
-// saved) and its cached records, once they are known to describe a version
-// that is gone. Only hi is dropped from memory: a newer index stays.
+// saved), once it is known to describe a version that is gone. Only hi is
+// dropped from memory: a newer index stays. The records the disk cache
+// keeps of that version are the store's: dropped when a read finds the
+// version gone, left to the budget's LRU otherwise (a read of the new
+// version never matches them).
 func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	d.mu.Lock()
 	if hi == nil || d.hops[name] == hi {
@@ -218,67 +214,43 @@ func (d *Dataset) forgetRemote(name string, hi *hopIndex) {
 	if err := os.Remove(d.recordIndexPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.store.Log().Warn("could not remove a stale record index", "dataset", d.Name, "shard", name, "err", err)
 	}
-	if hi != nil {
-		if err := d.src.ForgetVersion(name, hi.info.Version); err != nil {
-			d.store.Log().Warn("could not drop the stale cached records of a rewritten shard", "dataset", d.Name,
-				"shard", name, "err", err)
-		}
-	}
 }
 
 // A header whose CRC fails may have been damaged in transit rather than at
-// the source: its bytes are fetched again (after a backoff) before the
-// shard's framing is called broken. When the source gives the same bytes
-// again, the verdict stands for this daemon (never saved: the next one
-// looks again, see recordIndex); when it
-// gives others, the index goes on from there with them; when every read
-// gives other failing bytes, indexing fails with a transient error (EIO
-// for the reads that wait on it) and nothing is saved.
+// the source: tfrecord.Index reports it to the store (store.Suspect, with
+// the header's bytes), which reads it again before the shard's framing is
+// called broken (store.Source.Recheck). When the source gives the same
+// bytes again, the store looks at the whole shard checked against its
+// checksum, when it can, and the index goes on from that copy; otherwise
+// the verdict stands for this daemon (never saved: the next one looks
+// again, see recordIndex); when it gives others, the index goes on from
+// there with them; when every read gives other failing bytes,
+// indexing fails with a transient error (EIO for the reads that wait on
+// it) and nothing is saved.
 
-// hopTries bounds the reads of a header that failed its check, and
-// hopBackoff is the wait before the second, doubled for each one after.
-const (
-	hopTries   = 3
-	hopBackoff = 200 * time.Millisecond
-)
-
-// confirmBroken re-reads the header at which tfrecord.Index found the
-// framing broken (see above) and returns the index of the bytes the
-// source gives, with its verdict.
-func (d *Dataset) confirmBroken(ctx context.Context, name string, r *versionReader, size int64,
-	spans []tfrecord.Span, broken error) ([]tfrecord.Span, error) {
-	reads := 1 // of the header at ce.Offset
-	for {
+// indexChecked indexes version o of a shard by header hops (see above)
+// and returns the spans of the records whose framing held, and the error
+// that ended the index early, if any.
+func (d *Dataset) indexChecked(ctx context.Context, o store.Object) ([]tfrecord.Span, error) {
+	r := &versionReader{ctx: ctx, src: d.src, obj: o, hops: &d.store.Stats.Hops, seen: map[int64][]byte{}}
+	var (
+		spans  []tfrecord.Span
+		broken error
+	)
+	err := d.src.Recheck(ctx, func() error {
+		spans, broken = tfrecord.Index(r, o.Size)
 		ce, ok := errors.AsType[*tfrecord.CorruptError](broken)
 		if !ok {
-			return spans, broken // not framing: an error of the source
+			return nil // the framing held, or the source failed
 		}
-		if reads >= hopTries {
-			return spans, storage.Transient(fmt.Errorf("header at offset %d failed its check on %d reads, with other bytes each time (last: %v): %w",
-				ce.Offset, reads, broken, storage.ErrChecksum))
-		}
-		first := r.seen[ce.Offset]
-		d.store.Log().Debug("a shard header failed its check; reading it again", "dataset", d.Name, "shard", name,
-			"offset", ce.Offset, "err", broken)
-		t := time.NewTimer(hopBackoff << (reads - 1))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return spans, ctx.Err()
-		case <-t.C:
-		}
-		r.fresh = ce.Offset
-		spans, broken = tfrecord.Index(r, size)
-		again, ok := errors.AsType[*tfrecord.CorruptError](broken)
-		switch {
-		case ok && again.Offset == ce.Offset && bytes.Equal(r.seen[ce.Offset], first):
-			return spans, broken // the same bytes: the source's
-		case ok && again.Offset == ce.Offset:
-			reads++
-		default:
-			reads = 1 // past it: a later header, or the end
-		}
+		r.fresh = ce.Offset // read again from the header that failed
+		return &store.Suspect{Object: o, Extent: store.Extent{Off: ce.Offset, Len: tfrecord.HeaderLen},
+			Bytes: r.seen[ce.Offset], Err: broken}
+	})
+	if err != nil {
+		return spans, err
 	}
+	return spans, broken
 }
 
 // versionReader reads one version of an object at any offset, one ranged

@@ -52,7 +52,7 @@ func Prefetch(ctx context.Context, s *store.Store, refs []ShardRef, parallel int
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(parallel, 1))
 	for _, r := range refs {
-		if _, inPlace := r.Dataset.Source.(storage.Filer); inPlace {
+		if storage.IsFiler(r.Dataset.Source) {
 			continue
 		}
 		planned += r.estimatedSize()

@@ -72,16 +72,13 @@ func (d *Dataset) fetchRecord(ctx context.Context, o store.Object, s tfrecord.Sp
 }
 
 // recordFile is a record fetched on its own, as the disk cache keeps it:
-// if its bytes fail their check when read back, load drops the range
-// (forget) and fetches it again.
+// if its bytes fail their check when read back, load reports them to the
+// store (store.Suspect), which may drop the range and fetch it again.
 type recordFile struct {
 	shardFile
 	obj    store.Object
 	off, n int64
 }
-
-// forget drops the cached range of the record.
-func (f *recordFile) forget(src *store.Source) error { return src.ForgetRange(f.obj, f.off, f.n) }
 
 // recordCheck checks one record's bytes as they arrive: its framing and
 // both CRCs, and that they are the whole record at s, so that a damaged

@@ -57,7 +57,7 @@ func (c *Cache) VerifyRanges() VerifyRanges { return VerifyRanges(c.verifyRanges
 // fetched twice and compared: unless VerifyOff, or the source's objects
 // are local files (a local directory is its own truth).
 func (b *Backend) comparesCopies() bool {
-	if _, local := b.inner.(storage.Filer); local {
+	if storage.IsFiler(b.inner) {
 		return false
 	}
 	return b.cache.VerifyRanges() != VerifyOff

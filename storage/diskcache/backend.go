@@ -24,7 +24,10 @@ type Backend struct {
 	fillCtx context.Context // lifetime of the fills
 }
 
-var _ storage.Filer = (*Backend)(nil)
+var (
+	_ storage.Filer     = (*Backend)(nil)
+	_ storage.Unwrapper = (*Backend)(nil)
+)
 
 // Wrap returns b read through the cache. Its objects are cached under the
 // key prefix/NAME, so prefix must name b uniquely among the backends that
@@ -199,3 +202,10 @@ func (b *Backend) Remember(name string, err error) {
 		b.cache.failures.note(b.Key(name), err)
 	}
 }
+
+// Retrial starts the trial of bytes of b's objects that failed a check,
+// under the cache's policy (see Retrial).
+func (b *Backend) Retrial() *Retrial { return b.cache.Retrial() }
+
+// Unwrap returns the wrapped backend (see storage.Unwrapper).
+func (b *Backend) Unwrap() storage.Backend { return b.inner }

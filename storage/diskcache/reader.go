@@ -392,32 +392,32 @@ func (b *Backend) fetch(ctx context.Context, o Object, w io.Writer, off, n int64
 	if check == nil && b.comparesCopies() {
 		return b.fetchAgreed(ctx, o, w, off, n, count, nil)
 	}
-	p := b.cache.refetch
-	var last fetched
-	for try := 1; ; try++ {
+	r := b.cache.Retrial()
+	for {
 		f := b.fetchOnce(ctx, o, w, off, n, check, count)
-		switch {
-		case !f.refused:
-			return f.err
-		case ctx.Err() != nil:
-			return ctx.Err() // no verdict on bytes cut short
-		case try > 1 && f.sum == last.sum && f.seen == last.seen:
-			// The same bytes twice: they are the source's.
+		if !f.refused {
 			return f.err
 		}
-		b.cache.Stats.Damaged.Add(1)
-		if try >= p.tries {
+		if ctx.Err() != nil {
+			return ctx.Err() // no verdict on bytes cut short
+		}
+		v, err := r.Failed(ctx, Evidence{At: off, Len: f.seen, Sum: f.sum})
+		switch v {
+		case VerdictSource:
+			return f.err
+		case VerdictGaveUp:
+			b.cache.Stats.Damaged.Add(1)
 			b.cache.Stats.Rejected.Add(1)
 			return &fetchError{storage.Transient(fmt.Errorf("%s: %d bytes at %d: each of %d fetches gave other bytes, each failing the check (last: %v): %w",
-				storage.Object(b.inner, o.Name), n, off, try, f.err, storage.ErrChecksum))}
+				storage.Object(b.inner, o.Name), n, off, r.Fetches(), f.err, storage.ErrChecksum))}
 		}
-		b.cache.log.Debug("disk cache: fetched bytes failed their check; fetching them again", "key", b.Key(o.Name),
-			"offset", off, "bytes", n, "fetch", try, "err", f.err)
-		last = f
-		if err := restartWriter(w); err != nil {
+		b.cache.Stats.Damaged.Add(1)
+		if err != nil {
 			return err
 		}
-		if err := p.wait(ctx, try); err != nil {
+		b.cache.log.Debug("disk cache: fetched bytes failed their check; fetched them again", "key", b.Key(o.Name),
+			"offset", off, "bytes", n, "fetch", r.Fetches(), "err", f.err)
+		if err := restartWriter(w); err != nil {
 			return err
 		}
 	}

@@ -79,6 +79,81 @@ func (p refetchPolicy) wait(ctx context.Context, try int) error {
 	}
 }
 
+// A Retrial is the one rule for bytes that failed a check, written once:
+// fetch them again after a backoff, compare, and only then call them the
+// source's. The disk cache's checked ranges follow it (fetch), and so do
+// the checks formats make of bytes already read (store.Source.Recheck).
+// Each fetch whose bytes failed is noted with what the check saw
+// (Evidence):
+//
+//   - the same evidence as the failed fetch before it (the same bytes, or
+//     the same failure) is the source's own bytes: VerdictSource, and the
+//     check's error stands (real corruption, which the format substitutes
+//     and counts);
+//   - evidence further into the object (a later At) is progress past the
+//     bytes that failed before: the count starts over;
+//   - other evidence each time, once refetchPolicy.tries fetches have
+//     failed, is damage in transit that never went away: VerdictGaveUp,
+//     a transient error matching storage.ErrChecksum (EIO for that read),
+//     and nothing is kept;
+//   - otherwise VerdictAgain, once the backoff has passed.
+type Retrial struct {
+	policy refetchPolicy
+	fails  int      // failed fetches since the last progress
+	last   Evidence // of the last failed fetch, when fails > 0
+}
+
+// Evidence is what a check saw of bytes it refused.
+type Evidence struct {
+	At  int64  // where in the object the refused bytes start
+	Len int64  // how many bytes the check saw
+	Sum uint32 // their CRC32C, or that of the check's error text
+}
+
+// Verdict is what a Retrial says of a failed fetch.
+type Verdict int
+
+const (
+	// VerdictAgain: fetch again (the backoff has passed).
+	VerdictAgain Verdict = iota
+	// VerdictSource: the same bytes twice; the check's error stands.
+	VerdictSource
+	// VerdictGaveUp: other failing bytes on every fetch.
+	VerdictGaveUp
+)
+
+// Retrial starts the trial of bytes that failed a check, under the
+// cache's policy.
+func (c *Cache) Retrial() *Retrial { return &Retrial{policy: c.refetch} }
+
+// NewRetrial starts the trial of bytes that failed a check under the
+// default policy, for reads that go through no cache.
+func NewRetrial() *Retrial { return &Retrial{policy: defaultRefetch} }
+
+// Failed notes a fetch whose bytes failed their check, with what the check
+// saw, and returns the verdict (see Retrial); for VerdictAgain it first
+// waits the backoff, and returns ctx's error when ctx is done meanwhile.
+func (r *Retrial) Failed(ctx context.Context, ev Evidence) (Verdict, error) {
+	switch {
+	case r.fails > 0 && ev == r.last:
+		return VerdictSource, nil
+	case r.fails > 0 && ev.At > r.last.At:
+		r.fails = 0 // past the bytes that failed before
+	}
+	r.fails++
+	r.last = ev
+	if r.fails >= r.policy.tries {
+		return VerdictGaveUp, nil
+	}
+	if err := r.policy.wait(ctx, r.fails); err != nil {
+		return VerdictAgain, err
+	}
+	return VerdictAgain, nil
+}
+
+// Fetches returns how many fetches failed since the last progress.
+func (r *Retrial) Fetches() int { return r.fails }
+
 // crc32cCombine returns the CRC32C of A followed by B, given crcA of A,
 // crcB of B and B's length: zlib's crc32_combine (Mark Adler's method),
 // which applies lenB zero bytes to crcA with powers of the CRC's GF(2)

@@ -37,7 +37,9 @@ func (e *NotCachedError) Error() string {
 // Is makes errors.Is(err, ErrNotCached) true.
 func (e *NotCachedError) Is(target error) bool { return target == ErrNotCached }
 
-// Backend is a source that offline mode never contacts.
+// Backend is a source that offline mode never contacts. It is no
+// decorator (storage.Unwrapper): it reads nothing of the backend it stands
+// for, so no capability of that backend is found through it (storage.As).
 type Backend struct{ location string }
 
 var _ storage.Backend = (*Backend)(nil)

@@ -178,6 +178,7 @@ var (
 	_ storage.Backend   = (*Backend)(nil)
 	_ storage.Copier    = (*Backend)(nil)
 	_ storage.Versioner = (*Backend)(nil)
+	_ storage.Unwrapper = (*Backend)(nil)
 )
 
 // New wraps b; a nil lim lets every byte through at once.
@@ -186,7 +187,7 @@ func New(b storage.Backend, lim *Limiter) *Backend { return &Backend{inner: b, l
 // Location is the wrapped backend's.
 func (b *Backend) Location() string { return b.inner.Location() }
 
-// Unwrap returns the wrapped backend.
+// Unwrap returns the wrapped backend (see storage.Unwrapper).
 func (b *Backend) Unwrap() storage.Backend { return b.inner }
 
 // Stat is the wrapped backend's: it moves no object bytes.

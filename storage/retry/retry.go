@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/oxefs/oxefs/storage"
@@ -50,6 +51,7 @@ var (
 	_ storage.Backend   = (*Backend)(nil)
 	_ storage.Copier    = (*Backend)(nil)
 	_ storage.Versioner = (*Backend)(nil)
+	_ storage.Unwrapper = (*Backend)(nil)
 )
 
 // New wraps b. A zero field of policy takes its DefaultPolicy value; stats,
@@ -65,7 +67,7 @@ func New(b storage.Backend, policy Policy, stats *Stats, log *slog.Logger) *Back
 	return &Backend{inner: b, stats: stats, log: log, policy: policy.WithDefaults(), warned: w.(*atomic.Int64)}
 }
 
-// Unwrap returns the wrapped backend.
+// Unwrap returns the wrapped backend (see storage.Unwrapper).
 func (b *Backend) Unwrap() storage.Backend { return b.inner }
 
 // Location is the wrapped backend's.
@@ -88,7 +90,8 @@ var copyBufs = sync.Pool{New: func() any {
 // written; a source that asked to be left alone for longer (a 429's
 // Retry-After: storage.TransientAfter) is waited for that long. Once the
 // next wait would overrun Policy.MaxElapsed without
-// progress, it returns a *storage.UnavailableError (matching
+// progress, or a connection is refused a second time in a row (see
+// maxRefused), it returns a *storage.UnavailableError (matching
 // storage.ErrUnavailable) that wraps the last error. A permanent error (a
 // missing object, matching fs.ErrNotExist; a 403 or 400) returns after the
 // attempt that met it, and an error from w at once, both as they are. When
@@ -117,6 +120,7 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 		written  int64
 		attempts int
 		damaged  int // attempts whose bytes failed the checksum
+		refused  int // attempts in a row whose connection was refused
 		backoff  = p.InitialBackoff
 	)
 	// since is the start of the current stretch without progress.
@@ -163,8 +167,9 @@ func (b *Backend) fetch(ctx context.Context, name, version string, off, length i
 			since = time.Now()
 			backoff = p.InitialBackoff
 		}
+		refused = refusals(refused, err)
 		wait := max(jitter(backoff), storage.RetryAfter(err))
-		if time.Since(since)+wait > p.MaxElapsed {
+		if time.Since(since)+wait > p.MaxElapsed || refused > maxRefused {
 			st.Failures.Add(1)
 			return written, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Damaged: damaged, Err: err}
 		}
@@ -269,6 +274,7 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 	p := b.policy
 	start := time.Now()
 	backoff := p.InitialBackoff
+	refused := 0
 	for attempts := 1; ; attempts++ {
 		if attempts > 1 {
 			b.stats.Retries.Add(1)
@@ -290,8 +296,9 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		case !storage.IsTransient(err):
 			return storage.ObjectInfo{}, b.nameError(name, err)
 		}
+		refused = refusals(refused, err)
 		wait := max(jitter(backoff), storage.RetryAfter(err))
-		if time.Since(start)+wait > p.MaxElapsed {
+		if time.Since(start)+wait > p.MaxElapsed || refused > maxRefused {
 			return storage.ObjectInfo{}, &storage.UnavailableError{URI: b.inner.Location(), Name: name, Attempts: attempts, Err: err}
 		}
 		b.logRetry(ctx, name, attempts, -1, wait, p.MaxElapsed-time.Since(start), err)
@@ -300,6 +307,22 @@ func (b *Backend) Stat(ctx context.Context, name string) (storage.ObjectInfo, er
 		}
 		backoff = min(2*backoff, p.MaxBackoff)
 	}
+}
+
+// maxRefused is how many attempts in a row whose connection was refused
+// a read retries: one, for a server restarting. An endpoint where nothing
+// listens answers the next attempt as fast, so the read gives up then,
+// as a host that does not resolve is given up on at once, rather than
+// waiting out MaxElapsed (on every scheme: the decorator is theirs).
+const maxRefused = 1
+
+// refusals counts an attempt that failed with err: the attempts in a row
+// before it whose connection was refused were n.
+func refusals(n int, err error) int {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return n + 1
+	}
+	return 0
 }
 
 // answered ends a bout of failures: the next retry of the source is logged
@@ -333,7 +356,7 @@ func (b *Backend) logRetry(ctx context.Context, name string, attempt int, off in
 	if !b.log.Enabled(ctx, level) {
 		return
 	}
-	if ex, ok := b.inner.(storage.Explainer); ok {
+	if ex := storage.Explainer(nil); storage.As(b.inner, &ex) {
 		err = ex.Explain(err)
 	}
 	attrs := []slog.Attr{slog.String("source", b.inner.Location()), slog.String("file", name),

@@ -140,12 +140,15 @@ func Run(t *testing.T, newBackend func(t *testing.T) (storage.Backend, Put)) {
 	})
 	// Objects readable in place are checked for backends that offer them;
 	// the others have no such subtest (not a skipped one).
-	if probe, _ := newBackend(t); !isFiler(probe) {
+	if probe, _ := newBackend(t); !storage.IsFiler(probe) {
 		return
 	}
 	t.Run("Filer", func(t *testing.T) {
 		b, put := newBackend(t)
-		fl := b.(storage.Filer)
+		var fl storage.Filer
+		if !storage.As(b, &fl) {
+			t.Fatalf("%T is no storage.Filer, through its decorators", b)
+		}
 		put(t, "obj", data)
 		f, err := fl.OpenFile(ctx, "obj")
 		if err != nil {
@@ -205,9 +208,4 @@ func randomBytes(n int) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
-}
-
-func isFiler(b storage.Backend) bool {
-	_, ok := b.(storage.Filer)
-	return ok
 }
