@@ -2,6 +2,7 @@ package loader
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -45,7 +46,8 @@ var invertOp = augment.Op{
 // valid range named; it draws deterministically without moving the
 // fused stages' draws; its column is recorded in every augment array and
 // described in info.json; and it is applied to exactly the frames whose
-// recorded value says so.
+// recorded value says so, in step batches and in pair batches (both frames
+// of a pair), the same bytes with 1 worker in order and 2 in reverse.
 func TestAugmentRegisteredOp(t *testing.T) {
 	t.Cleanup(augment.Register(invertOp))
 
@@ -159,6 +161,59 @@ func TestAugmentRegisteredOp(t *testing.T) {
 		}
 		if inverted == 0 || kept == 0 {
 			t.Fatalf("%d inverted and %d kept cameras: the test saw nothing to compare", inverted, kept)
+		}
+		one, err := openStepPipeline(t, stepConfig(t, "augment:\n  invert: 0.5\n"+bridgeStepYAML(t, ""), s(), bridgeCams), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inOrder, reversed := trainBatches(t, one, false), trainBatches(t, p, true)
+		for n := range inOrder {
+			if !bytes.Equal(inOrder[n], reversed[n]) {
+				t.Fatalf("batch %d differs between 1 worker in order and 2 in reverse", n)
+			}
+		}
+	})
+
+	t.Run("pairs", func(t *testing.T) {
+		yaml := "batch_size: 8\nimage_size: [32, 48]\nsamples_per_episode: 3\nseed: 3\ndatasets:\n  - source: " + bridgeSource(t) +
+			"\n    image_key: steps/observation/image\n    action_keys: [steps/action/world_vector]\n"
+		plain := openYAMLPipeline(t, yaml, 0)
+		t.Cleanup(plain.Close)
+		aug := openYAMLPipeline(t, yaml+"augment: {invert: 0.5}\n", 0)
+		t.Cleanup(aug.Close)
+		inverted, kept := 0, 0
+		for n := range int64(2) {
+			a, err := aug.BatchFiles(context.Background(), aug.Train, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := plain.BatchFiles(context.Background(), plain.Train, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := parseNPYFile(t, "augment", a[".augment.npy"])
+			if !slices.Equal(f.shape, []int{8, augment.NumColumns + 1}) {
+				t.Fatalf("batch %d: augment.npy is %v, want [8 %d]", n, f.shape, augment.NumColumns+1)
+			}
+			af, pf := parseNPYFile(t, "augmented", a[".npy"]), parseNPYFile(t, "plain", b[".npy"])
+			per := len(pf.data) / 8
+			for i := range 8 {
+				got, want := af.data[i*per:(i+1)*per], slices.Clone(pf.data[i*per:(i+1)*per])
+				if f.f32(i)[augment.NumColumns] == 1 {
+					inverted++
+					for j := range want {
+						want[j] = 255 - want[j]
+					}
+				} else {
+					kept++
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("batch %d sample %d: both frames are not the plain ones with invert %v applied", n, i, f.f32(i)[augment.NumColumns])
+				}
+			}
+		}
+		if inverted == 0 || kept == 0 {
+			t.Fatalf("%d inverted and %d kept samples: the test saw nothing to compare", inverted, kept)
 		}
 	})
 }
