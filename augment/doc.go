@@ -57,6 +57,21 @@
 // torchvision writes them: a brightness, contrast or saturation of b is
 // factors in Jitter(b) = [max(0, 1−b), 1+b], a hue of h is [−h, h].
 //
+// # Registered ops
+//
+// An op that is none of the fused stages above is one file, op_<name>.go,
+// holding its Op (its config key, the domain of its range and the error
+// text of what it may hold, how it draws its values from its own keyed
+// Rand, its recorded columns with their meaning, and how it changes a
+// frame), and one line of the table in ops.go. A config reads its key
+// from the Op (config/augment.go has no case for it), Spec.Ops holds its
+// range and Params.Op its values, both by the op's place in the table;
+// Row records its columns after the fused stages' and info.json lists
+// them; frames applies it (frames.FrameOp) to every frame of the camera
+// after the colour ops, in the table's order. It draws from a key of its
+// own name, so it moves no other parameter, and is not among what Subset
+// chooses from; val frames do not get it.
+//
 // # Drawing
 //
 // Each camera slot of each sample draws from its own key, keyed.Hash(seed,
@@ -69,12 +84,13 @@
 //
 // # Parameter columns
 //
-// Params.Vector records a camera's Params as NumColumns float32s, one row
-// of a [B, NumColumns] .npy per camera slot, and FromVector replays them
-// exactly: crop_w, crop_h, crop_x, crop_y, rotate, translate_x,
-// translate_y, brightness, contrast, saturation, hue, sharpness,
-// order_brightness, order_contrast, order_saturation, order_hue,
-// order_sharpness, drop (Columns and ColumnDoc give the names and their
+// Params.Row records a camera's Params as Width float32s, one row of a
+// [B, Width] .npy per camera slot, and FromRow replays them exactly: the
+// fused stages' NumColumns (Vector, FromVector), then the registered
+// ops' columns. The fused stages' are crop_w, crop_h, crop_x, crop_y,
+// rotate, translate_x, translate_y, brightness, contrast, saturation,
+// hue, sharpness, order_brightness, order_contrast, order_saturation,
+// order_hue, order_sharpness, drop (Columns and ColumnDoc give the names and their
 // meaning). The identity row is 1 1 0.5 0.5 0 0 0 1 1 1 0 1 −1 −1 −1 −1 −1 0.
 //
 // # Presets

@@ -113,6 +113,7 @@ func Draw(s Spec, seed uint64, batch int64, sample int, cam Camera) Params {
 	for pos, i := range colour {
 		p.Place[i] = uint8(pos + 1)
 	}
+	s.drawOps(&p, key, geometry)
 	return p
 }
 

@@ -1,8 +1,10 @@
 package augment
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/oxefs/oxefs/frames"
 )
@@ -26,6 +28,12 @@ type Params struct {
 	Place [NumColour]uint8
 	// Drop: this camera's frames are zeros.
 	Drop bool
+	// Op holds the values of the registered ops (Ops), by their place in
+	// the table, as many as the op has columns; an op not drawn holds
+	// zeros (and records its Identity).
+	Op [MaxOps][frames.FrameOpValues]float32
+	// opOn has bit i set when Op[i] was drawn and changes something.
+	opOn uint8
 }
 
 // Indices of Params.Factor and Params.Place.
@@ -68,9 +76,16 @@ func (p *Params) SetAugment(a *frames.Augment) {
 			}
 		}
 	}
+	a.Ops = a.Ops[:0]
+	for i, op := range ops {
+		if p.opOn&(1<<i) != 0 {
+			a.Ops = append(a.Ops, frames.FrameOp{Apply: op.Apply, Values: p.Op[i]})
+		}
+	}
 }
 
-// NumColumns is the width of Vector.
+// NumColumns is the width of Vector: the fused stages' columns. A
+// batch's row (Row) is Width wide: these, then the registered ops'.
 const NumColumns = 18
 
 // columns names Vector's columns, with what each holds.
@@ -95,23 +110,91 @@ var columns = [NumColumns][2]string{
 	{"drop", "1: the camera is dropped, its frames are zeros"},
 }
 
-// Columns returns the names of Vector's columns, in order.
+// Width is the width of a recorded row (Row): the fused stages'
+// NumColumns, then each registered op's columns, in the table's order.
+func Width() int {
+	n := NumColumns
+	for _, op := range ops {
+		n += len(op.Columns)
+	}
+	return n
+}
+
+// Columns returns the names of a row's columns, in order.
 func Columns() []string {
-	out := make([]string, NumColumns)
-	for i, c := range columns {
-		out[i] = c[0]
+	out := make([]string, 0, Width())
+	for _, c := range columns {
+		out = append(out, c[0])
+	}
+	for _, op := range ops {
+		for _, c := range op.Columns {
+			out = append(out, c.Name)
+		}
 	}
 	return out
 }
 
-// ColumnDoc returns what each of Vector's columns holds, in order, for
+// ColumnDoc returns what each of a row's columns holds, in order, for
 // info.json.
 func ColumnDoc() []string {
-	out := make([]string, NumColumns)
-	for i, c := range columns {
-		out[i] = c[1]
+	out := make([]string, 0, Width())
+	for _, c := range columns {
+		out = append(out, c[1])
+	}
+	for _, op := range ops {
+		for _, c := range op.Columns {
+			out = append(out, c.Meaning)
+		}
 	}
 	return out
+}
+
+// Row appends p as one row of a [B, Width] float32 array to dst: Vector,
+// then each registered op's values (its Identity where it was not drawn).
+func (p Params) Row(dst []float32) []float32 {
+	v := p.Vector()
+	dst = append(dst, v[:]...)
+	for i, op := range ops {
+		if p.opOn&(1<<i) != 0 {
+			dst = append(dst, p.Op[i][:len(op.Columns)]...)
+		} else {
+			dst = append(dst, op.Identity...)
+		}
+	}
+	return dst
+}
+
+// MaxWidth bounds Width: the fused stages' columns and as many as MaxOps
+// ops may add.
+const MaxWidth = NumColumns + MaxOps*frames.FrameOpValues
+
+// PutRow writes p's Row into dst as Width little-endian float32s.
+func (p Params) PutRow(dst []byte) {
+	var buf [MaxWidth]float32
+	for j, v := range p.Row(buf[:0]) {
+		binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(v))
+	}
+}
+
+// FromRow returns the Params that Row recorded as v.
+func FromRow(v []float32) (Params, error) {
+	if len(v) != Width() {
+		return Params{}, fmt.Errorf("augment row: %d values, want %d", len(v), Width())
+	}
+	p, err := FromVector([NumColumns]float32(v[:NumColumns]))
+	if err != nil {
+		return Params{}, err
+	}
+	v = v[NumColumns:]
+	for i, op := range ops {
+		n := len(op.Columns)
+		if !slices.Equal(v[:n], op.Identity) {
+			copy(p.Op[i][:], v[:n])
+			p.opOn |= 1 << i
+		}
+		v = v[n:]
+	}
+	return p, nil
 }
 
 // Vector records p as one row of a [B, NumColumns] float32 array.

@@ -87,12 +87,18 @@ type Spec struct {
 	// the centre twin of the configured crop (Crop's area, or the middle
 	// of ResizedCrop's Scale at ratio 1; none without a crop); 1: none.
 	EvalCrop float64
+
+	// Ops are the ranges of the registered ops (Ops, the table of
+	// ops.go), by their place in the table; the zero Range switches an op
+	// off. They run on training frames only, after the colour ops, and
+	// are not among what Subset chooses from.
+	Ops [MaxOps]Range
 }
 
 // Enabled reports whether s does anything to training frames.
 func (s Spec) Enabled() bool {
 	var buf [numUnits]unit
-	return len(s.units(buf[:0])) > 0 || s.Dropout > 0
+	return len(s.units(buf[:0])) > 0 || s.Dropout > 0 || s.opsOn()
 }
 
 // Field names, as a config spells them, for errors.
@@ -113,6 +119,23 @@ const (
 	FieldDropoutKeep = "dropout_keep"
 	FieldEvalCrop    = "eval_crop"
 )
+
+// builtinKeys are the keys of an augment block that are not registered
+// ops (Ops), in the order the docs list them.
+var builtinKeys = []string{FieldPreset, "random_resized_crop", FieldCrop, FieldRotate,
+	FieldTranslate, FieldBrightness, FieldContrast, FieldSaturation,
+	FieldHue, FieldSharpness, FieldSubset, "random_order", "wrist_colour_only",
+	"shared", FieldDropout, FieldDropoutKeep, FieldEvalCrop}
+
+// Keys returns the keys an augment block may hold: the fused stages' and
+// the other settings, then each registered op's name.
+func Keys() []string {
+	keys := slices.Clone(builtinKeys)
+	for _, op := range ops {
+		keys = append(keys, op.Name)
+	}
+	return keys
+}
 
 // FieldError is a Spec field outside its domain: Field is the config's
 // name for it, Value what it holds, Valid what it may hold.
@@ -183,7 +206,7 @@ func (s Spec) Validate() error {
 	if !(s.EvalCrop >= 0 && s.EvalCrop <= 1) {
 		return fieldErr(FieldEvalCrop, s.EvalCrop, "an area fraction in (0, 1], or 0 for the training crop's centre twin")
 	}
-	return nil
+	return s.validateOps()
 }
 
 // ValidateSlots checks s against the mix's camera slots: DropoutKeep must
@@ -199,10 +222,15 @@ func (s Spec) ValidateSlots(slots []string) error {
 	return nil
 }
 
-// OpNames lists the ops a config may name, as it spells them.
+// OpNames lists the ops a config may name, as it spells them: the fused
+// stages', then the registered ops (Ops).
 func OpNames() []string {
-	return []string{"random_resized_crop", FieldCrop, FieldRotate, FieldTranslate,
+	names := []string{"random_resized_crop", FieldCrop, FieldRotate, FieldTranslate,
 		FieldBrightness, FieldContrast, FieldSaturation, FieldHue, FieldSharpness}
+	for _, op := range ops {
+		names = append(names, op.Name)
+	}
+	return names
 }
 
 // ValidateOp reports a name that is not one of OpNames as a *FieldError

@@ -18,21 +18,19 @@ type Augment struct {
 	augment.Spec
 }
 
-// augmentKeys are the keys of an augment block, in the order the docs
-// list them; slotOnlyNot are those only the mix-level block may hold (they
-// are about a sample's cameras together).
+// The keys of an augment block are augment.Keys: the fused stages' and
+// the settings, each a case of augmentBlock, then the registered ops
+// (augment.Ops), read from their descriptors with no case of their own.
+// mixOnlyKeys are those only the mix-level block may hold (they are about
+// a sample's cameras together).
 var (
-	augmentKeys = []string{augment.FieldPreset, "random_resized_crop", augment.FieldCrop, augment.FieldRotate,
-		augment.FieldTranslate, augment.FieldBrightness, augment.FieldContrast, augment.FieldSaturation,
-		augment.FieldHue, augment.FieldSharpness, augment.FieldSubset, "random_order", "wrist_colour_only",
-		"shared", augment.FieldDropout, augment.FieldDropoutKeep, augment.FieldEvalCrop}
 	resizedCropKeys = []string{"scale", "ratio"}
 	mixOnlyKeys     = []string{"shared", augment.FieldDropout, augment.FieldDropoutKeep}
 )
 
 // augmentBlock reads an augment block at prefix (`augment`,
 // `sample.cameras.wrist.augment`): `off` (no augmentation), or a mapping
-// of augmentKeys. The preset is applied first, then every explicit key
+// of augment.Keys. The preset is applied first, then every explicit key
 // over it. Each key's line goes into lines as prefix.<key>; mix says
 // whether the mix-level keys (shared, dropout) are allowed; dataset names
 // the dataset entry whose block it is ("" for none).
@@ -63,7 +61,7 @@ func (p *parser) augmentBlock(dataset, prefix string, v *yaml.Node, lines map[st
 	}
 	s := &a.Spec
 	own := make(map[string]int)
-	p.mapping(v, dataset, augmentKeys, own, func(key string, v *yaml.Node) {
+	p.mapping(v, dataset, augment.Keys(), own, func(key string, v *yaml.Node) {
 		f := field{p: p, key: prefix + "." + key, v: v, line: own[key], dataset: dataset}
 		switch key {
 		case augment.FieldPreset:
@@ -117,6 +115,11 @@ func (p *parser) augmentBlock(dataset, prefix string, v *yaml.Node, lines map[st
 			f.str(&s.DropoutKeep)
 		case augment.FieldEvalCrop:
 			f.float(&s.EvalCrop)
+		default:
+			// a registered op: its range, as its descriptor reads it
+			if i, op, ok := augment.LookupOp(key); ok {
+				f.rangeOf(&s.Ops[i], op.Single)
+			}
 		}
 	})
 	if !mix {
@@ -279,6 +282,9 @@ func (a Augment) MarshalJSON() ([]byte, error) {
 	}
 	if s.DropoutKeep != "" {
 		m[augment.FieldDropoutKeep] = s.DropoutKeep
+	}
+	for i, op := range augment.Ops() {
+		m[op.Name] = r(s.Ops[i])
 	}
 	if c := s.ResizedCrop; c != (augment.ResizedCrop{}) {
 		m["random_resized_crop"] = map[string][2]float64{"scale": r(c.Scale), "ratio": r(c.Ratio)}

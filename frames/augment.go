@@ -14,8 +14,9 @@ import (
 // The order is fixed: the crop box is cut from the part of the source the
 // slot's ResizeMode keeps, resized into the slot with the TensorFlow-exact
 // bilinear resize, the affine moves the resized frame, and the colour ops
-// run over the result in their order. Crop and affine are fused into the
-// resize: no intermediate frame is made.
+// run over the result in their order, then Ops, each over the whole
+// frame, in their order. Crop and affine are fused into the resize: no
+// intermediate frame is made.
 type Augment struct {
 	// Crop is the part of the source that is resized.
 	Crop CropBox
@@ -23,13 +24,59 @@ type Augment struct {
 	Affine Affine
 	// Colour ops run in this order over the frame.
 	Colour []Colour
+	// Ops run in this order over the frame after the colour ops: the ops
+	// that are not one of the fused stages (package augment's registered
+	// ops).
+	Ops []FrameOp
 	// Drop: the frames are zeros; nothing is decoded.
 	Drop bool
 }
 
+// FrameOpValues is the most values a FrameOp is given.
+const FrameOpValues = 4
+
+// FrameOp is an op over a whole frame that is none of the fused stages:
+// Apply changes the frame in place, given Values (what augment drew for
+// the op).
+type FrameOp struct {
+	Apply  func(f Frame, v *[FrameOpValues]float32)
+	Values [FrameOpValues]float32
+}
+
+// Frame is one frame of a slot, at the slot's size, as a FrameOp sees it:
+// W×H RGB pixels, whatever the slot's layout.
+type Frame struct{ d frameDst }
+
+// W is the frame's width.
+func (f Frame) W() int { return f.d.W }
+
+// H is the frame's height.
+func (f Frame) H() int { return f.d.H }
+
+// At returns the pixel at column x, row y.
+func (f Frame) At(x, y int) (r, g, b uint8) {
+	d := f.d
+	if d.layout == BFHWC {
+		o := d.base + (y*d.W+x)*3
+		return d.buf[o], d.buf[o+1], d.buf[o+2]
+	}
+	o := d.base + y*d.W + x
+	return d.buf[o], d.buf[o+d.planeStep], d.buf[o+2*d.planeStep]
+}
+
+// Set writes the pixel at column x, row y.
+func (f Frame) Set(x, y int, r, g, b uint8) { f.d.put(x, y, r, g, b) }
+
+// applyOps runs ops over the frame d.
+func applyOps(d frameDst, ops []FrameOp) {
+	for i := range ops {
+		ops[i].Apply(Frame{d}, &ops[i].Values)
+	}
+}
+
 // Identity reports whether a changes nothing.
 func (a Augment) Identity() bool {
-	return !a.Drop && a.Crop.Identity() && a.Affine.Identity() && len(a.Colour) == 0
+	return !a.Drop && a.Crop.Identity() && a.Affine.Identity() && len(a.Colour) == 0 && len(a.Ops) == 0
 }
 
 // geometric reports whether a moves pixels.
@@ -54,6 +101,11 @@ func (a Augment) Check() error {
 	for _, op := range a.Colour {
 		if err := op.check(); err != nil {
 			return err
+		}
+	}
+	for i, op := range a.Ops {
+		if op.Apply == nil {
+			return fmt.Errorf("frame op %d has no Apply", i)
 		}
 	}
 	return nil
@@ -220,6 +272,7 @@ func (dec *Decoder) write(d frameDst, s Slot, img rgbImage) {
 	if len(a.Colour) > 0 {
 		dec.colour.apply(d, a.Colour)
 	}
+	applyOps(d, a.Ops)
 }
 
 // writeAugmented is writeFrame with a crop box cut from the part mode

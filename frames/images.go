@@ -64,6 +64,7 @@ func (s *Images) Decode(_ context.Context, d *Decoder, idx []int, dst Slot) erro
 			if c := dst.Augment.Colour; len(c) > 0 {
 				d.colour.apply(fd, c)
 			}
+			applyOps(fd, dst.Augment.Ops)
 			continue
 		}
 		d.write(fd, dst, img)

@@ -54,7 +54,7 @@ type Config struct {
 	// Decode says whether frames are TensorFlow's exactly or decoded fast.
 	Decode config.DecodeMode
 	// Augmented: the camera is augmented, and each sample's parameters
-	// (augment.Params.Vector, the identity's where none were drawn) are
+	// (augment.Params.Row, the identity's where none were drawn) are
 	// recorded in the batch's second file, NNNNNN.augment.npy (see Kind).
 	// Every dataset of a mix gives the same.
 	Augmented bool

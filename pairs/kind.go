@@ -2,10 +2,8 @@ package pairs
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/config"
@@ -20,7 +18,7 @@ import (
 // When the camera is augmented (Config.Augmented), a batch is two files
 // in one buffer, each with its own header: NNNNNN.npy, the frames as
 // without augmentation, and NNNNNN.augment.npy, float32 [B,
-// augment.NumColumns], each sample's parameters (augment.Columns).
+// augment.Width()], each sample's parameters (augment.Columns).
 // Without augmentation the batch is the one array, byte for byte as it
 // always was.
 type Kind struct {
@@ -55,11 +53,11 @@ type augLayout struct {
 func newAugLayout(shape []int, batchSize, sampleBytes int) *augLayout {
 	l := &augLayout{
 		frameHeader: npy.Header("|u1", shape),
-		augHeader:   npy.Header("<f4", []int{batchSize, augment.NumColumns}),
+		augHeader:   npy.Header("<f4", []int{batchSize, augment.Width()}),
 	}
 	l.frameSize = int64(len(l.frameHeader)) + int64(batchSize)*int64(sampleBytes)
 	l.augOff = (l.frameSize + fileAlign - 1) / fileAlign * fileAlign
-	l.augSize = int64(len(l.augHeader)) + int64(batchSize)*augment.NumColumns*4
+	l.augSize = int64(len(l.augHeader)) + int64(batchSize)*int64(augment.Width())*4
 	l.total = (l.augOff + l.augSize + fileAlign - 1) / fileAlign * fileAlign
 	return l
 }
@@ -157,7 +155,7 @@ func (k *Kind) NewBatch(n int64, buf []byte) (sample.Batch, error) {
 type batch struct {
 	k      *Kind
 	frames []byte // the samples' frames
-	params []byte // with augmentation: [B, augment.NumColumns] float32
+	params []byte // with augmentation: [B, augment.Width()] float32
 	metas  []Meta
 }
 
@@ -167,7 +165,7 @@ func (b *batch) Build(ctx context.Context, w sample.Worker, f sample.Frames, i i
 		m = &b.metas[i]
 	}
 	if b.params != nil {
-		const row = augment.NumColumns * 4
+		row := augment.Width() * 4
 		recordParams(b.params[i*row:(i+1)*row], f.Params(0))
 	}
 	n := b.k.sampleBytes
@@ -175,15 +173,13 @@ func (b *batch) Build(ctx context.Context, w sample.Worker, f sample.Frames, i i
 }
 
 // recordParams writes p, augment.Params or nil (the identity), as one row
-// of augment.NumColumns little-endian float32.
+// of augment.Width() little-endian float32.
 func recordParams(dst []byte, p sample.Params) {
 	ap, ok := p.(augment.Params)
 	if !ok {
 		ap = augment.Identity()
 	}
-	for j, v := range ap.Vector() {
-		binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(v))
-	}
+	ap.PutRow(dst)
 }
 
 func (b *batch) Finish(samples []plan.Sample, repeat []bool) ([]byte, error) {

@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-	"encoding/binary"
-	"math"
 
 	"github.com/oxefs/oxefs/augment"
 	"github.com/oxefs/oxefs/episode"
@@ -61,15 +59,13 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 }
 
 // recordParams writes p, augment.Params or nil (the identity), as one row
-// of an augment array: augment.NumColumns little-endian float32.
+// of an augment array: augment.Width() little-endian float32.
 func recordParams(dst []byte, p sample.Params) {
 	ap, ok := p.(augment.Params)
 	if !ok {
 		ap = augment.Identity()
 	}
-	for j, v := range ap.Vector() {
-		binary.LittleEndian.PutUint32(dst[4*j:], math.Float32bits(v))
-	}
+	ap.PutRow(dst)
 }
 
 // dropped reports whether p, augment.Params or nil, drops the camera.

@@ -36,7 +36,7 @@ type SlotSpec struct {
 	H, W  int
 	Steps int // T
 	// Augmented: the slot's augmentation parameters are recorded, one
-	// row of augment.NumColumns float32 per sample
+	// row of augment.Width() float32 per sample
 	// (observation.images.<Name>.augment).
 	Augmented bool
 }
@@ -165,7 +165,7 @@ func NewLayout(spec Spec) (*Layout, error) {
 	for _, s := range spec.Slots {
 		k := -1
 		if s.Augmented {
-			k = add(AugmentArray(s.Name), DTypeF32, 4, augment.NumColumns)
+			k = add(AugmentArray(s.Name), DTypeF32, 4, augment.Width())
 		}
 		l.augment = append(l.augment, k)
 	}
@@ -198,7 +198,7 @@ func NewLayout(spec Spec) (*Layout, error) {
 }
 
 // AugmentArray is the name of the array that records slot's augmentation
-// parameters: [B, augment.NumColumns] float32, augment.Columns.
+// parameters: [B, augment.Width()] float32, augment.Columns.
 func AugmentArray(slot string) string { return "observation.images." + slot + ".augment" }
 
 // Array returns the array of that name, nil if the layout has none.
