@@ -151,6 +151,15 @@ type Episode interface {
 	Rename(dataset string) Episode
 }
 
+// Numbered is an Episode whose steps are numbered across its dataset, as
+// LeRobot's index column numbers every frame of a dataset: step s is the
+// dataset's frame FirstIndex()+s (LeRobot's dataset_from_index +
+// frame_index). RLDS episodes have no such numbering.
+type Numbered interface {
+	Episode
+	FirstIndex() int64
+}
+
 // Recycled is an Episode whose memory its format reuses for a later load
 // once no one holds it any more (an RLDS episode's record buffer). Its
 // loader holds it when it is returned; a holder that is done calls Release

@@ -17,6 +17,11 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 echo "== prerequisites"
 ./scripts/testdeps.sh
+# The JAX recipe's test runs with the python of the venv testdeps.sh made
+# (jax is not installed beside the system's packages).
+if [ -z "${OXEFS_JAX_PYTHON:-}" ] && jax_python=$(./scripts/testdeps.sh --jax-python); then
+  export OXEFS_JAX_PYTHON=$jax_python
+fi
 # Once everything is present, a test that still skips for something
 # missing has a wrong check: the summary fails the run. Not so where
 # the user chose to go without (OXEFS_TEST_INSTALL=no), where /dev/fuse is

@@ -9,16 +9,38 @@
 #                                    without a password), or stop at once
 #                                    with the one command that installs it
 #   ./scripts/testdeps.sh --check    say what is missing; exit 1 if anything is
+#   ./scripts/testdeps.sh --jax-python
+#                                    print the jax venv's python (below) and
+#                                    exit 0 where it runs jax; else exit 1
 #
 # OXEFS_TEST_INSTALL=no: install nothing and go on; the tests that need
 # what is missing skip, and the summary counts them apart.
+#
+# jax (the JAX recipe's test, python/tests/test_jax.py) goes into a venv of
+# its own outside the repository, made by the user who runs this (no root
+# needed) and reused while it works: $OXEFS_JAX_VENV, by default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/oxefs/jax-venv. scripts/test.sh hands its
+# python to the tests as OXEFS_JAX_PYTHON.
 set -euo pipefail
+
+jax_venv=${OXEFS_JAX_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/oxefs/jax-venv}
+# jax on the CPU, pinned, without its declared scipy dependency (35 MB that
+# neither `import jax` nor the recipe uses): about 106 MB of wheels, 480 MB
+# installed. jax 0.10 needs Python >= 3.11 (Debian 12's is 3.11).
+jax_pins="jax==0.10.2 jaxlib==0.10.2 ml_dtypes==0.6.0 numpy==2.4.6 opt_einsum==3.4.0"
+jax_ok() {
+  [ -x "$jax_venv/bin/python" ] &&
+    JAX_PLATFORMS=cpu "$jax_venv/bin/python" -c 'import jax, jax.numpy as jnp; assert int(jax.jit(lambda x: x + 1)(jnp.int32(1))) == 2' >/dev/null 2>&1
+}
 
 mode=install
 case "${1:-}" in
   "") ;;
   --check) mode=check ;;
-  *) echo "usage: $0 [--check]" >&2; exit 2 ;;
+  --jax-python)
+    if jax_ok; then echo "$jax_venv/bin/python"; exit 0; fi
+    exit 1 ;;
+  *) echo "usage: $0 [--check | --jax-python]" >&2; exit 2 ;;
 esac
 if [ "${OXEFS_TEST_INSTALL:-}" = no ]; then mode=report; fi
 
@@ -84,6 +106,14 @@ for m in $absent; do
 done
 if [ -n "$absent" ]; then missing+=("python modules:$absent (for ${py:-python3})"); fi
 
+need_jax=no
+if ! jax_ok; then
+  need_jax=yes
+  missing+=("jax on the CPU, in a venv at $jax_venv (the JAX recipe's test)")
+  # Debian's python3 makes a venv with pip only with python3-venv.
+  if [ -n "$py" ] && ! "$py" -c 'import ensurepip' 2>/dev/null; then debs+=(python3-venv); fi
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "test prerequisites: all present (python: $py)"
   exit 0
@@ -118,6 +148,10 @@ resolve_avcodec() {
   esac
 }
 
+jax_cmd() { # how the jax venv is made, as the user who runs the tests
+  echo "${py:-/usr/bin/python3} -m venv $jax_venv && $jax_venv/bin/python -m pip install --no-deps $jax_pins"
+}
+
 install_cmd() { # the one command, for a person to run
   local d=() p
   for p in "${debs[@]}"; do [ "$p" = libavcodec ] && p=$(resolve_avcodec); d+=("$p"); done
@@ -131,6 +165,10 @@ install_cmd() { # the one command, for a person to run
     [ -n "$cmd" ] && cmd="$cmd && "
     cmd="$cmd${s}${py:-/usr/bin/python3} -m pip install --break-system-packages ${pips[*]}"
   fi
+  if [ $need_jax = yes ]; then
+    [ -n "$cmd" ] && cmd="$cmd && "
+    cmd="$cmd$(jax_cmd)"
+  fi
   echo "$cmd"
 }
 
@@ -143,6 +181,8 @@ case $mode in
     exit 0 ;;
 esac
 
+# The jax venv needs no root: only apt-get and the system pip do.
+if [ $can_install = no ] && [ ${#debs[@]} -eq 0 ] && [ ${#pips[@]} -eq 0 ]; then can_install=yes; fi
 if [ $can_install = no ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "cannot install them here (not root, and sudo asks for a password). Install them with:"
@@ -170,6 +210,24 @@ if [ ${#pips[@]} -gt 0 ]; then
   # an older pip does not know the flag and needs none.
   $sudo "$py" -m pip install -q --break-system-packages "${pips[@]}" 2>/dev/null ||
     $sudo "$py" -m pip install -q "${pips[@]}"
+fi
+if [ $need_jax = yes ]; then
+  echo "making a venv with jax on the CPU at $jax_venv: $jax_pins (about 106 MB to download)"
+  # A venv left half made by a failed or interrupted install does not
+  # import jax, so the next run makes it again from nothing.
+  if [ -e "$jax_venv" ] && [ ! -e "$jax_venv/pyvenv.cfg" ]; then
+    echo "$jax_venv exists and is not a venv: set OXEFS_JAX_VENV to a path of its own" >&2
+    exit 1
+  fi
+  rm -rf "$jax_venv"
+  mkdir -p "$(dirname "$jax_venv")"
+  if ! { "$py" -m venv "$jax_venv" && "$jax_venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps $jax_pins; }; then
+    rm -rf "$jax_venv"
+    echo "could not make the jax venv (no network to PyPI?). Make it with:"
+    echo "  $(jax_cmd)"
+    echo "or run the suite without it (the JAX recipe's test skips, named): OXEFS_TEST_INSTALL=no ./scripts/test.sh"
+    exit 1
+  fi
 fi
 # Check again: an install that did not provide what was missing is an error
 # here, not 40 skipped tests later.

@@ -138,6 +138,10 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s pla
 	}
 	if m != nil {
 		m.DatasetName, m.EpisodeID, m.Robot = a.ds.Name, ep.ID(), a.cfg.Robot
+		m.Index = -1
+		if n, ok := ep.(episode.Numbered); ok {
+			m.Index = n.FirstIndex() + int64(t)
+		}
 		if err := a.language(w, ep, t, m); err != nil {
 			return err
 		}

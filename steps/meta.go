@@ -14,6 +14,10 @@ type Meta struct {
 	// Task is the language at t, "" when the dataset has none.
 	Task  string
 	Robot string
+	// Index is the step's frame index across its dataset (LeRobot's index
+	// column, what LeRobotDataset gives as "index"): −1 for a dataset that
+	// numbers no frames across episodes (RLDS).
+	Index int64
 }
 
 // batchJSON is a batch's .json: one array per field, in sample order.
@@ -22,6 +26,7 @@ type batchJSON struct {
 	EpisodeID   []string `json:"episode_id,omitempty"`
 	Task        []string `json:"task,omitempty"`
 	Robot       []string `json:"robot,omitempty"`
+	Index       []int64  `json:"index,omitempty"`
 }
 
 // MetaJSON is the batch's .json under mode: every field for MetaFull,
@@ -36,11 +41,12 @@ func MetaJSON(mode config.MetaMode, metas []Meta) ([]byte, error) {
 		out.EpisodeID = make([]string, len(metas))
 		out.Task = make([]string, len(metas))
 		out.Robot = make([]string, len(metas))
+		out.Index = make([]int64, len(metas))
 	}
 	for i, m := range metas {
 		out.DatasetName[i] = m.DatasetName
 		if full {
-			out.EpisodeID[i], out.Task[i], out.Robot[i] = m.EpisodeID, m.Task, m.Robot
+			out.EpisodeID[i], out.Task[i], out.Robot[i], out.Index[i] = m.EpisodeID, m.Task, m.Robot, m.Index
 		}
 	}
 	return json.Marshal(out)

@@ -247,7 +247,7 @@ func TestWindowsClampAndPad(t *testing.T) {
 				if f := binary.LittleEndian.Uint64(sampleBytes(t, b, "frame_index", i)); f != uint64(tt) {
 					t.Fatalf("frame_index %d, want %d", f, tt)
 				}
-				if metas[i].Task != rec.Language || metas[i].Robot != "widowx" || metas[i].DatasetName != "tiny_bridge" || metas[i].EpisodeID != ep.ID() {
+				if metas[i].Task != rec.Language || metas[i].Robot != "widowx" || metas[i].DatasetName != "tiny_bridge" || metas[i].EpisodeID != ep.ID() || metas[i].Index != -1 {
 					t.Fatalf("meta %+v (language %q)", metas[i], rec.Language)
 				}
 				// frames: each position is the clamped step's frame, decoded alone
@@ -425,13 +425,56 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// numbered is an episode numbered across its dataset from first, as a
+// LeRobot episode is.
+type numbered struct {
+	episode.Episode
+	first int64
+}
+
+func (n numbered) FirstIndex() int64 { return n.first }
+
+// TestMetaIndex: a sample's meta index is the episode's first frame index
+// plus t for a numbered episode, −1 for one that is not (RLDS).
+func TestMetaIndex(t *testing.T) {
+	ds := openFixture(t, "tiny_bridge")
+	ep := loadEpisode(t, ds, bridgeKey)
+	spec := bridgeSpec(3, config.BFHWC, []int{0}, []int{0}, []int{0})
+	l, err := NewLayout(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(ds.Info(), spec, l, bridgeConfig([]int{0}, []int{0}, []int{0}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := []int{0, 2, ep.Steps() - 1}
+	for _, c := range []struct {
+		name string
+		ep   episode.Episode
+		want func(t int) int64
+	}{
+		{"rlds", ep, func(int) int64 { return -1 }},
+		{"numbered", numbered{ep, 1000}, func(t int) int64 { return 1000 + int64(t) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, metas, _ := build(t, a, spec, c.ep, bridgeKey, ts, false)
+			for i, tt := range ts {
+				if metas[i].Index != c.want(tt) {
+					t.Errorf("t=%d: index %d, want %d", tt, metas[i].Index, c.want(tt))
+				}
+			}
+		})
+	}
+}
+
 func TestMetaJSON(t *testing.T) {
-	metas := []Meta{{"a", "a/train/0/1", "pick", "r1"}, {"b", "b/train/2/3", "", ""}}
+	metas := []Meta{{DatasetName: "a", EpisodeID: "a/train/0/1", Task: "pick", Robot: "r1", Index: 7}, {DatasetName: "b", EpisodeID: "b/train/2/3", Index: -1}}
 	for _, c := range []struct {
 		mode config.MetaMode
 		want string
 	}{
-		{config.MetaFull, `{"dataset_name":["a","b"],"episode_id":["a/train/0/1","b/train/2/3"],"task":["pick",""],"robot":["r1",""]}`},
+		{config.MetaFull, `{"dataset_name":["a","b"],"episode_id":["a/train/0/1","b/train/2/3"],"task":["pick",""],"robot":["r1",""],"index":[7,-1]}`},
 		{config.MetaDataset, `{"dataset_name":["a","b"]}`},
 		{config.MetaNone, ``},
 	} {

@@ -27,6 +27,7 @@ type Episode struct {
 	name  string // the dataset name the episode is loaded for
 	key   episode.Key
 	index int64
+	from  int64 // the dataset's frame index of step 0 (dataset_from_index)
 	id    string
 	where string // the data file, for errors
 	steps int
@@ -58,7 +59,7 @@ type videoSteps struct {
 	fetched atomic.Bool
 }
 
-var _ episode.Episode = (*Episode)(nil)
+var _ episode.Numbered = (*Episode)(nil)
 
 // Episode loads one episode: its rows of its data file, checked against
 // the episode table, and the index of each of its video files, with every
@@ -76,7 +77,7 @@ func (d *Dataset) Episode(ctx context.Context, key episode.Key) (episode.Episode
 
 func (d *Dataset) load(ctx context.Context, key episode.Key, index int64) (*Episode, error) {
 	e := &d.eps[index]
-	ep := &Episode{d: d, name: d.Name, key: key, index: index, id: episodeID(d.Name, key.Split, index), steps: int(e.Length),
+	ep := &Episode{d: d, name: d.Name, key: key, index: index, from: e.From, id: episodeID(d.Name, key.Split, index), steps: int(e.Length),
 		nums: map[string][]float64{}, ints: map[string][]int64{}, blobs: map[string][][]byte{}, videos: map[string]*videoSteps{}}
 	path, err := d.dataPath(e)
 	if err != nil {
@@ -334,6 +335,10 @@ func (ep *Episode) Key() episode.Key { return ep.key }
 
 // Steps is the episode's length.
 func (ep *Episode) Steps() int { return ep.steps }
+
+// FirstIndex is the dataset's frame index of the episode's first step
+// (dataset_from_index): LeRobot's index column is FirstIndex()+frame_index.
+func (ep *Episode) FirstIndex() int64 { return ep.from }
 
 // Size is about the bytes the episode holds: its columns and images.
 // Video frames are decoded on demand and are not held.

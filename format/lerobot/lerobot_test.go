@@ -140,6 +140,9 @@ func TestEpisodesMatchLeRobot(t *testing.T) {
 		if got := vec("index", 1)[0]; got != float64(want.Index) {
 			t.Errorf("%s: index %v, lerobot %v", where, got, want.Index)
 		}
+		if got := ep.(episode.Numbered).FirstIndex() + int64(s); got != want.Index {
+			t.Errorf("%s: FirstIndex()+frame_index %d, lerobot's index %d", where, got, want.Index)
+		}
 		tv, err := ep.Feature(TaskKey)
 		if err != nil {
 			t.Fatal(err)

@@ -246,7 +246,9 @@ class _PairReader:
 class _StepReader:
     """A step-mode batch: each array of info.json's sample.arrays from its
     own file, checked against the dtype and shape info.json gives it; the
-    strings of NNNNNN.json stay lists of str."""
+    strings of NNNNNN.json stay lists of str, its index (each sample's
+    frame index across its dataset, LeRobot's "index"; -1 for RLDS) is
+    int64 [B]."""
 
     def __init__(self, info, path, batches, length, mmap):
         self.dir, self.length, self.mmap = batches, length, mmap
@@ -277,6 +279,8 @@ class _StepReader:
         return batch
 
     def meta(self, meta):
+        if "index" in meta:
+            meta = dict(meta, index=np.asarray(meta["index"], dtype=np.int64))
         return meta
 
 

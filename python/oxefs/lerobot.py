@@ -15,7 +15,10 @@ as they come:
   ``[B]`` for one other delta);
 - ``task`` (list of B str), ``episode_index``, ``frame_index`` (int64
   ``[B]``), ``timestamp`` (float32 ``[B]``: frame_index / fps, as a
-  LeRobot dataset stores it), ``dataset_index`` (int64 ``[B]``);
+  LeRobot dataset stores it), ``index`` (int64 ``[B]``: the frame's
+  index across its dataset, the episode's dataset_from_index +
+  frame_index; -1 for an RLDS dataset), ``dataset_index`` (int64
+  ``[B]``);
 - and oxefs's own ``image_mask``, ``state_mask``, ``action_mask`` (a mix
   of several embodiments pads state and action to its widest) and
   ``sample_is_pad`` (the val view's repeats).

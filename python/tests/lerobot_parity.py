@@ -13,7 +13,7 @@ for the same samples (each oxefs sample's episode and t, from the
 batch's episode_index and frame_index) builds the batches of
 LeRobotDataset(root, delta_timestamps) + a DataLoader: every key lerobot
 gives (frames, state, action, their _is_pad, task, episode_index,
-frame_index, timestamp) must be equal, and so must the loss of a second
+frame_index, timestamp, index) must be equal, and so must the loss of a second
 policy, made with the same seed, trained on lerobot's batches. It writes
 what it found to OUT.json; with --reference it also writes the reference
 numbers (per key of lerobot's batches: shape, sum, sha256; the losses)
@@ -101,7 +101,7 @@ def main():
                 ref_losses, mismatches, ref_batches = [], [], []
                 for step, batch in enumerate(ours):
                     lb = lerobot_batch(ds, batch)
-                    keys = [k for k in lb if k != "index" and k != "task_index"]
+                    keys = [k for k in lb if k != "task_index"]
                     for k in keys:
                         if k not in batch:
                             mismatches.append(f"step {step}: oxefs has no {k}")

@@ -81,7 +81,7 @@ def write(root, batch_size=4, num_batches=3, val_batches=0, layout="BFHWC", meta
 
     def batch():
         out = {n: np.zeros(shape, np.dtype(dt)) for n, dt, shape in specs}
-        strings = {"dataset_name": [], "episode_id": [], "task": [], "robot": []}
+        strings = {"dataset_name": [], "episode_id": [], "task": [], "robot": [], "index": []}
         for j in range(b):
             ds, episode, length, t = _sample(rng, drop_last)
             for k, (name, size, deltas) in enumerate(slots):
@@ -107,6 +107,9 @@ def write(root, batch_size=4, num_batches=3, val_batches=0, layout="BFHWC", meta
             strings["episode_id"].append(f"{ds['name']}/train/shard-0/{episode}")
             strings["task"].append(f"task {episode} of {ds['name']}" if ds["index"] == 0 else "")
             strings["robot"].append(ds["robot"])
+            # the frame's index across its dataset: dataset 0 numbers its
+            # frames as LeRobot does, the others (RLDS) do not
+            strings["index"].append(sum(ds["lengths"][:episode]) + t if ds["index"] == 0 else -1)
         if nan_action:
             out["action"][0, 0, 0] = np.nan
         if meta == "dataset":
@@ -126,7 +129,7 @@ def write(root, batch_size=4, num_batches=3, val_batches=0, layout="BFHWC", meta
             if strings is not None:
                 with open(os.path.join(d, f"{i:06d}.json"), "w") as f:
                     json.dump(strings, f)
-                out.update(strings)
+                out.update({k: np.asarray(v, np.int64) if k == "index" else v for k, v in strings.items()})
             want[view].append(out)
 
     def deltas_of(ds):
