@@ -39,9 +39,17 @@ typedef uint8_t v32b __attribute__((vector_size(32)));
 // Stage's layout in Go: a uint32, two float32 and an int32, 16 bytes.
 typedef struct { uint32_t op; float f, g; int32_t shift; } oxefs_stage;
 enum { OP_BLEND = 1, OP_SATURATION = 2, OP_HUE = 3 };
+enum { MAX_STAGES = 64 }; // MaxStages
 
-INLINE vi splat(int32_t x) { return (vi){x, x, x, x, x, x, x, x}; }
-INLINE vf splatf(float x) { return (vf){x, x, x, x, x, x, x, x}; }
+// splat and splatf broadcast x to every lane.
+INLINE vi splat(int32_t x) {
+	const vi v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+INLINE vf splatf(float x) {
+	const vf v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+}
 
 // sel is m ? a : b per lane, m all ones or all zeros.
 INLINE vi sel(vi m, vi a, vi b) { return (a & m) | (b & ~m); }
@@ -67,6 +75,16 @@ INLINE vi gray(vf r, vf g, vf b) {
 	return vtrunc(s + b * splatf(0.114f));
 }
 
+// pick6 is (t0, …, t5)[i] per lane, i in 0..5.
+INLINE vi pick6(vi i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4, int32_t t5) {
+#if defined(__clang__)
+	return sel(i == 0, splat(t0), sel(i == 1, splat(t1), sel(i == 2, splat(t2),
+		sel(i == 3, splat(t3), sel(i == 4, splat(t4), splat(t5))))));
+#else
+	return __builtin_shuffle((vi){t0, t1, t2, t3, t4, t5, 0, 0}, i);
+#endif
+}
+
 // hue is frames' hueShift of each lane's pixel (colour.go), with its
 // tables computed:
 //   - hueRecip[cr] = ⌈2³²/cr⌉ as a·2¹⁶ + lo, a = ⌊2¹⁶/cr⌋ (the float32
@@ -82,6 +100,7 @@ INLINE void hue(vi *pr, vi *pg, vi *pb, int32_t shift) {
 	const vi mx = vmax(vmax(r, g), b), mn = vmin(vmin(r, g), b);
 	const vi cr = mx - mn;
 	const vi rmax = r == mx, gmax = g == mx;
+	const vi shiftv = splat(shift);
 	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
 	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
 	// ⌈2³²/cr⌉ in two parts (cr 0 is a gray, handled at the end).
@@ -94,7 +113,7 @@ INLINE void hue(vi *pr, vi *pg, vi *pb, int32_t shift) {
 	lo = self(e > splatf(0), lo + splatf(1), lo);
 	const vf numf = tof(num);
 	const vi p = (vtrunc(numf * a) << 8) + (vtrunc(numf * lo) >> 8);
-	const vi h = h0 + p + splat(shift);
+	const vi h = h0 + p + shiftv;
 	vi sec = h >> 24; // in 5..16
 	sec -= splat(6) & (sec >= splat(6));
 	sec -= splat(6) & (sec >= splat(6));
@@ -106,21 +125,14 @@ INLINE void hue(vi *pr, vi *pg, vi *pb, int32_t shift) {
 	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
 	const vf s = (v - m) / self(mx == 0, splatf(1), v);
 	const vi pm = vtrunc((v * (splatf(1) - s)) * splatf(255));
-	// hueShifts: per sector k, red takes the largest channel (k 0, 5), the
-	// middle one (1, 4) or the smallest (2, 3); green is red's pattern at
-	// k + 4, blue at k + 2 (mod 6). t = min(k, 5 − k) picks byte t of
-	// mx | mid << 8 | pm << 16.
-	const vi packed = mx | (mid << 8) | (pm << 16);
-	const vi gray = mx == mn;
-	vi out[3];
-	const int32_t rot[3] = {0, 4, 2};
-	for (int c = 0; c < 3; c++) {
-		vi k = sec + splat(rot[c]);
-		k -= splat(6) & (k >= splat(6));
-		const vi t = vmin(k, splat(5) - k);
-		out[c] = sel(gray, mx, (vi)((vu)packed >> (vu)(t << 3)) & splat(255));
-	}
-	*pr = out[0], *pg = out[1], *pb = out[2];
+	// hueShifts: per sector, red, green and blue each take the largest
+	// channel, the middle one or the smallest: byte 0, 1 or 2 of
+	// mx | mid << 8 | pm << 16. A gray (mx = mn) has cr 0, so p is 0,
+	// mid is mn or mx and pm is mx: every choice is mx, as hueShift's.
+	const vu packed = (vu)(mx | (mid << 8) | (pm << 16));
+	*pr = (vi)(packed >> (vu)pick6(sec, 0, 8, 16, 16, 8, 0)) & splat(255);
+	*pg = (vi)(packed >> (vu)pick6(sec, 8, 0, 0, 8, 16, 16)) & splat(255);
+	*pb = (vi)(packed >> (vu)pick6(sec, 16, 16, 8, 0, 0, 8)) & splat(255);
 }
 
 // chunk is the pixels a pass holds at a time, as 32-bit lanes.
@@ -138,12 +150,22 @@ INLINE int64_t run(int32_t *pr, int32_t *pg, int32_t *pb, int n,
 		const oxefs_stage s = st[k];
 		switch (s.op) {
 		case OP_BLEND: {
-			const vf f = splatf(s.f), o = splatf(s.g);
+			// consecutive blends in one loop
+			int j = k + 1;
+			while (j < ns && st[j].op == OP_BLEND) j++;
+			vf fs[MAX_STAGES], os[MAX_STAGES];
+			for (int q = k; q < j; q++) fs[q - k] = splatf(st[q].f), os[q - k] = splatf(st[q].g);
 			for (int i = 0; i < nv; i++) {
-				r[i] = clampTrunc(tof(r[i]) * f + o);
-				g[i] = clampTrunc(tof(g[i]) * f + o);
-				b[i] = clampTrunc(tof(b[i]) * f + o);
+				vi x = r[i], y = g[i], z = b[i];
+				for (int q = 0; q < j - k; q++) {
+					const vf f = fs[q], o = os[q];
+					x = clampTrunc(tof(x) * f + o);
+					y = clampTrunc(tof(y) * f + o);
+					z = clampTrunc(tof(z) * f + o);
+				}
+				r[i] = x, g[i] = y, b[i] = z;
 			}
+			k = j - 1;
 			break;
 		}
 		case OP_SATURATION: {
