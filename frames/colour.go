@@ -46,7 +46,8 @@ import "github.com/oxefs/oxefs/frames/colourk"
 // it keeps the two rows above the one it writes as they were.
 //
 // Where package colourk's vectorised kernel is built (cgo on amd64, see
-// there), the passes and the contrast's mean run in it instead: it takes
+// there) and the CPU has AVX2, the passes and the contrast's mean run in
+// it instead: it takes
 // the same ops as a list of stages (each table as the blends it was
 // composed of, applied in turn, which is the composed table exactly),
 // computes what the tables here hold with the same float32 operations and
@@ -78,11 +79,14 @@ const colourChunk = 512
 const goColour colourk.Level = 255
 
 // defaultColourKernel is what a colourer uses unless told otherwise: the
-// fastest kernel this machine runs, else the Go code (no cgo, not amd64,
-// or built with the purego tag).
+// kernel's AVX2 level where the machine runs it, else the Go code (no cgo,
+// not amd64, built with the purego tag, or a CPU without AVX2). The SSE2
+// level equals the Go code too but is slower than it (BenchmarkColour:
+// Octo's chain at about 0.4× the Go code's frames per CPU-second, AVX2 at
+// 2.5×), so it only runs when asked for.
 var defaultColourKernel = func() colourk.Level {
-	if l := colourk.Best(); l != 0 {
-		return l
+	if colourk.Best() == colourk.AVX2 {
+		return colourk.AVX2
 	}
 	return goColour
 }()

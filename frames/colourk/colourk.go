@@ -27,7 +27,10 @@
 // are computed at once, never how any one of them is.
 //
 // The kernel exists where cgo does, on amd64, unless the build tag purego
-// is set; elsewhere Levels is empty and frames uses its Go code.
+// is set; elsewhere Levels is empty and frames uses its Go code. frames
+// runs the AVX2 level only: the SSE2 build equals it but is slower than
+// the Go code (each eight-lane operation becomes two, and SSE2 has no
+// per-lane shifts or shuffles), so it serves the tests and benchmarks.
 package colourk
 
 import "fmt"
