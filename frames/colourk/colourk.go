@@ -29,8 +29,9 @@
 // The kernel exists where cgo does, on amd64, unless the build tag purego
 // is set; elsewhere Levels is empty and frames uses its Go code. frames
 // runs the AVX2 level only: the SSE2 build equals it but is slower than
-// the Go code (each eight-lane operation becomes two, and SSE2 has no
-// per-lane shifts or shuffles), so it serves the tests and benchmarks.
+// the Go code (GCC lowers the eight-lane comparisons to one scalar
+// compare per lane for SSE2, which has no per-lane shifts or shuffles
+// either), so it serves the tests and benchmarks.
 package colourk
 
 import "fmt"
