@@ -58,6 +58,18 @@ func BenchmarkAugment(b *testing.B) {
 			loop(b, op)
 		})
 	}
+	// Octo's colour ops through colour.go's Go code, as where the kernel
+	// is not built.
+	b.Run("ops/resize+colour(octo,go)", func(b *testing.B) {
+		src := randomImageFor(b, h, w)
+		d := Decoder{colour: colourer{kernel: goColour}}
+		slot := Slot{Buf: make([]byte, side*side*3), Frames: 1, H: side, W: side, Augment: Augment{Colour: octoColour}}
+		fd := slot.frame(0)
+		op := func() { d.write(fd, slot, src) }
+		op()
+		b.ReportAllocs()
+		loop(b, op)
+	})
 	// Octo's colour ops as torchvision's float32 arithmetic recomputed
 	// operation for operation (colour_ref_test.go, the implementation
 	// before the fast ops), after the plain resize: the same frames'
@@ -104,9 +116,9 @@ func randomImageFor(b *testing.B, h, w int) rgbImage {
 }
 
 // BenchmarkColour is each colour op, and Octo's chain, on a photo-like
-// 256×256 frame: colour.go's ops ("fast") and torchvision's float32
-// arithmetic recomputed operation for operation (colour_ref_test.go,
-// "float32"), side by side. go test -run '^$' -bench Colour -cpu 1
+// 256×256 frame: torchvision's float32 arithmetic recomputed operation
+// for operation (colour_ref_test.go, "float32"), colour.go's Go code
+// ("go") and each level of the colourk kernel, side by side. go test -run '^$' -bench Colour -cpu 1
 // ./frames/
 func BenchmarkColour(b *testing.B) {
 	const side = 256
@@ -123,18 +135,27 @@ func BenchmarkColour(b *testing.B) {
 		{"sharpness", []Colour{{Sharpness, 1.3}}},
 	}
 	for _, c := range chains {
-		for _, impl := range []string{"fast", "float32"} {
+		impls := []string{"float32"}
+		for _, k := range colourKernels() {
+			impls = append(impls, colourKernelName(k))
+		}
+		for _, impl := range impls {
 			b.Run(c.name+"/"+impl, func(b *testing.B) {
 				buf := make([]byte, len(src.Pix))
 				d := newFrameDst(buf, BFHWC, 0, 1, side, side)
-				var fast colourer
 				var ref refColourer
+				var fast colourer
+				for _, k := range colourKernels() {
+					if colourKernelName(k) == impl {
+						fast.kernel = k
+					}
+				}
 				op := func() {
 					copy(buf, src.Pix)
-					if impl == "fast" {
-						fast.apply(d, c.chain)
-					} else {
+					if impl == "float32" {
 						ref.apply(d, c.chain)
+					} else {
+						fast.apply(d, c.chain)
 					}
 				}
 				op()

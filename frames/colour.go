@@ -1,5 +1,7 @@
 package frames
 
+import "github.com/oxefs/oxefs/frames/colourk"
+
 // The colour ops, as torchvision computes them on uint8 tensors
 // (torchvision/transforms/functional_tensor.py, _functional_tensor.py in
 // newer versions):
@@ -42,10 +44,24 @@ package frames
 // read-only pass and one read-write pass. Sharpness reads each pixel's
 // neighbours as the ops before it left them: those are applied first, and
 // it keeps the two rows above the one it writes as they were.
+//
+// Where package colourk's vectorised kernel is built (cgo on amd64, see
+// there) and the CPU has AVX2, the passes and the contrast's mean run in
+// it instead: it takes
+// the same ops as a list of stages (each table as the blends it was
+// composed of, applied in turn, which is the composed table exactly),
+// computes what the tables here hold with the same float32 operations and
+// equals this code on every value. The Go code is the portable path and
+// the reference the kernel is tested against (colour_kernel_test.go).
 
 // colourer applies colour ops to a frame in place, with buffers reused
 // from frame to frame.
 type colourer struct {
+	// kernel picks the implementation: 0 is defaultColourKernel,
+	// goColour the Go code, else a colourk.Level.
+	kernel colourk.Level
+	// kst is stages as the kernel's: the same ops since the last pass.
+	kst    []colourk.Stage
 	stages []colourStage
 	rows   []byte   // sharpness: the rows above and at the one written, as they were
 	vsum   []uint16 // sharpness: a row's vertical sums of three
@@ -59,6 +75,30 @@ type colourer struct {
 
 const colourChunk = 512
 
+// goColour, as colourer.kernel, forces the Go code.
+const goColour colourk.Level = 255
+
+// defaultColourKernel is what a colourer uses unless told otherwise: the
+// kernel's AVX2 level where the machine runs it, else the Go code (no cgo,
+// not amd64, built with the purego tag, or a CPU without AVX2). The SSE2
+// level equals the Go code too but is slower than it (BenchmarkColour:
+// Octo's chain at about 0.4× the Go code's frames per CPU-second, AVX2 at
+// 2.5×), so it only runs when asked for.
+var defaultColourKernel = func() colourk.Level {
+	if colourk.Best() == colourk.AVX2 {
+		return colourk.AVX2
+	}
+	return goColour
+}()
+
+// level is the kernel level c runs, or goColour.
+func (c *colourer) level() colourk.Level {
+	if c.kernel == 0 {
+		return defaultColourKernel
+	}
+	return c.kernel
+}
+
 // colourStage is one per-pixel step of a pass: a table applied to each
 // channel (brightness, contrast, composed), saturation or hue.
 type colourStage struct {
@@ -70,27 +110,29 @@ type colourStage struct {
 }
 
 func (c *colourer) footprint() int {
-	return cap(c.rows) + 2*cap(c.vsum) + cap(c.stages)*int(sizeofStage) + len(c.chunk) + sizeofPlan + 3*256*4
+	return cap(c.rows) + 2*cap(c.vsum) + cap(c.stages)*int(sizeofStage) + len(c.chunk) + sizeofPlan + 3*256*4 + 16*cap(c.kst)
 }
 
 const sizeofStage = 8 + 256 + 2*256*4 + 4
 
 // apply runs ops over frame d in order.
 func (c *colourer) apply(d frameDst, ops []Colour) {
-	st := c.stages[:0]
+	st, kst := c.stages[:0], c.kst[:0]
 	for _, op := range ops {
 		switch op.Op {
 		case Brightness:
 			st = addTable(st, blendTable(op.Factor, 0))
+			kst = append(kst, blendStage(op.Factor, 0))
 		case Contrast:
 			var mean float32
 			if len(st) == 0 || len(st) == 1 && st[0].op == Brightness {
-				mean = c.meanGray(d, st)
+				mean = c.meanGray(d, st, kst)
 			} else {
-				mean = c.pass(d, st, true)
-				st = st[:0]
+				mean = c.pass(d, st, kst, true)
+				st, kst = st[:0], kst[:0]
 			}
 			st = addTable(st, blendTable(op.Factor, mean))
+			kst = append(kst, blendStage(op.Factor, mean))
 		case Saturation:
 			st = append(st, colourStage{op: Saturation})
 			s := &st[len(st)-1]
@@ -98,20 +140,46 @@ func (c *colourer) apply(d frameDst, ops []Colour) {
 			for x := range 256 {
 				s.fx[x], s.fg[x] = float32(op.Factor*u8f[x]), float32(one*u8f[x])
 			}
+			kst = append(kst, colourk.Stage{Op: colourk.Saturation, F: op.Factor, G: one})
 		case Hue:
 			st = append(st, colourStage{op: Hue, hue: hueShiftFixed(op.Factor)})
+			kst = append(kst, colourk.Stage{Op: colourk.Hue, Shift: hueShiftFixed(op.Factor)})
 		case Sharpness:
 			if len(st) > 0 {
-				c.pass(d, st, false)
-				st = st[:0]
+				c.pass(d, st, kst, false)
+				st, kst = st[:0], kst[:0]
 			}
 			c.sharpen(d, op.Factor)
 		}
 	}
 	if len(st) > 0 {
-		c.pass(d, st, false)
+		c.pass(d, st, kst, false)
 	}
-	c.stages = st[:0]
+	c.stages, c.kst = st[:0], kst[:0]
+}
+
+// blendStage is blendTable(f, b) as the kernel's stage: f·x + (1−f)·b
+// with the same float32 values.
+func blendStage(f, b float32) colourk.Stage {
+	one := float32(1 - float64(f))
+	return colourk.Stage{Op: colourk.Blend, F: f, G: float32(one * b)}
+}
+
+// kernelPass runs the kernel stages kst over d (see colourk.Pass) and
+// reports whether it did: not when c runs the Go code.
+func (c *colourer) kernelPass(d frameDst, kst []colourk.Stage, write, mean bool) (int64, bool) {
+	l := c.level()
+	if l == goColour || len(kst) > colourk.MaxStages {
+		return 0, false
+	}
+	n := d.W * d.H
+	f := colourk.Frame{N: n}
+	if d.layout == BFHWC {
+		f.R = d.buf[d.base : d.base+3*n]
+	} else {
+		f.R, f.G, f.B = d.planes(0, n)
+	}
+	return colourk.Pass(l, &f, kst, write, mean), true
 }
 
 // addTable appends a per-channel table, composed with the last stage when
@@ -169,8 +237,11 @@ func gray(r, g, b uint8) uint8 {
 // meanGray is the mean of the grayscale of d with the table stage st (at
 // most one) applied, as torch.mean computes it: the sum, exact as an
 // integer, rounded to float32 and divided by the count in float32. d is
-// left as it is.
-func (c *colourer) meanGray(d frameDst, st []colourStage) float32 {
+// left as it is. kst is st as the kernel's stages.
+func (c *colourer) meanGray(d frameDst, st []colourStage, kst []colourk.Stage) float32 {
+	if sum, ok := c.kernelPass(d, kst, false, true); ok {
+		return float32(float64(sum)) / float32(d.W*d.H)
+	}
 	lut := &identityTable
 	if len(st) == 1 {
 		lut = &st[0].lut
@@ -210,8 +281,15 @@ var identityTable = func() (t [256]uint8) {
 
 // pass applies the stages to every pixel of d; with mean, it returns the
 // mean of the result's grayscale as meanGray does. A planar frame goes
-// through in chunks packed into c.chunk.
-func (c *colourer) pass(d frameDst, st []colourStage, mean bool) float32 {
+// through in chunks packed into c.chunk. kst is st as the kernel's
+// stages.
+func (c *colourer) pass(d frameDst, st []colourStage, kst []colourk.Stage, mean bool) float32 {
+	if sum, ok := c.kernelPass(d, kst, true, mean); ok {
+		if !mean {
+			return 0
+		}
+		return float32(float64(sum)) / float32(d.W*d.H)
+	}
 	if !mean && len(st) == 1 && st[0].op == Brightness {
 		c.table(d, &st[0].lut)
 		return 0

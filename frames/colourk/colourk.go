@@ -1,0 +1,126 @@
+// Package colourk is the vectorised kernel of frames' per-pixel colour
+// ops (brightness, contrast, saturation, hue), written in C and built
+// twice, for SSE2 (the x86-64 baseline) and for AVX2, chosen at run time
+// by what the CPU has. Package frames decides what runs (the stages of a
+// pass, the contrast's mean) and keeps the portable Go code that this
+// kernel must equal value for value; this package only runs the
+// arithmetic, eight pixels at a time.
+//
+// A pass takes every pixel of a frame through a list of stages in order
+// and may write the result back and add up its grayscale:
+//
+//	blend(f, b)      x = clamp(f·x + b, 0, 255), truncated: torchvision's
+//	                 blend with a constant (brightness: b = 0; contrast:
+//	                 b = (1−f)·mean), each channel on its own
+//	saturation(f, g) x = clamp(f·x + g·gray, 0, 255), truncated, with
+//	                 gray = int(0.2989·r + 0.587·g + 0.114·b)
+//	hue(shift)       frames' fixed-point hue shift (frames/colour.go)
+//
+// in float32 with the operations frames' tables hold, in their order,
+// each rounded on its own: the C is compiled with floating-point
+// contraction off and for no FMA target, as package bilinear's. Where
+// frames' hue reads a table (2³²/(max−min), a channel over 255, the
+// smallest channel after the shift) the kernel computes the entry with
+// float32 operations whose results equal the table's for every index
+// (tested for all of them), so no lane waits on a gather. The lanes of
+// one vector are independent pixels: vectorising changes how many pixels
+// are computed at once, never how any one of them is.
+//
+// The kernel exists where cgo does, on amd64, unless the build tag purego
+// is set; elsewhere Levels is empty and frames uses its Go code. frames
+// runs the AVX2 level only: the SSE2 build equals it but is slower than
+// the Go code (GCC lowers the eight-lane comparisons to one scalar
+// compare per lane for SSE2, which has no per-lane shifts or shuffles
+// either), so it serves the tests and benchmarks.
+package colourk
+
+import "fmt"
+
+// Op is a stage's operation.
+type Op uint32
+
+const (
+	// Blend: x = clamp(F·x + G, 0, 255), truncated, per channel.
+	Blend Op = iota + 1
+	// Saturation: x = clamp(F·x + G·gray(pixel), 0, 255), truncated.
+	Saturation
+	// Hue: frames' fixed-point hue shift by Shift (24 fraction bits, in
+	// [6, 12) sixths of a turn).
+	Hue
+)
+
+// Stage is one step of a pass. Its layout is the C kernel's.
+type Stage struct {
+	Op    Op
+	F, G  float32
+	Shift int32
+}
+
+// MaxStages bounds a pass's stages.
+const MaxStages = 64
+
+// Level is an instruction set the kernel is compiled for.
+type Level uint8
+
+const (
+	// SSE2 is the x86-64 baseline: four lanes per instruction.
+	SSE2 Level = iota + 1
+	// AVX2: eight lanes.
+	AVX2
+)
+
+func (l Level) String() string {
+	switch l {
+	case SSE2:
+		return "sse2"
+	case AVX2:
+		return "avx2"
+	}
+	return fmt.Sprintf("Level(%d)", uint8(l))
+}
+
+// Best returns the fastest level this machine runs, or 0 when the kernel
+// is not built (see Levels).
+func Best() Level {
+	ls := Levels()
+	if len(ls) == 0 {
+		return 0
+	}
+	return ls[len(ls)-1]
+}
+
+// Frame is the N pixels a pass runs over: packed RGB in R (G and B nil),
+// or three planes, N bytes each.
+type Frame struct {
+	R, G, B []byte
+	N       int
+}
+
+// check panics unless every byte the kernel reads or writes is inside
+// f's slices and the stages are valid: the C code trusts them.
+func check(f *Frame, st []Stage) {
+	bad := f.N < 0 || len(st) > MaxStages
+	if f.G == nil && f.B == nil {
+		bad = bad || len(f.R) < 3*f.N
+	} else {
+		bad = bad || len(f.R) < f.N || len(f.G) < f.N || len(f.B) < f.N
+	}
+	for _, s := range st {
+		bad = bad || s.Op < Blend || s.Op > Hue || (s.Op == Hue && (s.Shift < 6<<24 || s.Shift >= 12<<24))
+	}
+	if bad {
+		panic(fmt.Sprintf("colourk: pass out of bounds: %d pixels, %d/%d/%d bytes, %d stages", f.N, len(f.R), len(f.G), len(f.B), len(st)))
+	}
+}
+
+// Pass runs the stages over every pixel of f at level l (one of Levels).
+// With write, the result replaces the pixels; with mean, Pass returns the
+// sum of the result's grayscale, int(0.2989·r + 0.587·g + 0.114·b) per
+// pixel, else 0. It panics if l is not available or f is out of bounds.
+func Pass(l Level, f *Frame, st []Stage, write, mean bool) int64 {
+	check(f, st)
+	if f.N == 0 {
+		return 0
+	}
+	return pass(l, f, st, write, mean)
+}

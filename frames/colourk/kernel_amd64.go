@@ -1,0 +1,365 @@
+//go:build cgo && amd64 && !purego
+
+package colourk
+
+/*
+#cgo CFLAGS: -O2 -Wno-psabi
+
+// -Wno-psabi: the eight-lane helpers below are always inlined, so no
+// vector crosses a call and the AVX calling convention GCC notes about
+// never applies.
+
+// No contraction of a*b+c into an FMA: cgo refuses -ffp-contract=off as a
+// flag, so it is a pragma (and no function here targets FMA anyway).
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <stdint.h>
+#include <string.h>
+#include <immintrin.h>
+
+// The kernel is written once with the compilers' vector extensions over
+// eight 32-bit lanes (vi, vf) and inlined into two entry points: one for
+// the x86-64 baseline, where each eight-lane operation becomes two SSE2
+// ones, and one with the AVX2 target attribute, where it becomes one.
+// Neither targets FMA, and the pragma above keeps the compiler from
+// fusing a multiply and an add anyway.
+typedef int32_t vi __attribute__((vector_size(32)));
+typedef uint32_t vu __attribute__((vector_size(32)));
+typedef float vf __attribute__((vector_size(32)));
+typedef uint8_t v8b __attribute__((vector_size(8)));
+typedef uint8_t v16b __attribute__((vector_size(16)));
+typedef uint8_t v32b __attribute__((vector_size(32)));
+
+#define INLINE static inline __attribute__((always_inline))
+
+// Stage's layout in Go: a uint32, two float32 and an int32, 16 bytes.
+typedef struct { uint32_t op; float f, g; int32_t shift; } oxefs_stage;
+enum { OP_BLEND = 1, OP_SATURATION = 2, OP_HUE = 3 };
+enum { MAX_STAGES = 64 }; // MaxStages
+
+// splat and splatf broadcast x to every lane.
+INLINE vi splat(int32_t x) {
+	const vi v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+INLINE vf splatf(float x) {
+	const vf v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+// sel is m ? a : b per lane, m all ones or all zeros.
+INLINE vi sel(vi m, vi a, vi b) { return (a & m) | (b & ~m); }
+INLINE vf self(vi m, vf a, vf b) { return (vf)sel(m, (vi)a, (vi)b); }
+INLINE vi vmax(vi a, vi b) { return sel(a > b, a, b); }
+INLINE vi vmin(vi a, vi b) { return sel(a < b, a, b); }
+INLINE vf tof(vi x) { return __builtin_convertvector(x, vf); }
+// vtrunc is the C cast: truncation toward zero (cvttps2dq).
+INLINE vi vtrunc(vf x) { return __builtin_convertvector(x, vi); }
+
+// clampTrunc is frames' clampTrunc: 0 unless v > 0 (NaN too), 255 from
+// 255 up, else v truncated.
+INLINE vi clampTrunc(vf v) {
+	v = self(v > splatf(0), v, splatf(0));
+	v = self(v < splatf(255), v, splatf(255));
+	return vtrunc(v);
+}
+
+// gray is frames' gray of each lane's pixel: 0.2989·r + 0.587·g, rounded,
+// plus 0.114·b, each product rounded, truncated.
+INLINE vi gray(vf r, vf g, vf b) {
+	vf s = r * splatf(0.2989f) + g * splatf(0.587f);
+	return vtrunc(s + b * splatf(0.114f));
+}
+
+// pick6 is (t0, …, t5)[i] per lane, i in 0..5.
+INLINE vi pick6(vi i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4, int32_t t5) {
+#if defined(__clang__)
+	return sel(i == 0, splat(t0), sel(i == 1, splat(t1), sel(i == 2, splat(t2),
+		sel(i == 3, splat(t3), sel(i == 4, splat(t4), splat(t5))))));
+#else
+	return __builtin_shuffle((vi){t0, t1, t2, t3, t4, t5, 0, 0}, i);
+#endif
+}
+
+// hue is frames' hueShift of each lane's pixel (colour.go), with its
+// tables computed:
+//   - hueRecip[cr] = ⌈2³²/cr⌉ as a·2¹⁶ + lo, a = ⌊2¹⁶/cr⌋ (the float32
+//     quotient is never within rounding of an integer it is not), lo the
+//     ceiling of rem·2¹⁶/cr from an estimate within one and an exact
+//     float32 check; num·hueRecip[cr] >> 8 is then num·a·2⁸ + (num·lo >> 8),
+//     every product exact in float32;
+//   - hueScale[x] is x (x/255·255 truncated is x for every byte);
+//   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
+//     quotient for every byte, then its float32 steps as written.
+INLINE void hue(vi *pr, vi *pg, vi *pb, int32_t shift) {
+	const vi r = *pr, g = *pg, b = *pb;
+	const vi mx = vmax(vmax(r, g), b), mn = vmin(vmin(r, g), b);
+	const vi cr = mx - mn;
+	const vi rmax = r == mx, gmax = g == mx;
+	const vi shiftv = splat(shift);
+	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
+	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
+	// ⌈2³²/cr⌉ in two parts (cr 0 is a gray, handled at the end).
+	const vf crf = tof(sel(cr == 0, splat(1), cr));
+	const vf q1 = splatf(65536.0f) / crf;
+	const vf a = tof(vtrunc(q1));
+	const vf rem = splatf(65536.0f) - a * crf;
+	vf lo = tof(vtrunc(rem * q1 + splatf(0.5f)));
+	const vf e = rem * splatf(65536.0f) - lo * crf;
+	lo = self(e > splatf(0), lo + splatf(1), lo);
+	const vf numf = tof(num);
+	const vi p = (vtrunc(numf * a) << 8) + (vtrunc(numf * lo) >> 8);
+	const vi h = h0 + p + shiftv;
+	vi sec = h >> 24; // in 5..16
+	sec -= splat(6) & (sec >= splat(6));
+	sec -= splat(6) & (sec >= splat(6));
+	const vu d = (vu)cr * (vu)(h & splat(0xffffff));
+	const vi odd = -(sec & splat(1));
+	const vi mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+	// hueMin[mx][mn]
+	const vf tm = tof(mx) * splatf(1.0f / 256), tn = tof(mn) * splatf(1.0f / 256);
+	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
+	const vf s = (v - m) / self(mx == 0, splatf(1), v);
+	const vi pm = vtrunc((v * (splatf(1) - s)) * splatf(255));
+	// hueShifts: per sector, red, green and blue each take the largest
+	// channel, the middle one or the smallest: byte 0, 1 or 2 of
+	// mx | mid << 8 | pm << 16. A gray (mx = mn) has cr 0, so p is 0,
+	// mid is mn or mx and pm is mx: every choice is mx, as hueShift's.
+	const vu packed = (vu)(mx | (mid << 8) | (pm << 16));
+	*pr = (vi)(packed >> (vu)pick6(sec, 0, 8, 16, 16, 8, 0)) & splat(255);
+	*pg = (vi)(packed >> (vu)pick6(sec, 8, 0, 0, 8, 16, 16)) & splat(255);
+	*pb = (vi)(packed >> (vu)pick6(sec, 16, 16, 8, 0, 0, 8)) & splat(255);
+}
+
+// chunk is the pixels a pass holds at a time, as 32-bit lanes.
+enum { chunk = 256 };
+
+// run takes n pixels of the three channel arrays (32-byte aligned, the
+// lanes up to a multiple of 8 readable) through the stages, one stage at
+// a time over all of them, and returns the sum of the result's gray when
+// mean is set.
+INLINE int64_t run(int32_t *pr, int32_t *pg, int32_t *pb, int n,
+		const oxefs_stage *st, int ns, int mean) {
+	vi *r = (vi *)pr, *g = (vi *)pg, *b = (vi *)pb;
+	const int nv = (n + 7) / 8;
+	for (int k = 0; k < ns; k++) {
+		const oxefs_stage s = st[k];
+		switch (s.op) {
+		case OP_BLEND: {
+			// consecutive blends in one loop
+			int j = k + 1;
+			while (j < ns && st[j].op == OP_BLEND) j++;
+			vf fs[MAX_STAGES], os[MAX_STAGES];
+			for (int q = k; q < j; q++) fs[q - k] = splatf(st[q].f), os[q - k] = splatf(st[q].g);
+			for (int i = 0; i < nv; i++) {
+				vi x = r[i], y = g[i], z = b[i];
+				for (int q = 0; q < j - k; q++) {
+					const vf f = fs[q], o = os[q];
+					x = clampTrunc(tof(x) * f + o);
+					y = clampTrunc(tof(y) * f + o);
+					z = clampTrunc(tof(z) * f + o);
+				}
+				r[i] = x, g[i] = y, b[i] = z;
+			}
+			k = j - 1;
+			break;
+		}
+		case OP_SATURATION: {
+			const vf f = splatf(s.f), one = splatf(s.g);
+			for (int i = 0; i < nv; i++) {
+				const vf rf = tof(r[i]), gf = tof(g[i]), bf = tof(b[i]);
+				const vf gb = tof(gray(rf, gf, bf)) * one;
+				r[i] = clampTrunc(rf * f + gb);
+				g[i] = clampTrunc(gf * f + gb);
+				b[i] = clampTrunc(bf * f + gb);
+			}
+			break;
+		}
+		case OP_HUE:
+			for (int i = 0; i < nv; i++) hue(&r[i], &g[i], &b[i], s.shift);
+			break;
+		}
+	}
+	if (!mean) return 0;
+	vi sum = splat(0); // at most chunk/8 · 255 per lane
+	const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
+	for (int i = 0; i < nv; i++) sum += gray(tof(r[i]), tof(g[i]), tof(b[i])) & (lane < splat(n - 8 * i));
+	int64_t total = 0;
+	for (int j = 0; j < 8; j++) total += sum[j];
+	return total;
+}
+
+// Moving pixels between a frame and the channel arrays, per level: get
+// reads n pixels (packed RGB when p1 is null, else three planes) into
+// the arrays, zeros up to a multiple of 8; put writes n of them back.
+
+static void get_sse2(int32_t *r, int32_t *g, int32_t *b, const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, int n) {
+	int i = 0;
+	if (p1) {
+		for (; i < n; i++) r[i] = p0[i], g[i] = p1[i], b[i] = p2[i];
+	} else {
+		for (; i < n; i++) r[i] = p0[3 * i], g[i] = p0[3 * i + 1], b[i] = p0[3 * i + 2];
+	}
+	for (; i % 8; i++) r[i] = g[i] = b[i] = 0;
+}
+
+static void put_sse2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, const int32_t *g, const int32_t *b, int n) {
+	if (p1) {
+		for (int i = 0; i < n; i++) p0[i] = r[i], p1[i] = g[i], p2[i] = b[i];
+	} else {
+		for (int i = 0; i < n; i++) p0[3 * i] = r[i], p0[3 * i + 1] = g[i], p0[3 * i + 2] = b[i];
+	}
+}
+
+// The AVX2 level splits and joins 16 packed pixels at a time with byte
+// shuffles (it has SSSE3), and widens and narrows 8 bytes at a time.
+__attribute__((target("avx2")))
+static void get_avx2(int32_t *r, int32_t *g, int32_t *b, const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, int n) {
+	int i = 0;
+	if (p1) {
+		for (; i + 8 <= n; i += 8) {
+			_mm256_store_si256((__m256i *)(r + i), _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p0 + i))));
+			_mm256_store_si256((__m256i *)(g + i), _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p1 + i))));
+			_mm256_store_si256((__m256i *)(b + i), _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(p2 + i))));
+		}
+	} else {
+		const __m128i ra = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+		const __m128i rb = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14, -1, -1, -1, -1, -1);
+		const __m128i rc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 1, 4, 7, 10, 13);
+		const __m128i ga = _mm_setr_epi8(1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+		const __m128i gb = _mm_setr_epi8(-1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1);
+		const __m128i gc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 2, 5, 8, 11, 14);
+		const __m128i ba = _mm_setr_epi8(2, 5, 8, 11, 14, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
+		const __m128i bb = _mm_setr_epi8(-1, -1, -1, -1, -1, 1, 4, 7, 10, 13, -1, -1, -1, -1, -1, -1);
+		const __m128i bc = _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 3, 6, 9, 12, 15);
+		for (; i + 16 <= n; i += 16) {
+			const uint8_t *in = p0 + 3 * i;
+			__m128i a = _mm_loadu_si128((const __m128i *)in);
+			__m128i m = _mm_loadu_si128((const __m128i *)(in + 16));
+			__m128i c = _mm_loadu_si128((const __m128i *)(in + 32));
+			__m128i x[3] = {
+				_mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ra), _mm_shuffle_epi8(m, rb)), _mm_shuffle_epi8(c, rc)),
+				_mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ga), _mm_shuffle_epi8(m, gb)), _mm_shuffle_epi8(c, gc)),
+				_mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, ba), _mm_shuffle_epi8(m, bb)), _mm_shuffle_epi8(c, bc)),
+			};
+			int32_t *o[3] = {r, g, b};
+			for (int j = 0; j < 3; j++) {
+				_mm256_store_si256((__m256i *)(o[j] + i), _mm256_cvtepu8_epi32(x[j]));
+				_mm256_store_si256((__m256i *)(o[j] + i + 8), _mm256_cvtepu8_epi32(_mm_srli_si128(x[j], 8)));
+			}
+		}
+	}
+	get_sse2(r + i, g + i, b + i, p1 ? p0 + i : p0 + 3 * i, p1 ? p1 + i : 0, p1 ? p2 + i : 0, n - i);
+}
+
+// narrow8 is 8 lanes of 0..255 as 8 bytes.
+__attribute__((target("avx2")))
+static inline __m128i narrow8(const int32_t *x) {
+	__m256i v = _mm256_load_si256((const __m256i *)x);
+	__m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+	return _mm_packus_epi16(w, w);
+}
+
+__attribute__((target("avx2")))
+static void put_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, const int32_t *g, const int32_t *b, int n) {
+	int i = 0;
+	if (p1) {
+		for (; i + 8 <= n; i += 8) {
+			_mm_storel_epi64((__m128i *)(p0 + i), narrow8(r + i));
+			_mm_storel_epi64((__m128i *)(p1 + i), narrow8(g + i));
+			_mm_storel_epi64((__m128i *)(p2 + i), narrow8(b + i));
+		}
+	} else {
+		// Output byte k of each 16-byte store takes pixel k/3's channel
+		// k%3 from the r, g and b bytes of 16 pixels.
+		const __m128i ar = _mm_setr_epi8(0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1, 5);
+		const __m128i ag = _mm_setr_epi8(-1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1);
+		const __m128i ab = _mm_setr_epi8(-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1);
+		const __m128i br = _mm_setr_epi8(-1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1, 10, -1);
+		const __m128i bg = _mm_setr_epi8(5, -1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1, 10);
+		const __m128i bb = _mm_setr_epi8(-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1);
+		const __m128i cr = _mm_setr_epi8(-1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15, -1, -1);
+		const __m128i cg = _mm_setr_epi8(-1, -1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15, -1);
+		const __m128i cb = _mm_setr_epi8(10, -1, -1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15);
+		for (; i + 16 <= n; i += 16) {
+			__m128i x = _mm_unpacklo_epi64(narrow8(r + i), narrow8(r + i + 8));
+			__m128i y = _mm_unpacklo_epi64(narrow8(g + i), narrow8(g + i + 8));
+			__m128i z = _mm_unpacklo_epi64(narrow8(b + i), narrow8(b + i + 8));
+			uint8_t *out = p0 + 3 * i;
+			_mm_storeu_si128((__m128i *)out, _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(x, ar), _mm_shuffle_epi8(y, ag)), _mm_shuffle_epi8(z, ab)));
+			_mm_storeu_si128((__m128i *)(out + 16), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(x, br), _mm_shuffle_epi8(y, bg)), _mm_shuffle_epi8(z, bb)));
+			_mm_storeu_si128((__m128i *)(out + 32), _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(x, cr), _mm_shuffle_epi8(y, cg)), _mm_shuffle_epi8(z, cb)));
+		}
+	}
+	put_sse2(p1 ? p0 + i : p0 + 3 * i, p1 ? p1 + i : 0, p1 ? p2 + i : 0, r + i, g + i, b + i, n - i);
+}
+
+// The two levels: the same chunk loop, each with its own run (inlined
+// for its target) and its own get and put.
+#define OXEFS_PASS(name, attr, get, put)                                                   \
+	attr static int64_t name(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,                \
+			const oxefs_stage *st, int ns, int write, int mean) {                          \
+		int32_t ch[3][chunk] __attribute__((aligned(32)));                                 \
+		int64_t total = 0;                                                                 \
+		for (long i = 0; i < n; i += chunk) {                                              \
+			const int k = n - i < chunk ? (int)(n - i) : chunk;                            \
+			uint8_t *q0 = p1 ? p0 + i : p0 + 3 * i, *q1 = p1 ? p1 + i : 0, *q2 = p1 ? p2 + i : 0; \
+			get(ch[0], ch[1], ch[2], q0, q1, q2, k);                                       \
+			total += run(ch[0], ch[1], ch[2], k, st, ns, mean);                             \
+			if (write) put(q0, q1, q2, ch[0], ch[1], ch[2], k);                            \
+		}                                                                                  \
+		return total;                                                                      \
+	}
+
+OXEFS_PASS(oxefs_colour_sse2, , get_sse2, put_sse2)
+OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), get_avx2, put_avx2)
+
+static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
+		const oxefs_stage *st, int ns, int write, int mean) {
+	if (level == 2) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
+	return oxefs_colour_sse2(p0, p1, p2, n, st, ns, write, mean);
+}
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Levels returns the levels this machine runs, slowest first: SSE2, and
+// AVX2 where the CPU has it.
+func Levels() []Level {
+	if cpu.X86.HasAVX2 {
+		return []Level{SSE2, AVX2}
+	}
+	return []Level{SSE2}
+}
+
+func pass(l Level, f *Frame, st []Stage, write, mean bool) int64 {
+	if l != SSE2 && (l != AVX2 || !cpu.X86.HasAVX2) {
+		panic("colourk: kernel " + l.String() + " is not available on this machine")
+	}
+	var p1, p2 *C.uint8_t
+	if f.G != nil {
+		p1, p2 = (*C.uint8_t)(unsafe.Pointer(&f.G[0])), (*C.uint8_t)(unsafe.Pointer(&f.B[0]))
+	}
+	var sp *C.oxefs_stage
+	if len(st) > 0 {
+		sp = (*C.oxefs_stage)(unsafe.Pointer(&st[0]))
+	}
+	return int64(C.oxefs_colour(C.int(l), (*C.uint8_t)(unsafe.Pointer(&f.R[0])), p1, p2, C.long(f.N),
+		sp, C.int(len(st)), cbool(write), cbool(mean)))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
