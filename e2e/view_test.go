@@ -501,7 +501,7 @@ func TestViewPage(t *testing.T) {
 			readJSON(t, filepath.Join(mnt, "stats.json"), &st)
 
 			if tc.steps {
-				t.Run("oxefs view MOUNT", func(t *testing.T) { testViewCommand(t, mnt) })
+				t.Run("oxefs view MOUNT", func(t *testing.T) { testViewCommand(t, chrome, mnt) })
 				t.Run("episode scrubber", func(t *testing.T) { testScrubber(t, chrome, url, mnt) })
 			}
 		})
@@ -550,8 +550,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 // testViewCommand runs `oxefs view MOUNT` beside the daemon and reads the
-// mix and a batch through it.
-func testViewCommand(t *testing.T, mnt string) {
+// mix and a batch through it, and scrubs an episode with its page.
+func testViewCommand(t *testing.T, chrome, mnt string) {
 	cmd := exec.Command(oxefsBin, "view", mnt, "--addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -589,6 +589,9 @@ func testViewCommand(t *testing.T, mnt string) {
 			t.Errorf("oxefs view %s: %d %v, want %d", q, resp.StatusCode, body, code)
 		}
 	}
+	// The scrubber too: oxefs view opens the datasets of the config the
+	// mount's info.json records.
+	t.Run("episode scrubber", func(t *testing.T) { testScrubber(t, chrome, url, mnt) })
 }
 
 // testScrubber opens sample 0's episode in the page's episode scrubber and
