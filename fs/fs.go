@@ -88,6 +88,13 @@
 // batches, further opens wait for memory, first come first served, until a
 // reader closes a file (see batch.Scheduler).
 //
+// # The daemon's own reads are looks
+//
+// A batch opened or read by a thread of the daemon's own process (the web
+// page of mount --view, which reads the mount as any trainer does) is a
+// look at that batch, not a reader going through them: its Get's context
+// says so (Looking), and the batches start no readahead for it.
+//
 // # Interrupts
 //
 // Open waits for its batch under the request's context: if the reader is
