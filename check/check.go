@@ -61,7 +61,7 @@ type Spec struct {
 	MaxLag int
 }
 
-// Defect is one problem of one episode.
+// Defect is one problem of one episode, or of one file (File set).
 type Defect struct {
 	Kind    string `json:"kind"`
 	Episode string `json:"episode"` // "" for a defect of a file that lies in no episode

@@ -397,7 +397,7 @@ async function renderCheck() {
   for (const d of r.datasets || []) {
     t.append(el("tr", { "data-dataset": d.name, "data-defects": (d.defects || []).length },
       el("td", { text: d.name }), el("td", { text: d.split || "" }), el("td", { class: "num", text: d.episodes }),
-      el("td", { text: (d.defects || []).map((x) => `${x.kind} ${x.episode}: ${x.detail}`).join("\n") || "none" }),
+      el("td", { text: (d.defects || []).map((x) => `${x.kind} ${x.episode || x.file || ""}: ${x.detail}`).join("\n") || "none" }),
       el("td", { text: (d.action_autocorrelation || []).slice(0, 10).map((v) => v.toFixed(2)).join(" ") }),
       el("td", { class: "num", text: d.suggested_chunk || "" })));
   }
