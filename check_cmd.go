@@ -14,6 +14,7 @@ import (
 
 	"github.com/oxefs/oxefs/check"
 	"github.com/oxefs/oxefs/episode"
+	"github.com/oxefs/oxefs/format"
 	"github.com/oxefs/oxefs/loader"
 )
 
@@ -51,8 +52,9 @@ func (c *checkCmd) Run(ctx context.Context, log *slog.Logger) error {
 				ranges []episode.Range
 			}{d.Config.ValSplit, d.Val})
 		}
+		reported := map[format.Finding]bool{} // a file both selections read is reported once
 		for _, sel := range sels {
-			r, err := checkSelection(ctx, p, d, sel.name, sel.ranges, c.Workers, progress)
+			r, err := checkSelection(ctx, p, d, sel.name, sel.ranges, c.Workers, progress, reported)
 			if err != nil {
 				return fmt.Errorf("dataset %s split %s: %w", d.Config.Name, sel.name, err)
 			}
@@ -104,8 +106,10 @@ func checkSpec(p *loader.Pipeline, d *loader.Dataset) check.Spec {
 	return s
 }
 
-// checkSelection reads every episode of one split selection of d once.
-func checkSelection(ctx context.Context, p *loader.Pipeline, d *loader.Dataset, split string, ranges []episode.Range, workers int, progress func(string, int64, int64)) (check.Report, error) {
+// checkSelection reads every episode of one split selection of d once,
+// and has the files that hold them audited as wholes when the format can
+// (format.Auditor); a finding in reported already is left out.
+func checkSelection(ctx context.Context, p *loader.Pipeline, d *loader.Dataset, split string, ranges []episode.Range, workers int, progress func(string, int64, int64), reported map[format.Finding]bool) (check.Report, error) {
 	segs, err := d.Data.Info().Segments(ranges)
 	if err != nil {
 		return check.Report{}, err
@@ -138,7 +142,27 @@ func checkSelection(ctx context.Context, p *loader.Pipeline, d *loader.Dataset, 
 		}
 		return err
 	})
-	return c.Report(), err
+	if err != nil {
+		return check.Report{}, err
+	}
+	if a, ok := d.Data.(format.Auditor); ok {
+		found, err := a.Audit(ctx, ranges)
+		if err != nil {
+			return check.Report{}, err
+		}
+		for _, f := range found {
+			if reported[f] {
+				continue
+			}
+			reported[f] = true
+			kind := check.FrameCount
+			if f.Kind == format.OrphanRow {
+				kind = check.Orphan
+			}
+			c.Found(check.Defect{Kind: kind, Episode: f.Episode, File: f.File, Detail: f.Detail})
+		}
+	}
+	return c.Report(), nil
 }
 
 // checkProgress shows one bar per dataset and split.
@@ -175,7 +199,11 @@ func printCheck(rep checkReport) error {
 	}
 	for _, d := range rep.Datasets {
 		for _, x := range d.Defects {
-			fmt.Printf("%s %s: %s\n", x.Kind, x.Episode, x.Detail)
+			where := x.Episode
+			if where == "" {
+				where = d.Name + " " + x.File
+			}
+			fmt.Printf("%s %s: %s\n", x.Kind, where, x.Detail)
 		}
 		for _, n := range d.Notes {
 			fmt.Printf("note %s %s: %s\n", d.Name, d.Split, n)

@@ -330,8 +330,16 @@ func (b *Batch) Release() {
 	})
 }
 
+// lookKey marks a context whose Get is a look at one batch (see Look).
+type lookKey struct{}
+
+// Look marks ctx's Gets as looks at single batches, not a reader going
+// through them (the web page's reads of the batch it shows): they start
+// no readahead, which would build batches nobody reads.
+func Look(ctx context.Context) context.Context { return context.WithValue(ctx, lookKey{}, true) }
+
 // Get returns batch n, building it if no one has, and starts readahead
-// after it. When the budget is full of batches readers hold, it waits for
+// after it (unless ctx is a Look). When the budget is full of batches readers hold, it waits for
 // memory behind earlier requests. ctx bounds only this caller's wait: the
 // build itself goes on for others (and for the cache) if this caller gives
 // up, and a batch still waiting for memory leaves the queue when no one
@@ -347,7 +355,9 @@ func (s *Scheduler) Get(ctx context.Context, n int64) (*Batch, error) {
 		return nil, fmt.Errorf("batch %d: %w", n, ErrClosed)
 	}
 	e := s.demandLocked(n)
-	s.readaheadLocked(n)
+	if ctx.Value(lookKey{}) == nil {
+		s.readaheadLocked(n)
+	}
 	s.mu.Unlock()
 
 	select {

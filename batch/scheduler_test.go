@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -284,6 +285,40 @@ print(int(a.astype(np.int64).sum()))`, path).CombinedOutput()
 	}
 	if got := string(bytes.TrimSpace(out)); got != fmt.Sprint(sum) {
 		t.Fatalf("numpy read sum %s, want %d", got, sum)
+	}
+}
+
+// TestLookReadsNoFurther: a Get marked as a look builds the batch asked
+// for and nothing after it; a plain Get reads ahead.
+func TestLookReadsNoFurther(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ctx   context.Context
+		built []int64
+	}{
+		{"look", Look(context.Background()), []int64{5}},
+		{"reader", context.Background(), []int64{5, 6, 7, 8}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, tb := newTest(t, Config{Len: 20, Budget: 1 << 30, Readahead: 3})
+			b, err := s.Get(tc.ctx, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Release()
+			s.Close() // waits for the readahead builds
+			tb.mu.Lock()
+			defer tb.mu.Unlock()
+			var built []int64
+			for n := range int64(20) {
+				if tb.counts[n] > 0 {
+					built = append(built, n)
+				}
+			}
+			if !slices.Equal(built, tc.built) {
+				t.Errorf("built %v, want %v", built, tc.built)
+			}
+		})
 	}
 }
 

@@ -3,10 +3,13 @@
 // stray from 1/fps, frozen cameras (a run of identical consecutive
 // frames), episodes too short for the mix's chunk or offset, and episodes
 // the format refuses (frame counts that disagree between the data table,
-// the video and the metadata are such refusals); plus the action
-// autocorrelation by lag, and the chunk length it suggests. It knows
-// episodes, not formats or storage: the caller loads the episodes
-// (`oxefs check` through each dataset's Scan) and hands them over.
+// the video and the metadata are such refusals); defects of whole files
+// that the format finds (rows of the data that no episode owns, video
+// files with a frame more or less than their episodes' rows), which the
+// caller hands over as they are; plus the action autocorrelation by lag,
+// and the chunk length it suggests. It knows episodes, not formats or
+// storage: the caller loads the episodes (`oxefs check` through each
+// dataset's Scan) and hands them over.
 package check
 
 import (
@@ -28,12 +31,13 @@ import (
 
 // Defect kinds.
 const (
-	NonFinite  = "non_finite"  // NaN or ±Inf in an action or state value
-	Timestamp  = "timestamp"   // not increasing, or a step off 1/fps
-	Frozen     = "frozen"      // a camera's identical consecutive frames
-	Short      = "short"       // fewer steps than the mix's chunk or offset needs
-	Unreadable = "unreadable"  // the format refuses the episode (its reason says why)
-	FrameCount = "frame_count" // a camera's frames disagree with the episode's steps
+	NonFinite  = "non_finite"   // NaN or ±Inf in an action or state value
+	Timestamp  = "timestamp"    // not increasing, or a step off 1/fps
+	Frozen     = "frozen"       // a camera's identical consecutive frames
+	Short      = "short"        // fewer steps than the mix's chunk or offset needs
+	Unreadable = "unreadable"   // the format refuses the episode (its reason says why)
+	FrameCount = "frame_count"  // a camera's frames disagree with the episode's steps
+	Orphan     = "orphaned_row" // a row of the data that no episode owns
 )
 
 // Spec says what to check in a dataset's episodes.
@@ -57,11 +61,13 @@ type Spec struct {
 	MaxLag int
 }
 
-// Defect is one problem of one episode.
+// Defect is one problem of one episode, or of one file (File set).
 type Defect struct {
 	Kind    string `json:"kind"`
-	Episode string `json:"episode"`
-	Detail  string `json:"detail"`
+	Episode string `json:"episode"` // "" for a defect of a file that lies in no episode
+	// File names the file of a defect found in a whole file (see Found).
+	File   string `json:"file,omitempty"`
+	Detail string `json:"detail"`
 }
 
 // Report is a dataset's result.
@@ -90,6 +96,7 @@ type Checker struct {
 
 	mu    sync.Mutex
 	eps   map[string]*episodeResult // guarded by mu: by episode id
+	files []Defect                  // guarded by mu: see Found
 	notes map[string]bool           // guarded by mu
 }
 
@@ -120,6 +127,15 @@ func (c *Checker) Refused(id string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.eps[id] = &episodeResult{defects: []Defect{{Kind: kind, Episode: id, Detail: err.Error()}}}
+}
+
+// Found records a defect of a whole file, which the format found (a row
+// no episode owns, a video with a frame too few): reported after the
+// episodes' defects, in the order found.
+func (c *Checker) Found(d Defect) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.files = append(c.files, d)
 }
 
 func (c *Checker) note(s string) {
@@ -368,6 +384,7 @@ func (c *Checker) Report() Report {
 			den[d] += r.den[d]
 		}
 	}
+	rep.Defects = append(rep.Defects, c.files...)
 	if num != nil {
 		rep.ActionAutocorrelation = make([]float64, c.spec.MaxLag+1)
 		for k := range rep.ActionAutocorrelation {

@@ -140,6 +140,19 @@ func TestRefused(t *testing.T) {
 	}
 }
 
+// TestFound: a defect of a whole file comes after the episodes', as it
+// was given.
+func TestFound(t *testing.T) {
+	c := New("d", "train", spec)
+	orphan := Defect{Kind: Orphan, File: "data/chunk-000/file-000.parquet", Detail: "1 row 37 carry episode_index 99"}
+	c.Found(orphan)
+	c.Refused("d/train/0/2", &episode.CorruptError{Dataset: "d", Err: errors.New("bad crc")})
+	rep := c.Report()
+	if len(rep.Defects) != 2 || rep.Defects[0].Kind != Unreadable || rep.Defects[1] != orphan {
+		t.Errorf("defects %+v: want the unreadable episode 2, then %+v", rep.Defects, orphan)
+	}
+}
+
 // TestAutocorrelation compares the pooled autocorrelation with the
 // formula computed here directly, episode by episode, and checks the
 // chunk it suggests.

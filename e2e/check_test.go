@@ -24,7 +24,7 @@ type checkOutput struct {
 		Name     string
 		Split    string
 		Episodes int
-		Defects  []struct{ Kind, Episode, Detail string }
+		Defects  []struct{ Kind, Episode, File, Detail string }
 	}
 	Defects int
 }
@@ -207,6 +207,9 @@ func TestCheckFixtures(t *testing.T) {
 		mix     func(t *testing.T) string
 		kind    string
 		episode string
+		// file, when not "", is the file a defect found in a whole file
+		// must name (the format's audit, not an episode's load).
+		file string
 	}{
 		{"NaN action", func(t *testing.T) string {
 			dir := damageRLDS(t, "tiny_kuka", "tiny_kuka-train.tfrecord-00000-of-00002", 1, func(b []byte, span [2]int) {
@@ -214,7 +217,7 @@ func TestCheckFixtures(t *testing.T) {
 				binary.LittleEndian.PutUint32(b[v[9][0]:], math.Float32bits(float32(math.NaN())))
 			})
 			return fill(tinyKuka, dir)
-		}, "non_finite", "tiny_kuka/train/0/1"},
+		}, "non_finite", "tiny_kuka/train/0/1", ""},
 		{"frozen camera", func(t *testing.T) string {
 			dir := damageRLDS(t, "tiny_bridge", "tiny_bridge-train.tfrecord-00001-of-00003", 2, func(b []byte, span [2]int) {
 				v := featureValues(t, b, span, "steps/observation/image")
@@ -232,21 +235,41 @@ func TestCheckFixtures(t *testing.T) {
 				t.Fatalf("no three steps whose first frame fits over the next two")
 			})
 			return fill(tinyBridge, dir)
-		}, "frozen", "tiny_bridge/train/1/2"},
+		}, "frozen", "tiny_bridge/train/1/2", ""},
 		{"episode shorter than the offset", func(t *testing.T) string {
 			return strings.Replace(fill(tinyTable, filepath.Join(data, "tiny_table", "1.0.0")), "offset: 1", "offset: 9", 1)
-		}, "short", ""},
+		}, "short", "", ""},
 		{"LeRobot timestamps swapped", func(t *testing.T) string {
 			dir := testkit.CopyDir(t, filepath.Join(testkit.Testdata(t), "lerobot", "lerobot_av1"))
 			swapTimestamps(t, filepath.Join(dir, "data", "chunk-000", "file-000.parquet"), 2, 3)
 			return fill(lerobotAV1, dir)
-		}, "timestamp", "lerobot_av1/train/episode_000000"},
+		}, "timestamp", "lerobot_av1/train/episode_000000", ""},
 		{"LeRobot video cut short: the frames of its last episode dropped", func(t *testing.T) string {
 			return fill(lerobotAV1, testkit.LeRobotDamaged(t, "truncated_mp4"))
-		}, "frame_count", "lerobot_av1/val/"},
+		}, "frame_count", "lerobot_av1/val/", ""},
 		{"LeRobot episode past its video's end", func(t *testing.T) string {
 			return fill(lerobotAV1, testkit.LeRobotDamaged(t, "past_video_end"))
-		}, "frame_count", "lerobot_av1/val/"},
+		}, "frame_count", "lerobot_av1/val/", ""},
+		// The rows appended at the end of a data file: every episode still
+		// loads (its rows are where the episode table says), so only the
+		// audit of the whole file sees them.
+		{"LeRobot orphaned row: an episode meta/episodes does not list", func(t *testing.T) string {
+			return fill(lerobotAV1, testkit.LeRobotOrphanRow(t, 99))
+		}, "orphaned_row", "", testkit.LeRobotDataFile},
+		{"LeRobot orphaned row: one row too many for its episode", func(t *testing.T) string {
+			return fill(lerobotAV1, testkit.LeRobotOrphanRow(t, 2))
+		}, "orphaned_row", "", testkit.LeRobotDataFile},
+		// Sample 15 of the top camera's first file (episode 1, step 3)
+		// dropped. Its times kept, the episode cannot load (no frame for
+		// step 3) and the audit names where the frames jump; moved up, the
+		// last episode of the file runs past its end and only the audit's
+		// frame count says which file lost a frame.
+		{"LeRobot frame dropped mid-video, the others keeping their times", func(t *testing.T) string {
+			return fill(lerobotAV1, testkit.LeRobotDroppedFrame(t, 15, false))
+		}, "frame_count", "", testkit.LeRobotTopVideo},
+		{"LeRobot frame dropped mid-video, the later ones moved up", func(t *testing.T) string {
+			return fill(lerobotAV1, testkit.LeRobotDroppedFrame(t, 15, true))
+		}, "frame_count", "", testkit.LeRobotTopVideo},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -254,12 +277,22 @@ func TestCheckFixtures(t *testing.T) {
 			if code != 1 || out.Defects == 0 {
 				t.Fatalf("exit %d with %d defects, want 1 and the planted one:\n%s", code, out.Defects, stderr)
 			}
+			inFile := 0
 			for _, d := range out.Datasets {
 				for _, x := range d.Defects {
-					if x.Kind != tc.kind || !strings.HasPrefix(x.Episode, tc.episode) {
+					if x.Kind != tc.kind || !strings.HasPrefix(x.Episode, tc.episode) && x.File == "" {
 						t.Errorf("defect %+v, want only %s in %s", x, tc.kind, tc.episode)
 					}
+					if x.File != "" && x.File != tc.file {
+						t.Errorf("defect %+v in %s, want one in %q", x, x.File, tc.file)
+					}
+					if tc.file != "" && x.File == tc.file {
+						inFile++
+					}
 				}
+			}
+			if tc.file != "" && inFile == 0 {
+				t.Errorf("no defect names %s", tc.file)
 			}
 			t.Logf("%d defects, the first: %+v", out.Defects, firstDefect(out))
 		})

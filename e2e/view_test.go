@@ -462,8 +462,19 @@ func TestViewPage(t *testing.T) {
 				}
 			}
 
-			// How long the page took (reported, never asserted).
-			t.Logf("page of batch 0 (%s, 64 samples, the first 4 samples' frames with the page, the rest as scrolled): %s", tc.name, timing)
+			// How long the page took (reported, never asserted): the batch's
+			// JSON in, its 64 cards in the DOM, the frames of the first
+			// four samples (more than an 800×600 window shows) loaded,
+			// every section ready, and the other cards' charts drawn.
+			t.Logf("page of batch 0 (%s, 64 samples: the first 4 drawn whole, their frames loaded, then the other cards' charts, their frames as scrolled to): %s", tc.name, timing)
+
+			// The cards drawn after the first screen are all drawn: their
+			// charts, and their frames' sources given to the browser (which
+			// fetches them as they are scrolled near); no frame refused.
+			if n := strings.Count(dom, `data-charts="1"`); n != 64 || strings.Contains(dom, "data-src=") || strings.Contains(dom, `data-loaded="error"`) {
+				t.Errorf("%d cards of 64 drawn, frames not given to the browser %v, a frame refused %v",
+					n, strings.Contains(dom, "data-src="), strings.Contains(dom, `data-loaded="error"`))
+			}
 
 			// A screenshot, kept.
 			shot := filepath.Join(artifactDir(t), "view-"+tc.name+".png")
@@ -490,7 +501,7 @@ func TestViewPage(t *testing.T) {
 			readJSON(t, filepath.Join(mnt, "stats.json"), &st)
 
 			if tc.steps {
-				t.Run("oxefs view MOUNT", func(t *testing.T) { testViewCommand(t, mnt) })
+				t.Run("oxefs view MOUNT", func(t *testing.T) { testViewCommand(t, chrome, mnt) })
 				t.Run("episode scrubber", func(t *testing.T) { testScrubber(t, chrome, url, mnt) })
 			}
 		})
@@ -539,8 +550,8 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 // testViewCommand runs `oxefs view MOUNT` beside the daemon and reads the
-// mix and a batch through it.
-func testViewCommand(t *testing.T, mnt string) {
+// mix and a batch through it, and scrubs an episode with its page.
+func testViewCommand(t *testing.T, chrome, mnt string) {
 	cmd := exec.Command(oxefsBin, "view", mnt, "--addr", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -578,6 +589,9 @@ func testViewCommand(t *testing.T, mnt string) {
 			t.Errorf("oxefs view %s: %d %v, want %d", q, resp.StatusCode, body, code)
 		}
 	}
+	// The scrubber too: oxefs view opens the datasets of the config the
+	// mount's info.json records.
+	t.Run("episode scrubber", func(t *testing.T) { testScrubber(t, chrome, url, mnt) })
 }
 
 // testScrubber opens sample 0's episode in the page's episode scrubber and

@@ -21,6 +21,8 @@
 //   - EpisodeBytes (of a loaded episode): remote bytes its decode reads
 //     beyond its load, fetched with the rest of its batch (LeRobot's
 //     video samples);
+//   - Auditor: defects of whole files that no episode's load sees, for
+//     `oxefs check` (LeRobot's orphaned rows and video frame counts);
 //   - Warmer and OfflineChecker: what `oxefs warm` saves for mount
 //     --offline, and what the cache still lacks;
 //   - Describer: the description `oxefs inspect` prints;

@@ -67,6 +67,33 @@ type CameraSelector interface {
 	UseCameras(keys []string) error
 }
 
+// Auditor is a dataset whose files can be checked as wholes, beyond what
+// each episode's load checks (LeRobot: data rows no episode owns, video
+// files whose frames disagree with the episode table). `oxefs check`
+// reports what it finds.
+type Auditor interface {
+	// Audit checks the files that hold the episodes of ranges. A file
+	// that cannot be read at all is left to the episode loads.
+	Audit(ctx context.Context, ranges []episode.Range) ([]Finding, error)
+}
+
+// Kinds of Finding.
+const (
+	OrphanRow  = "orphaned_row" // a row of the data no episode owns
+	FrameCount = "frame_count"  // a video's frames disagree with the episodes' rows
+)
+
+// Finding is one defect an Auditor found.
+type Finding struct {
+	Kind string
+	// File is the file, relative to the dataset's root.
+	File string
+	// Episode names the episode the defect lies in (as EpisodeID does),
+	// or is "" when it lies in none.
+	Episode string
+	Detail  string
+}
+
 // Deriver is a dataset that keeps files derived from its bytes (the
 // normalisation statistics) under its identity: what was saved for other
 // bytes is not found.

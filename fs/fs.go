@@ -88,6 +88,13 @@
 // batches, further opens wait for memory, first come first served, until a
 // reader closes a file (see batch.Scheduler).
 //
+// # The daemon's own reads are looks
+//
+// A batch opened or read by a thread of the daemon's own process (the web
+// page of mount --view, which reads the mount as any trainer does) is a
+// look at that batch, not a reader going through them: its Get's context
+// says so (Looking), and the batches start no readahead for it.
+//
 // # Interrupts
 //
 // Open waits for its batch under the request's context: if the reader is
@@ -127,7 +134,8 @@ type Batches interface {
 	// HasMeta reports whether .json metadata files exist.
 	HasMeta() bool
 	// Get returns batch n, waiting under ctx while it is built. The batch
-	// stays valid until Release.
+	// stays valid until Release. A Get whose ctx is Looking should start
+	// no readahead.
 	Get(ctx context.Context, n int64) (Batch, error)
 }
 
@@ -599,7 +607,7 @@ func (f *batchFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, ui
 		defer cancel()
 		defer context.AfterFunc(opens, cancel)()
 	}
-	b, err := f.dir.b.Get(ctx, f.n)
+	b, err := f.dir.b.Get(markLook(ctx), f.n)
 	if err != nil {
 		if f.dir.opens != nil && f.dir.opens.Err() != nil {
 			err = fmt.Errorf("open of batch %d: %w", f.n, ErrShuttingDown)
@@ -743,7 +751,7 @@ func (f *batchFile) read(ctx context.Context, h *openBatch, dest []byte, off int
 		}
 		start := time.Now()
 		var err error
-		if b, err = f.dir.b.Get(ctx, f.n); err != nil {
+		if b, err = f.dir.b.Get(markLook(ctx), f.n); err != nil {
 			return nil, errno(f.dir.opts.Log, err, op, f.n)
 		}
 		wait, release = time.Since(start), b.Release

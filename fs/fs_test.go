@@ -36,6 +36,7 @@ type fakeBatches struct {
 	// fail makes Get of that batch fail with the error.
 	fail   map[int64]error
 	gets   atomic.Int64
+	looks  atomic.Int64 // Gets whose ctx is Looking
 	pinned atomic.Int64
 }
 
@@ -54,6 +55,9 @@ func (f *fakeBatches) want(n int64) []byte {
 
 func (f *fakeBatches) Get(ctx context.Context, n int64) (Batch, error) {
 	f.gets.Add(1)
+	if Looking(ctx) {
+		f.looks.Add(1)
+	}
 	if f.blocked != nil && n == f.block {
 		close(f.entered)
 		<-ctx.Done()

@@ -44,8 +44,11 @@ func batchParts(files sample.Files) []batch.Part {
 // interface).
 type FSView struct{ *batch.Scheduler }
 
-// Get returns batch n.
+// Get returns batch n; a look (the daemon's own page) reads no further.
 func (v FSView) Get(ctx context.Context, n int64) (fs.Batch, error) {
+	if fs.Looking(ctx) {
+		ctx = batch.Look(ctx)
+	}
 	b, err := v.Scheduler.Get(ctx, n)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,9 @@
 # every PAGE_EVERY seconds, the next batch each time, and the live
 # section's poll (stats, every 2 s) all along. The browser's own rendering
 # is left out: it runs on the user's machine, not the training node's.
+# Pairs alternate which run comes first (odd pairs without, even pairs
+# with), since a later run finds more of the episodes in RAM: with a fixed
+# order that warming counted as the page's doing.
 # Prints samples/s of each run and the median of the ratios with/without.
 # Needs /dev/fuse and curl.
 # Environment: DATA (/tmp/oxefs-view-synth), OUT (view-bench-out), PAIRS
@@ -54,7 +57,9 @@ rate() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sample
 start=0
 ratios=()
 for i in $(seq "$PAIRS"); do
-  for mode in without with; do
+  order="without with"
+  [ $((i % 2)) -eq 0 ] && order="with without"
+  for mode in $order; do
     if [ $mode = with ]; then page & ppid=$!; fi
     "$BIN" bench "$mnt" $BENCH --start $start --json --out "$OUT/$mode-$i" > "$OUT/$mode-$i.json" 2>"$OUT/$mode-$i.log"
     if [ $mode = with ]; then kill $ppid; wait $ppid 2>/dev/null || true; fi

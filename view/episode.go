@@ -70,7 +70,7 @@ type episodeView struct {
 	State   []numbers `json:"state"`
 }
 
-var errNoEpisodes = fmt.Errorf("the episode scrubber reads the mix's datasets, which only the daemon holds: open the page of oxefs mount --view")
+var errNoEpisodes = fmt.Errorf("the episode scrubber reads the mix's datasets, which this server did not open: oxefs mount --view serves it, and oxefs view MOUNT unless --no-episodes or the datasets of the mount's config failed to open (its log says why)")
 
 func (s *Server) episodeDatasets(url.Values) (any, error) {
 	if s.episodes == nil {

@@ -55,6 +55,8 @@ type Server struct {
 	mux      *http.ServeMux
 	// encode bounds concurrent frame encodes.
 	encode *semaphore.Weighted
+	// batches keeps the last batches described (safe for concurrent use).
+	batches *batchCache
 }
 
 // NewServer returns the viewer of m.
@@ -65,7 +67,7 @@ func NewServer(m *Mount, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{mount: m, log: opts.Log, check: opts.Check, episodes: opts.Episodes, benchDir: opts.BenchDir, encode: semaphore.NewWeighted(opts.Encoders), mux: http.NewServeMux()}
+	s := &Server{mount: m, log: opts.Log, check: opts.Check, episodes: opts.Episodes, benchDir: opts.BenchDir, encode: semaphore.NewWeighted(opts.Encoders), batches: newBatchCache(), mux: http.NewServeMux()}
 	static, _ := fs.Sub(assets, "assets")
 	s.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
 	s.mux.HandleFunc("GET /{$}", s.page)
@@ -253,7 +255,20 @@ func (s *Server) batch(q url.Values) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.mount.readBatch(r, q.Get("view"), n)
+	key := keyOf(r, q.Get("view"), n)
+	if b := s.batches.get(key); b != nil {
+		return b, nil
+	}
+	bv, err := s.mount.readBatch(r, q.Get("view"), n)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(bv)
+	if err != nil {
+		return nil, err
+	}
+	s.batches.put(key, b)
+	return json.RawMessage(b), nil
 }
 
 func (s *Server) checkReport(url.Values) (any, error) {

@@ -132,6 +132,7 @@ var (
 	_ format.Describer      = (*lerobotDataset)(nil)
 	_ format.Named          = (*lerobotDataset)(nil)
 	_ format.CameraSelector = (*lerobotDataset)(nil)
+	_ format.Auditor        = (*lerobotDataset)(nil)
 	_ format.EpisodeBytes   = (*lerobot.Episode)(nil)
 )
 
@@ -144,6 +145,27 @@ func (d *lerobotDataset) Unwrap() *lerobot.Dataset { return d.Dataset }
 
 // LoadLengths returns the lengths of the episode table.
 func (d *lerobotDataset) LoadLengths() (map[string][]int32, error) { return d.Lengths(), nil }
+
+// Audit finds the orphaned rows of the data files and the video files
+// whose frames disagree with the episode table (see lerobot.Dataset.Audit).
+func (d *lerobotDataset) Audit(ctx context.Context, ranges []episode.Range) ([]format.Finding, error) {
+	found, err := d.Dataset.Audit(ctx, ranges)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]format.Finding, len(found))
+	for i, f := range found {
+		kind := format.FrameCount
+		if f.Kind == lerobot.OrphanRow {
+			kind = format.OrphanRow
+		}
+		out[i] = format.Finding{Kind: kind, File: f.File, Detail: f.Detail}
+		if key, ok := d.Key(f.Episode); ok {
+			out[i].Episode = d.EpisodeID(key)
+		}
+	}
+	return out, nil
+}
 
 // Describe describes the dataset for `oxefs inspect`.
 func (d *lerobotDataset) Describe() fmt.Stringer { return d.Dataset.Describe() }

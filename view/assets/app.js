@@ -130,13 +130,18 @@ function frameURL(b, i, slot, k) {
   return "/api/frame?" + q;
 }
 
-// The first eagerSamples samples' frames load with the page; the others'
-// as they are scrolled into view, so a batch is never fetched whole.
+// The first eagerSamples samples are drawn whole with the page, their
+// frames loaded. The others' charts are drawn after those frames are in,
+// a few cards at a time (drawLater), and their frames are then left to
+// the browser to fetch as they are scrolled near (loading="lazy"): a
+// batch of 64 samples with a chunk of 50 has some 1,500 charts, megabytes
+// of SVG that would cost the first screen a second to parse and lay out,
+// and 256 frames, most of them far below the fold.
 const eagerSamples = 4;
 
 function sampleHTML(b, s) {
   const lazy = s.index >= eagerSamples;
-  let h = `<div class="sample${s.repeat ? " repeat" : ""}" data-sample="${s.index}" data-dataset="${esc(s.dataset || "")}" data-episode="${esc(s.episode || "")}" data-t="${s.t ?? ""}">`;
+  let h = `<div class="sample${s.repeat ? " repeat" : ""}" data-sample="${s.index}" data-dataset="${esc(s.dataset || "")}" data-episode="${esc(s.episode || "")}" data-t="${s.t ?? ""}" data-charts="${lazy ? "lazy" : "1"}">`;
   const epLink = s.episode ? `<a href="?${esc(new URLSearchParams({ episode: s.episode }))}#episode"><code>${esc(s.episode)}</code></a>` : "<code>?</code>";
   h += `<h3><b>#${s.index} ${esc(s.dataset || "?")}</b> episode ${epLink} t=${s.t ?? "?"}` +
     (s.frame_indices ? " frames " + s.frame_indices.join(", ") : "") + (s.offset !== undefined ? " offset " + s.offset : "") +
@@ -148,11 +153,18 @@ function sampleHTML(b, s) {
       const padded = ss.is_pad ? ss.is_pad[k] : false;
       const label = b.mode === "pairs" ? `frame ${s.frame_indices ? s.frame_indices[k] : k}` : `t${d >= 0 ? "+" : ""}${d}`;
       h += `<figure class="frame${padded ? " pad" : ""}${ss.mask ? "" : " missing"}" data-step="${k}" data-delta="${d}" data-pad="${padded ? 1 : 0}">` +
-        `<img alt="${esc(slot.name)} step ${k}" width="${Math.min(160, slot.size[1])}" data-loaded="${lazy ? "lazy" : "0"}"${lazy ? ' loading="lazy"' : ""} src="${esc(frameURL(b, s.index, slot.name, k))}">` +
+        `<img alt="${esc(slot.name)} step ${k}" width="${Math.min(160, slot.size[1])}" height="${Math.round(Math.min(160, slot.size[1]) * slot.size[0] / slot.size[1])}" data-loaded="${lazy ? "lazy" : "0"}" ${lazy ? "data-src" : "src"}="${esc(frameURL(b, s.index, slot.name, k))}">` +
         `<figcaption>${label}${padded ? " pad" : ""}${ss.mask ? "" : " missing"}</figcaption></figure>`;
     });
     h += "</div>";
   });
+  return h + (lazy ? `<div class="charts-lazy"></div>` : seriesHTML(b, s)) + "</div>";
+}
+
+// seriesHTML draws a sample's action and state charts and its other
+// arrays.
+function seriesHTML(b, s) {
+  let h = "";
   for (const [name, info] of [["action", b.action], ["state", b.state]]) {
     const series = s[name];
     if (!info || !series) continue;
@@ -170,7 +182,24 @@ function sampleHTML(b, s) {
     }
     h += "</table>";
   }
-  return h + "</div>";
+  return h;
+}
+
+// drawLater draws the cards under root that wait (data-charts="lazy"),
+// a few per task so that the page stays responsive: their charts, and
+// their frames' sources, which the browser fetches once scrolled near.
+function drawLater(root, b) {
+  const pending = [...root.querySelectorAll('.sample[data-charts="lazy"]')];
+  const step = () => {
+    for (const card of pending.splice(0, 4)) {
+      for (const img of card.querySelectorAll("img[data-src]")) { img.loading = "lazy"; img.src = img.dataset.src; img.removeAttribute("data-src"); }
+      card.querySelector(".charts-lazy").outerHTML = seriesHTML(b, b.samples[+card.dataset.sample]);
+      card.dataset.charts = "1";
+    }
+    if (pending.length) setTimeout(step, 0);
+    else if (params.get("timing") === "1") console.info("oxefs-view-timing all cards");
+  };
+  step();
 }
 
 // imagesSettled resolves once every image under root that loads with the
@@ -211,6 +240,8 @@ async function renderBatch() {
   body.append(cards);
   if (params.get("timing") === "1") console.info("oxefs-view-timing cards");
   document.body.dataset.images = String(await imagesSettled(cards));
+  if (params.get("timing") === "1") console.info("oxefs-view-timing frames");
+  drawLater(cards, b);
 }
 
 // ---- an episode ----
@@ -366,7 +397,7 @@ async function renderCheck() {
   for (const d of r.datasets || []) {
     t.append(el("tr", { "data-dataset": d.name, "data-defects": (d.defects || []).length },
       el("td", { text: d.name }), el("td", { text: d.split || "" }), el("td", { class: "num", text: d.episodes }),
-      el("td", { text: (d.defects || []).map((x) => `${x.kind} ${x.episode}: ${x.detail}`).join("\n") || "none" }),
+      el("td", { text: (d.defects || []).map((x) => `${x.kind} ${x.episode || x.file || ""}: ${x.detail}`).join("\n") || "none" }),
       el("td", { text: (d.action_autocorrelation || []).slice(0, 10).map((v) => v.toFixed(2)).join(" ") }),
       el("td", { class: "num", text: d.suggested_chunk || "" })));
   }
