@@ -233,8 +233,9 @@ type (
 	}
 	// unaugmenter is the sample block with no slot's augment block.
 	unaugmenter interface{ withoutAugment() *StepSpec }
-	// stepSpecer is the sample block whose deltas StepDeltas resolves.
-	stepSpecer interface{ stepSpec() *StepSpec }
+	// stepSpecer is the sample block whose deltas StepDeltas resolves;
+	// an error for a kind without one.
+	stepSpecer interface{ stepSpec() (*StepSpec, error) }
 )
 
 // rules are c's kind's.

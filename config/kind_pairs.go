@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 )
@@ -70,4 +71,8 @@ func (pairRules) ValidateSampled(d, first *DatasetConfig, f Frames, field Report
 		return d
 	}
 	return first
+}
+
+func (pairRules) stepSpec() (*StepSpec, error) {
+	return nil, errors.New("config: StepDeltas of a config without a sample block (pair mode)")
 }

@@ -166,4 +166,4 @@ func (stepRules) ValidateSampled(_, first *DatasetConfig, _ Frames, _ Report) *D
 	return first
 }
 
-func (r stepRules) stepSpec() *StepSpec { return r.c.Steps }
+func (r stepRules) stepSpec() (*StepSpec, error) { return r.c.Steps, nil }

@@ -20,7 +20,9 @@ const (
 // NNNNNN.observation.images.<slot>.npy.
 var slotName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
-// AddFunc reports one problem of a config.
+// AddFunc reports one problem of a config: its line (0: none), the
+// dataset ("": the mix), the field and what is wrong, with the valid
+// choices.
 type AddFunc func(line int, dataset, field, format string, args ...any)
 
 // SlotNames are the mix's camera slots, in order; none in pair mode.
@@ -117,9 +119,12 @@ type StepDeltas struct {
 func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) {
 	s, ok := c.rules().(stepSpecer)
 	if !ok {
-		return StepDeltas{}, fmt.Errorf("config: StepDeltas of a config without a sample block (kind %s)", c.Kind())
+		return StepDeltas{}, fmt.Errorf("config: StepDeltas of a config without a sample block (%s samples)", c.Kind())
 	}
-	spec := s.stepSpec()
+	spec, err := s.stepSpec()
+	if err != nil {
+		return StepDeltas{}, err
+	}
 	fps, err := d.FrameRate(meta)
 	if err != nil {
 		return StepDeltas{}, err

@@ -49,7 +49,8 @@ func (f Frames) Validate() error {
 	return p.err()
 }
 
-// report is told one problem of a field.
+// Report is told one problem of a field (of the mix, or of the dataset
+// at hand), which it reports on that field's line.
 type Report func(field, format string, args ...any)
 
 // checkMix applies the rules of the mix-wide keys: pair_frames,
