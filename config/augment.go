@@ -178,7 +178,7 @@ func (f field) rangeOf(dst *augment.Range, single func(float64) augment.Range) b
 
 // checkAugment checks the augment blocks against the mix's camera slots:
 // dropout_keep names one, and dropout has two cameras to choose between.
-func (c *Config) checkAugment(add addFunc) {
+func (c *Config) checkAugment(add AddFunc) {
 	if c.Augment == nil {
 		return
 	}
@@ -211,7 +211,7 @@ func (c *Config) AugmentFor(d *DatasetConfig, slot string) *augment.Spec {
 // AugmentOf returns the augmentation of camera slot `slot` (its own
 // block, else the mix's), nil for none. In pair mode slot is "".
 func (c *Config) AugmentOf(slot string) *augment.Spec {
-	if a := c.rules().slotAugment(slot); a != nil {
+	if a := c.rules().SlotAugment(slot); a != nil {
 		return &a.Spec
 	}
 	if c.Augment != nil {
@@ -225,7 +225,9 @@ func (c *Config) AugmentOf(slot string) *augment.Spec {
 func (c *Config) WithoutAugment() *Config {
 	d := *c
 	d.Augment = nil
-	d.Steps = c.rules().withoutAugment()
+	if u, ok := c.rules().(unaugmenter); ok {
+		d.Steps = u.withoutAugment()
+	}
 	d.Datasets = slices.Clone(c.Datasets)
 	for i := range d.Datasets {
 		d.Datasets[i].Augment = nil

@@ -39,6 +39,9 @@ type Config struct {
 	Datasets []DatasetConfig `json:"datasets"`
 
 	lines map[string]int // line of each top-level key
+	// blocks are the blocks of the registered kinds the YAML holds, by
+	// key (KindDef.Key), as their Parse read them; nil: none.
+	blocks map[string]any
 }
 
 // DatasetConfig is one entry of `datasets`.
@@ -69,9 +72,11 @@ type DatasetConfig struct {
 
 	line  int            // line of the entry
 	lines map[string]int // line of each key
-	// steps is the mix's sample block (Config.Steps), set by Validate, so
-	// that CheckFeatures checks `cameras` in step mode.
-	steps *StepSpec
+	// steps and blocks are the mix's sample block (Config.Steps) and
+	// registered kinds' blocks, set by Validate, so that CheckFeatures
+	// asks the mix's kind (`cameras` in step mode).
+	steps  *StepSpec
+	blocks map[string]any
 }
 
 // Normalize says how batches normalise actions and states with each
@@ -134,7 +139,7 @@ const (
 
 // MarshalJSON writes the config as loaded (info.json), which Parse reads
 // back. A step-mode config leaves out pair_frames, a pair-mode key.
-func (c Config) MarshalJSON() ([]byte, error) { return c.rules().marshal(c) }
+func (c Config) MarshalJSON() ([]byte, error) { return c.marshalBlock() }
 
 // Line returns the line of a top-level key in the YAML, or of a key of the
 // sample block written as a path (sample.action, sample.cameras.wrist,
@@ -158,7 +163,7 @@ func (d *DatasetConfig) Sampled() bool { return d.Weight.Sampled() }
 // (Offset.ValidStarts): d's offset in pair mode; in step mode a fixed
 // offset of sample.drop_last, so that t ∈ [0, L−drop_last) — 0 when
 // nothing is dropped, and every t of the episode is a unit.
-func (c *Config) PlanOffset(d *DatasetConfig) Offset { return c.rules().planOffset(d) }
+func (c *Config) PlanOffset(d *DatasetConfig) Offset { return c.rules().PlanOffset(d) }
 
 // FramesOf is the frame selection of dataset d's samples: the mix's
 // pair_frames, stride, num_frames and samples_per_episode with d's offset.

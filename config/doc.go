@@ -21,7 +21,11 @@
 //
 // A config without a `sample` block serves frame pairs (FramesOf, the
 // dataset's offset); with one, step samples (StepSpec, StepDeltas, and
-// PlanOffset, which gives the plan its units in both modes).
+// PlanOffset, which gives the plan its units in both modes). These two
+// kinds of sample are config's own; any other is registered by the
+// composition root (RegisterKind: a KindDef with its top-level block's
+// key and parser, and its KindRules), and a config asks for it with that
+// block (Config.Kind, Config.KindBlock).
 //
 // Every problem is a *ConfigError carrying the YAML line of the offending
 // key (the dataset entry's line when the key is absent), the dataset and

@@ -145,7 +145,7 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 			images = append(images, f.Key)
 		}
 	}
-	d.rules().checkImages(d, images, byKey, &p, &use, inspect)
+	d.rules().CheckImages(d, images, byKey, p.add, &use, inspect)
 
 	// language_key, action_keys, state_key
 	check := func(field, key string, ok func(Feature) bool, want string) (Feature, bool) {
@@ -188,14 +188,14 @@ func (d *DatasetConfig) CheckFeatures(features []Feature) (FeatureUse, ConfigErr
 // checkCameras is the rule of cameras in step mode: each slot's key is a
 // per-step image (IsCamera), and a dataset with several images says which
 // goes to which slot. It returns the dataset's image key per slot.
-func (d *DatasetConfig) checkCameras(images []string, byKey map[string]Feature, p *problems) map[string]string {
+func (d *DatasetConfig) checkCameras(images []string, byKey map[string]Feature, add AddFunc) map[string]string {
 	var slots []string
 	for _, s := range d.steps.Cameras {
 		slots = append(slots, s.Name)
 	}
 	keys, err := d.SlotKeys(d.steps, images)
 	if err != nil {
-		p.add(d.Line("cameras"), d.Name, "cameras", "required: the dataset has %d image features (%s); map them to the slots (%s) with cameras: {<slot>: <image key>}",
+		add(d.Line("cameras"), d.Name, "cameras", "required: the dataset has %d image features (%s); map them to the slots (%s) with cameras: {<slot>: <image key>}",
 			len(images), strings.Join(images, ", "), strings.Join(slots, ", "))
 		return nil
 	}
@@ -207,9 +207,9 @@ func (d *DatasetConfig) checkCameras(images []string, byKey map[string]Feature, 
 		}
 		line := d.Line("cameras." + slot)
 		if f, ok := byKey[key]; ok {
-			p.add(line, d.Name, "cameras", "slot %s: %q is a %s feature, not a per-step image (valid: %s)", slot, key, f.Kind, valid)
+			add(line, d.Name, "cameras", "slot %s: %q is a %s feature, not a per-step image (valid: %s)", slot, key, f.Kind, valid)
 		} else {
-			p.add(line, d.Name, "cameras", "slot %s: no image feature %q (valid: %s)", slot, key, valid)
+			add(line, d.Name, "cameras", "slot %s: no image feature %q (valid: %s)", slot, key, valid)
 		}
 	}
 	return keys

@@ -8,15 +8,15 @@ import (
 )
 
 // The config rules of frame pairs (the mix has no `sample` block): its
-// line in the kinds table of kind.go, and here what its keys mean.
+// definition in kind.go (FramePairs), and here what its keys mean.
 
 // pairRules are frame pairs'.
 type pairRules struct{ c *Config }
 
-// checkImages is the rule of image_key: a per-step image, which may be
+// CheckImages is the rule of image_key: a per-step image, which may be
 // left out when the dataset has one.
-func (pairRules) checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, inspect string) {
-	add := func(field, format string, args ...any) { p.add(d.Line(field), d.Name, field, format, args...) }
+func (pairRules) CheckImages(d *DatasetConfig, images []string, byKey map[string]Feature, problem AddFunc, use *FeatureUse, inspect string) {
+	add := func(field, format string, args ...any) { problem(d.Line(field), d.Name, field, format, args...) }
 	switch {
 	case d.ImageKey == "" && len(images) == 1:
 		use.ImageKey = images[0]
@@ -35,17 +35,15 @@ func (pairRules) checkImages(d *DatasetConfig, images []string, byKey map[string
 
 func (pairRules) marshal(c Config) ([]byte, error) { return json.Marshal(plainConfig(c)) }
 
-func (pairRules) planOffset(d *DatasetConfig) Offset { return d.Offset }
+func (pairRules) PlanOffset(d *DatasetConfig) Offset { return d.Offset }
 
-func (pairRules) slotNames() []string { return nil }
+func (pairRules) SlotNames() []string { return nil }
 
-func (pairRules) slotAugment(string) *Augment { return nil }
+func (pairRules) SlotAugment(string) *Augment { return nil }
 
-func (pairRules) withoutAugment() *StepSpec { return nil }
-
-// validateDataset checks the dataset's offset, and refuses the keys of
+// ValidateDataset checks the dataset's offset, and refuses the keys of
 // step mode in a pair-mode dataset.
-func (pairRules) validateDataset(d *DatasetConfig, id string, f Frames, add addFunc, field report) {
+func (pairRules) ValidateDataset(d *DatasetConfig, id string, f Frames, add AddFunc, field Report) {
 	f.checkOffset(field)
 	if hasKey(d.lines, "cameras") || d.Cameras != nil {
 		add(d.Line("cameras"), id, "cameras", "is for step samples: add a `sample` block with camera slots (see the README's Step samples), or name the pair's camera with image_key")
@@ -55,16 +53,16 @@ func (pairRules) validateDataset(d *DatasetConfig, id string, f Frames, add addF
 	}
 }
 
-// validateMix checks the frame selection of the mix.
-func (r pairRules) validateMix(_ addFunc, top report) {
+// ValidateMix checks the frame selection of the mix.
+func (r pairRules) ValidateMix(_ AddFunc, top Report) {
 	c := r.c
 	mix := Frames{Mode: c.PairFrames, Stride: c.Stride, N: c.NumFrames, SamplesPerEpisode: c.SamplesPerEpisode}
 	mix.checkMix(top)
 }
 
-// validateSampled: with pair_frames all or stride, F depends on the
+// ValidateSampled: with pair_frames all or stride, F depends on the
 // offset, which every dataset must then share.
-func (pairRules) validateSampled(d, first *DatasetConfig, f Frames, field report) *DatasetConfig {
+func (pairRules) ValidateSampled(d, first *DatasetConfig, f Frames, field Report) *DatasetConfig {
 	if !f.checkMode(field) && first != nil && first.Offset != d.Offset && (f.Mode == FramesAll || f.Mode == FramesStride) {
 		field("offset", "pair_frames: %s needs the same offset in every dataset (F = %s frames per sample): %s has %s, this one %s",
 			f.Mode, f.countText(), first.Name, first.Offset, d.Offset)

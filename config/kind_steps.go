@@ -7,16 +7,16 @@ import (
 	"sort"
 )
 
-// The config rules of step samples (the mix's `sample` block): its line
-// in the kinds table of kind.go, and here what its keys mean; the block's
+// The config rules of step samples (the mix's `sample` block): its
+// definition in kind.go (StepSamples), and here what its keys mean; the block's
 // own parsing and checks are sample_parse.go and sample_check.go.
 
 // stepRules are step samples': c has a sample block.
 type stepRules struct{ c *Config }
 
-// checkImages is the rule of cameras (checkCameras).
-func (stepRules) checkImages(d *DatasetConfig, images []string, byKey map[string]Feature, p *problems, use *FeatureUse, _ string) {
-	use.Cameras = d.checkCameras(images, byKey, p)
+// CheckImages is the rule of cameras (checkCameras).
+func (stepRules) CheckImages(d *DatasetConfig, images []string, byKey map[string]Feature, add AddFunc, use *FeatureUse, _ string) {
+	use.Cameras = d.checkCameras(images, byKey, add)
 }
 
 // marshal leaves out pair_frames, a pair-mode key.
@@ -27,10 +27,10 @@ func (stepRules) marshal(c Config) ([]byte, error) {
 	}{plainConfig: plainConfig(c)})
 }
 
-// planOffset is a fixed offset of sample.drop_last, so that t ∈ [0,
+// PlanOffset is a fixed offset of sample.drop_last, so that t ∈ [0,
 // L−drop_last): 0 when nothing is dropped, and every t of the episode is
 // a unit.
-func (r stepRules) planOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Steps.DropLast) }
+func (r stepRules) PlanOffset(*DatasetConfig) Offset { return FixedOffset(r.c.Steps.DropLast) }
 
 func (r stepRules) withoutAugment() *StepSpec {
 	s := *r.c.Steps
@@ -41,7 +41,7 @@ func (r stepRules) withoutAugment() *StepSpec {
 	return &s
 }
 
-func (r stepRules) slotAugment(name string) *Augment {
+func (r stepRules) SlotAugment(name string) *Augment {
 	for i := range r.c.Steps.Cameras {
 		if s := &r.c.Steps.Cameras[i]; s.Name == name {
 			return s.Augment
@@ -50,7 +50,7 @@ func (r stepRules) slotAugment(name string) *Augment {
 	return nil
 }
 
-func (r stepRules) slotNames() []string {
+func (r stepRules) SlotNames() []string {
 	out := make([]string, len(r.c.Steps.Cameras))
 	for i, s := range r.c.Steps.Cameras {
 		out[i] = s.Name
@@ -58,9 +58,9 @@ func (r stepRules) slotNames() []string {
 	return out
 }
 
-// validateMix checks the sample block, and the top-level keys that step
+// ValidateMix checks the sample block, and the top-level keys that step
 // mode has no use for.
-func (r stepRules) validateMix(add addFunc, top report) {
+func (r stepRules) ValidateMix(add AddFunc, top Report) {
 	c := r.c
 	s := c.Steps
 	if hasKey(c.lines, "pair_frames") || c.PairFrames != FramesEndpoints {
@@ -107,10 +107,10 @@ func (r stepRules) validateMix(add addFunc, top report) {
 	}
 }
 
-// checkStepDataset applies step mode's rules to one dataset: no pair-mode
+// ValidateDataset applies step mode's rules to one dataset: no pair-mode
 // keys, cameras that name the mix's slots, and an fps that turns every
 // delta in seconds into whole steps.
-func (r stepRules) validateDataset(d *DatasetConfig, id string, _ Frames, add addFunc, field report) {
+func (r stepRules) ValidateDataset(d *DatasetConfig, id string, _ Frames, add AddFunc, field Report) {
 	c := r.c
 	slots := c.SlotNames()
 	mapping := "cameras: {<slot>: <image key>}"
@@ -161,8 +161,8 @@ func (r stepRules) validateDataset(d *DatasetConfig, id string, _ Frames, add ad
 	}
 }
 
-// validateSampled: step samples have no frame count to agree on.
-func (stepRules) validateSampled(_, first *DatasetConfig, _ Frames, _ report) *DatasetConfig {
+// ValidateSampled: step samples have no frame count to agree on.
+func (stepRules) ValidateSampled(_, first *DatasetConfig, _ Frames, _ Report) *DatasetConfig {
 	return first
 }
 

@@ -44,6 +44,8 @@ func Parse(b []byte) (*Config, error) {
 // parser decodes one document, collecting its problems.
 type parser struct {
 	problems
+	// blocksRead are the registered kinds' keys whose value was read.
+	blocksRead map[string]bool
 }
 
 // parse decodes the YAML into a Config with defaults; ok reports that the
@@ -81,7 +83,7 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		p.add(lineOf(root), "", "", "the config must be a mapping of keys (seed, batch_size, …, datasets)")
 		return c, false
 	}
-	p.mapping(root, "", configKeys, c.lines, func(key string, v *yaml.Node) {
+	p.mapping(root, "", topKeys(), c.lines, func(key string, v *yaml.Node) {
 		f := field{p: p, key: key, v: v, line: c.lines[key]}
 		switch key {
 		case "seed":
@@ -129,6 +131,8 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 			c.Augment = p.augmentBlock("", "augment", v, c.lines, true)
 		case "datasets":
 			p.datasets(c, v)
+		default:
+			p.kindBlock(c, blockKind(key), v)
 		}
 	})
 	if _, ok := c.lines["datasets"]; !ok {
@@ -136,6 +140,7 @@ func (p *parser) parse(b []byte) (c *Config, ok bool) {
 		return c, false
 	}
 	p.sampleDefaults(c)
+	p.emptyBlocks(c)
 	return c, true
 }
 

@@ -20,11 +20,13 @@ const (
 // NNNNNN.observation.images.<slot>.npy.
 var slotName = regexp.MustCompile(`^[A-Za-z0-9_]+$`)
 
-// addFunc reports one problem of a config.
-type addFunc func(line int, dataset, field, format string, args ...any)
+// AddFunc reports one problem of a config: its line (0: none), the
+// dataset ("": the mix), the field and what is wrong, with the valid
+// choices.
+type AddFunc func(line int, dataset, field, format string, args ...any)
 
 // SlotNames are the mix's camera slots, in order; none in pair mode.
-func (c *Config) SlotNames() []string { return c.rules().slotNames() }
+func (c *Config) SlotNames() []string { return c.rules().SlotNames() }
 
 // sampleLine is the line of a key of the sample block (sample.drop_last,
 // sample.action, sample.cameras.wrist): for deltas, their steps or seconds
@@ -49,7 +51,7 @@ func (s *StepSpec) deltaFields() (names []string, deltas []Deltas) {
 }
 
 // checkDeltas applies the rules of one key's deltas.
-func (c *Config) checkDeltas(add addFunc, prefix string, d Deltas) {
+func (c *Config) checkDeltas(add AddFunc, prefix string, d Deltas) {
 	bad := func(format string, args ...any) { add(c.sampleLine(prefix), "", prefix, format, args...) }
 	switch {
 	case len(d.Steps) > 0 && len(d.Seconds) > 0:
@@ -115,7 +117,11 @@ type StepDeltas struct {
 // rate, a delta that is no whole frame, an fps that contradicts the
 // metadata.
 func (c *Config) StepDeltas(d *DatasetConfig, meta float64) (StepDeltas, error) {
-	spec, err := c.rules().stepSpec()
+	s, ok := c.rules().(stepSpecer)
+	if !ok {
+		return StepDeltas{}, fmt.Errorf("config: StepDeltas of a config without a sample block (%s samples)", c.Kind())
+	}
+	spec, err := s.stepSpec()
 	if err != nil {
 		return StepDeltas{}, err
 	}

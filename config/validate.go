@@ -49,12 +49,13 @@ func (f Frames) Validate() error {
 	return p.err()
 }
 
-// report is told one problem of a field.
-type report func(field, format string, args ...any)
+// Report is told one problem of a field (of the mix, or of the dataset
+// at hand), which it reports on that field's line.
+type Report func(field, format string, args ...any)
 
 // checkMix applies the rules of the mix-wide keys: pair_frames,
 // samples_per_episode, stride and num_frames.
-func (f Frames) checkMix(bad report) {
+func (f Frames) checkMix(bad Report) {
 	if !f.Mode.Valid() {
 		bad("pair_frames", "%s", frameModes.notOneOf(f.Mode.String()))
 	}
@@ -80,7 +81,7 @@ func (f Frames) checkMix(bad report) {
 }
 
 // checkOffset applies the rules every offset follows, whatever the mode.
-func (f Frames) checkOffset(bad report) {
+func (f Frames) checkOffset(bad Report) {
 	o := f.Offset
 	if o.Min < 1 || o.Max > maxSmall {
 		bad("offset", "must be ≥ 1 and ≤ %d, got %s", maxSmall, o)
@@ -91,7 +92,7 @@ func (f Frames) checkOffset(bad report) {
 
 // checkMode applies the rules the frame mode sets for a sampled dataset's
 // offset, and reports whether it found a problem.
-func (f Frames) checkMode(bad report) bool {
+func (f Frames) checkMode(bad Report) bool {
 	o := f.Offset
 	switch f.Mode {
 	case FramesAll, FramesStride:
@@ -147,7 +148,7 @@ func (c *Config) Validate() error {
 }
 
 // validate checks what needs no dataset metadata, after defaults are set.
-func (c *Config) validate(add addFunc) {
+func (c *Config) validate(add AddFunc) {
 	top := func(key, format string, args ...any) { add(c.lines[key], "", key, format, args...) }
 	c.checkAugment(add)
 	if c.BatchSize <= 0 || c.BatchSize > maxBatchSize {
@@ -177,8 +178,9 @@ func (c *Config) validate(add addFunc) {
 	if _, set := c.lines["num_batches"]; c.NumBatches < 0 || c.NumBatches > maxBatches || (set && c.NumBatches == 0) {
 		top("num_batches", "must be in 1..%d (leave it out for one pass over the sample units), got %d", int64(maxBatches), c.NumBatches)
 	}
+	c.checkOneKind(top)
 	rules := c.rules()
-	rules.validateMix(add, top)
+	rules.ValidateMix(add, top)
 
 	if len(c.Datasets) == 0 {
 		top("datasets", "the mix needs at least one dataset")
@@ -206,9 +208,9 @@ func (c *Config) validate(add addFunc) {
 		if d.Split == "" {
 			field("split", "must not be empty (default %s)", DefaultSplit)
 		}
-		d.steps = c.Steps
+		d.steps, d.blocks = c.Steps, c.blocks
 		f := c.FramesOf(d)
-		rules.validateDataset(d, id, f, add, field)
+		rules.ValidateDataset(d, id, f, add, field)
 		for j, k := range d.ActionKeys {
 			if k == "" {
 				field("action_keys", "key %d is empty", j)
@@ -221,7 +223,7 @@ func (c *Config) validate(add addFunc) {
 		if d.Source == "" {
 			field("source", "required: a local dataset directory, gs://bucket/prefix/name/version or hf://datasets/OWNER/NAME[@REVISION][/PATH]")
 		}
-		first = rules.validateSampled(d, first, f, field)
+		first = rules.ValidateSampled(d, first, f, field)
 	}
 	if sampled == 0 {
 		top("datasets", "every dataset has weight ≤ 0, which drops it: nothing left to mix")

@@ -11,25 +11,49 @@ import (
 	"github.com/oxefs/oxefs/sample"
 )
 
-// This file is the factory of the kinds of sample: mixKinds, the
-// registry that maps each kind a config may ask for (config.Config.Kind,
-// decided by config's own registry in config/kind.go) to what the
-// composition root and the builder ask of it, and frameDecoder, which
-// picks the frame decoder. Everything else asks the kind (mixKind here,
-// sample.Kind in the builder); internal/layers' TestOneFactory keeps any
-// other file from looking at the config's sample block, or comparing its
-// kind, to choose a path.
+// This file is the factory of the kinds of sample: kinds, the registry
+// that pairs each kind a config may ask for (its config.KindDef: the YAML
+// block that asks for it and its config rules; config.Config.Kind picks
+// one) with what the composition root and the builder ask of it (its
+// mixKind), and frameDecoder, which picks the frame decoder. Everything
+// else asks the kind (mixKind here, sample.Kind in the builder);
+// internal/layers' TestOneFactory keeps any other file from looking at
+// the config's sample block, or comparing its kind, to choose a path.
 //
-// A new kind of sample is its package (a sample.Kind, like steps/), its
-// file here (kind_<name>.go: its mixKind) and its line in mixKinds; the
-// YAML that asks for it is config's (config/kind_<name>.go and its line in
-// config's registry).
+// A new kind of sample is its package (a sample.Kind, like steps/), one
+// file here, kind_<name>.go (its config.KindDef: block key, block parser,
+// config rules; and its mixKind), and its line in kinds, which registers
+// both halves. The two built-in kinds' config halves are config's own
+// (config.StepSamples, config.FramePairs), since config parses configs
+// without this package too.
 
-// mixKinds is the registry of the kinds of sample: one line per kind.
+// kind is one kind of sample: its config half and its mixKind.
+type kind struct {
+	config *config.KindDef
+	mix    func(cfg *config.Config) mixKind
+}
+
+// kinds is the registry of the kinds of sample: one line per kind, in
+// the order config asks for them (the default, pairs, last).
+var kinds = []kind{
+	{config.StepSamples, func(cfg *config.Config) mixKind { return stepKind{cfg} }},
+	{config.FramePairs, func(cfg *config.Config) mixKind { return pairKind{cfg} }},
+}
+
+func init() {
+	for _, k := range kinds {
+		register(k)
+	}
+}
+
+// mixKinds maps each registered kind to its mixKind; filled by register.
 // TestEveryKindRegistered checks that it covers config.Kinds.
-var mixKinds = map[config.Kind]func(cfg *config.Config) mixKind{
-	config.KindPairs: func(cfg *config.Config) mixKind { return pairKind{cfg} },
-	config.KindSteps: func(cfg *config.Config) mixKind { return stepKind{cfg} },
+var mixKinds = map[config.Kind]func(cfg *config.Config) mixKind{}
+
+// register adds k to config's registry and to mixKinds.
+func register(k kind) {
+	config.RegisterKind(k.config)
+	mixKinds[k.config.Kind] = k.mix
 }
 
 // kindOf returns the kind of sample cfg asks for.

@@ -7,9 +7,10 @@ import (
 )
 
 // TestEveryKindRegistered: each kind of sample config's registry can
-// decide (config.Kinds) has its line in mixKinds, and mixKinds holds
-// nothing else: a kind added on one side only fails here, not when a
-// config first asks for it.
+// decide (config.Kinds: its built-in kinds and those kinds registers)
+// has its mixKind, and mixKinds holds nothing else: a kind config knows
+// without a line in kinds fails here, not when a config first asks for
+// it.
 func TestEveryKindRegistered(t *testing.T) {
 	kinds := config.Kinds()
 	if len(kinds) < 2 {

@@ -181,7 +181,7 @@ func pythonModeChecks(t *testing.T, dir string) []string {
 // registry maps a Kind to its mixKind by table, comparing nothing), and
 // no Python code but _reader looks at info.json's "sample" to choose a
 // reader: everything else asks the kind (sample.Kind, loader's mixKind,
-// config's kindRules, the reader _reader picked). A new check names its
+// config's KindRules, the reader _reader picked). A new check names its
 // file and line.
 func TestOneFactory(t *testing.T) {
 	root := moduleRoot(t)
