@@ -39,6 +39,7 @@
 // passes here, the assembler can build.
 //
 // config imports nothing else of oxefs but the neutral model's feature
-// kinds (episode.Kind). Callers describe a dataset's features with Feature;
+// kinds (episode.Kind) and the augmentation ops' table and ranges
+// (package augment), which the augment block is checked against. Callers describe a dataset's features with Feature;
 // package loader fills it from the format-neutral model.
 package config
