@@ -23,7 +23,11 @@
 // is set; elsewhere Levels is empty and frames uses its Go loop.
 package bilinear
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/oxefs/oxefs/frames/simd"
+)
 
 // Tap is one output coordinate's source coordinates and weight, as
 // TensorFlow's CachedInterpolation: for columns, Lo and Hi are byte
@@ -34,35 +38,23 @@ type Tap struct {
 	Lerp   float32
 }
 
-// Level is an instruction set the kernel is compiled for.
-type Level uint8
+// Level is an instruction set the kernel is compiled for; package simd
+// says which this build and machine run.
+type Level = simd.Level
 
+// The levels the kernel is built for (see simd).
 const (
-	// SSE2 is the x86-64 baseline: four floats at a time.
-	SSE2 Level = iota + 1
-	// AVX2: eight floats at a time where the data allows.
-	AVX2
+	SSE2 = simd.SSE2
+	AVX2 = simd.AVX2
 )
 
-func (l Level) String() string {
-	switch l {
-	case SSE2:
-		return "sse2"
-	case AVX2:
-		return "avx2"
-	}
-	return fmt.Sprintf("Level(%d)", uint8(l))
-}
+// Levels returns the levels this build and machine run, slowest first;
+// none without cgo, off amd64 or with the purego build tag.
+func Levels() []Level { return simd.Levels() }
 
-// Best returns the fastest level this machine runs, or 0 when the kernel
-// is not built (see Levels).
-func Best() Level {
-	ls := Levels()
-	if len(ls) == 0 {
-		return 0
-	}
-	return ls[len(ls)-1]
-}
+// Best returns the fastest level this build and machine run, or 0 when
+// the kernel is not built.
+func Best() Level { return simd.Best() }
 
 // Scratch is a kernel's working memory, reused from frame to frame: two
 // rows of horizontally interpolated floats, one source row as floats and

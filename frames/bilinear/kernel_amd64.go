@@ -219,20 +219,11 @@ import "C"
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
+	"github.com/oxefs/oxefs/frames/simd"
 )
 
-// Levels returns the levels this machine runs, slowest first: SSE2, and
-// AVX2 where the CPU has it.
-func Levels() []Level {
-	if cpu.X86.HasAVX2 {
-		return []Level{SSE2, AVX2}
-	}
-	return []Level{SSE2}
-}
-
 func resize(l Level, s *Scratch, f *Frame) {
-	if l != SSE2 && (l != AVX2 || !cpu.X86.HasAVX2) {
+	if !simd.Runs(l) {
 		panic("bilinear: kernel " + l.String() + " is not available on this machine")
 	}
 	C.oxefs_resize(C.int(l),

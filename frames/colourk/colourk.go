@@ -34,7 +34,11 @@
 // either), so it serves the tests and benchmarks.
 package colourk
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/oxefs/oxefs/frames/simd"
+)
 
 // Op is a stage's operation.
 type Op uint32
@@ -59,35 +63,23 @@ type Stage struct {
 // MaxStages bounds a pass's stages.
 const MaxStages = 64
 
-// Level is an instruction set the kernel is compiled for.
-type Level uint8
+// Level is an instruction set the kernel is compiled for; package simd
+// says which this build and machine run.
+type Level = simd.Level
 
+// The levels the kernel is built for (see simd).
 const (
-	// SSE2 is the x86-64 baseline: four lanes per instruction.
-	SSE2 Level = iota + 1
-	// AVX2: eight lanes.
-	AVX2
+	SSE2 = simd.SSE2
+	AVX2 = simd.AVX2
 )
 
-func (l Level) String() string {
-	switch l {
-	case SSE2:
-		return "sse2"
-	case AVX2:
-		return "avx2"
-	}
-	return fmt.Sprintf("Level(%d)", uint8(l))
-}
+// Levels returns the levels this build and machine run, slowest first;
+// none without cgo, off amd64 or with the purego build tag.
+func Levels() []Level { return simd.Levels() }
 
-// Best returns the fastest level this machine runs, or 0 when the kernel
-// is not built (see Levels).
-func Best() Level {
-	ls := Levels()
-	if len(ls) == 0 {
-		return 0
-	}
-	return ls[len(ls)-1]
-}
+// Best returns the fastest level this build and machine run, or 0 when
+// the kernel is not built.
+func Best() Level { return simd.Best() }
 
 // Frame is the N pixels a pass runs over: packed RGB in R (G and B nil),
 // or three planes, N bytes each.

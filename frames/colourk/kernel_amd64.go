@@ -329,20 +329,11 @@ import "C"
 import (
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
+	"github.com/oxefs/oxefs/frames/simd"
 )
 
-// Levels returns the levels this machine runs, slowest first: SSE2, and
-// AVX2 where the CPU has it.
-func Levels() []Level {
-	if cpu.X86.HasAVX2 {
-		return []Level{SSE2, AVX2}
-	}
-	return []Level{SSE2}
-}
-
 func pass(l Level, f *Frame, st []Stage, write, mean bool) int64 {
-	if l != SSE2 && (l != AVX2 || !cpu.X86.HasAVX2) {
+	if !simd.Runs(l) {
 		panic("colourk: kernel " + l.String() + " is not available on this machine")
 	}
 	var p1, p2 *C.uint8_t
