@@ -33,13 +33,41 @@ INLINE vi L(clampTrunc)(vf v) {
 }
 #endif
 
+#if OXEFS_AVX2
+// recipMul is num·hueRecip[cr] >> 8 (cr 0: 0, num is 0 there), with
+// hueRecip[cr] = 2⁸·hi + lo read from oxefs_hue_recip: |num| ≤ cr, so
+// num·hi (about num/cr·2²⁴) and num·lo fit 32 bits, and num·hi +
+// (num·lo >> 8) is the floor of num·hueRecip[cr]/2⁸ exactly.
+INLINE vi L(recipMul)(vi num, vi cr) {
+	const vi t = (vi)_mm256_i32gather_epi32((const int *)oxefs_hue_recip, (__m256i)cr, 4);
+	const vi hi = (t & splat(0xffffff)) + splat(1), lo = (vi)((vu)t >> 24);
+	return num * hi + ((num * lo) >> 8);
+}
+#else
+// recipMul is num·hueRecip[cr] >> 8 (cr 0: 0, num is 0 there).
+INLINE vi L(recipMul)(vi num, vi cr) {
+	// ⌈2³²/cr⌉ in two parts
+	const vf crf = tof(L(vmax)(cr, splat(1))); // cr 0 as 1
+	const vf q1 = splatf(65536.0f) / crf;
+	const vf a = tof(vtrunc(q1));
+	const vf rem = splatf(65536.0f) - a * crf;
+	vf lo = tof(vtrunc(rem * q1 + splatf(0.5f)));
+	const vf e = rem * splatf(65536.0f) - lo * crf;
+	lo = self(e > splatf(0), lo + splatf(1), lo);
+	const vf numf = tof(num);
+	const vi p = (vtrunc(numf * a) << 8) + (vtrunc(numf * lo) >> 8);
+	return p;
+}
+#endif
+
 // hue is frames' hueShift of each lane's pixel (colour.go), with its
 // tables computed:
-//   - hueRecip[cr] = ⌈2³²/cr⌉ as a·2¹⁶ + lo, a = ⌊2¹⁶/cr⌋ (the float32
-//     quotient is never within rounding of an integer it is not), lo the
-//     ceiling of rem·2¹⁶/cr from an estimate within one and an exact
-//     float32 check; num·hueRecip[cr] >> 8 is then num·a·2⁸ + (num·lo >> 8),
-//     every product exact in float32;
+//   - hueRecip (recipMul): read from a table at the AVX2 level (its
+//     gathers), computed at the baseline's: ⌈2³²/cr⌉ as a·2¹⁶ + lo,
+//     a = ⌊2¹⁶/cr⌋ (the float32 quotient is never within rounding of an
+//     integer it is not), lo the ceiling of rem·2¹⁶/cr from an estimate
+//     within one and an exact float32 check; num·hueRecip[cr] >> 8 is then
+//     num·a·2⁸ + (num·lo >> 8), every product exact in float32;
 //   - hueScale[x] is x (x/255·255 truncated is x for every byte);
 //   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
 //     quotient for every byte, then its float32 steps as written.
@@ -51,16 +79,7 @@ INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift) {
 	const vi shiftv = splat(shift);
 	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
 	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
-	// ⌈2³²/cr⌉ in two parts (cr 0 is a gray, handled at the end).
-	const vf crf = tof(L(vmax)(cr, splat(1))); // cr 0 as 1
-	const vf q1 = splatf(65536.0f) / crf;
-	const vf a = tof(vtrunc(q1));
-	const vf rem = splatf(65536.0f) - a * crf;
-	vf lo = tof(vtrunc(rem * q1 + splatf(0.5f)));
-	const vf e = rem * splatf(65536.0f) - lo * crf;
-	lo = self(e > splatf(0), lo + splatf(1), lo);
-	const vf numf = tof(num);
-	const vi p = (vtrunc(numf * a) << 8) + (vtrunc(numf * lo) >> 8);
+	const vi p = L(recipMul)(num, cr);
 	const vi h = h0 + p + shiftv;
 	vi sec = h >> 24; // in 5..16
 	sec -= splat(6) & (sec >= splat(6));

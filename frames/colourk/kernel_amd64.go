@@ -76,6 +76,19 @@ INLINE vi pick6(vi i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4
 #endif
 }
 
+// oxefs_hue_recip[cr] is frames' hueRecip[cr] = ⌈2³²/cr⌉ = 2⁸·hi + lo
+// as (hi − 1) | lo << 24 (hi − 1 < 2²⁴, lo < 2⁸), for the AVX2 level's
+// gathers; entry 0 is 0 (a gray's, whose num is 0). Filled once when the
+// program loads.
+static uint32_t oxefs_hue_recip[256];
+
+__attribute__((constructor)) static void oxefs_hue_recip_init(void) {
+	for (uint64_t cr = 1; cr < 256; cr++) {
+		const uint64_t r = ((1ull << 32) + cr - 1) / cr;
+		oxefs_hue_recip[cr] = (uint32_t)((r >> 8) - 1) | (uint32_t)(r & 255) << 24;
+	}
+}
+
 // chunk is the pixels a pass holds at a time, as 32-bit lanes.
 enum { chunk = 256 };
 
