@@ -13,6 +13,8 @@
 #
 #   ./scripts/augment-cost.sh    # DATA=/tmp/oxefs-synth OUT=/tmp/augment-cost RUNS=5 PRESET=octo
 #                                # OXEFS=(built here) BENCH="--workers $(nproc) --warmup 10 --batches 40"
+#                                # BASE=(none): another binary whose off and on runs alternate
+#                                # with OXEFS's in each round, printed as its own rows
 #
 # DATA is an `oxefs synth DATA` directory (29 datasets, 1.8 GB; written if
 # missing, about 5–10 minutes on 2 cores).
@@ -31,25 +33,31 @@ if [ -z "$X" ]; then go build -o "$OUT/oxefs" . && X="$OUT/oxefs"; fi
 for m in mix mix-steps; do
   { echo "augment: {preset: $PRESET}"; cat "$DATA/$m.yaml"; } > "$OUT/$m.yaml"
 done
+BINS=("$X")
+if [ -n "${BASE:-}" ]; then BINS+=("$BASE"); fi
 for r in $(seq 1 "$RUNS"); do
   for m in mix mix-steps; do
-    for a in off on; do
-      nice "$X" bench --config "$OUT/$m.yaml" --augment "$a" --cache-dir "$OUT/cache" $BENCH \
-        --out "$OUT/$m-$a-$r" --json > "$OUT/$m-$a-$r.json" 2> "$OUT/$m-$a-$r.log" ||
-        { tail -3 "$OUT/$m-$a-$r.log"; exit 1; }
+    for i in "${!BINS[@]}"; do
+      p=$m; [ "$i" = 0 ] || p=base-$m
+      for a in off on; do
+        nice "${BINS[$i]}" bench --config "$OUT/$m.yaml" --augment "$a" --cache-dir "$OUT/cache" $BENCH \
+          --out "$OUT/$p-$a-$r" --json > "$OUT/$p-$a-$r.json" 2> "$OUT/$p-$a-$r.log" ||
+          { tail -3 "$OUT/$p-$a-$r.log"; exit 1; }
+      done
     done
     echo "round $r: $m done" >&2
   done
 done
-python3 - "$OUT" "$RUNS" "$PRESET" <<'PY'
+python3 - "$OUT" "$RUNS" "$PRESET" "${#BINS[@]}" <<'PY'
 import json, statistics, sys
-out, runs, preset = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-print(f"{'mode':8} {'off ms/sample':>14} {'on ms/sample':>13} {'on/off (median of rounds)':>26}  rounds (off/on ms)")
+out, runs, preset, nbins = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+print(f"{'mode':11} {'off ms/sample':>14} {'on ms/sample':>13} {'on/off (median of rounds)':>26}  rounds (off/on ms)")
 for m, name in (("mix", "pairs"), ("mix-steps", "steps")):
-    cpu = {a: [json.load(open(f"{out}/{m}-{a}-{r}.json"))["pipeline_cpu_ms_per_sample"] for r in range(1, runs + 1)]
-           for a in ("off", "on")}
-    ratios = [n / f for f, n in zip(cpu["off"], cpu["on"])]
-    each = ", ".join(f"{f:.2f}/{n:.2f}" for f, n in zip(cpu["off"], cpu["on"]))
-    print(f"{name:8} {statistics.median(cpu['off']):14.2f} {statistics.median(cpu['on']):13.2f} "
-          f"{statistics.median(ratios):10.3f} ({min(ratios):.3f}–{max(ratios):.3f}) {preset}  {each}")
+    for p, label in ((m, name), ("base-" + m, name + " BASE"))[:nbins]:
+        cpu = {a: [json.load(open(f"{out}/{p}-{a}-{r}.json"))["pipeline_cpu_ms_per_sample"] for r in range(1, runs + 1)]
+               for a in ("off", "on")}
+        ratios = [n / f for f, n in zip(cpu["off"], cpu["on"])]
+        each = ", ".join(f"{f:.2f}/{n:.2f}" for f, n in zip(cpu["off"], cpu["on"]))
+        print(f"{label:11} {statistics.median(cpu['off']):14.2f} {statistics.median(cpu['on']):13.2f} "
+              f"{statistics.median(ratios):10.3f} ({min(ratios):.3f}–{max(ratios):.3f}) {preset}  {each}")
 PY

@@ -22,9 +22,11 @@
 // frames' hue reads a table (2³²/(max−min), a channel over 255, the
 // smallest channel after the shift) the kernel computes the entry with
 // float32 operations whose results equal the table's for every index
-// (tested for all of them), so no lane waits on a gather. The lanes of
-// one vector are independent pixels: vectorising changes how many pixels
-// are computed at once, never how any one of them is.
+// (tested for all of them), except 2³²/(max−min) at the AVX2 level,
+// which gathers it from the same table built in C (cheaper there than
+// its division and the float32 steps around it). The lanes of one
+// vector are independent pixels: vectorising changes how many pixels are
+// computed at once, never how any one of them is.
 //
 // The kernel exists where cgo does, on amd64, unless the build tag purego
 // is set; elsewhere Levels is empty and frames uses its Go code. frames

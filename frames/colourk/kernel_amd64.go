@@ -54,19 +54,10 @@ INLINE vf splatf(float x) {
 // sel is m ? a : b per lane, m all ones or all zeros.
 INLINE vi sel(vi m, vi a, vi b) { return (a & m) | (b & ~m); }
 INLINE vf self(vi m, vf a, vf b) { return (vf)sel(m, (vi)a, (vi)b); }
-INLINE vi vmax(vi a, vi b) { return sel(a > b, a, b); }
-INLINE vi vmin(vi a, vi b) { return sel(a < b, a, b); }
 INLINE vf tof(vi x) { return __builtin_convertvector(x, vf); }
 // vtrunc is the C cast: truncation toward zero (cvttps2dq).
 INLINE vi vtrunc(vf x) { return __builtin_convertvector(x, vi); }
 
-// clampTrunc is frames' clampTrunc: 0 unless v > 0 (NaN too), 255 from
-// 255 up, else v truncated.
-INLINE vi clampTrunc(vf v) {
-	v = self(v > splatf(0), v, splatf(0));
-	v = self(v < splatf(255), v, splatf(255));
-	return vtrunc(v);
-}
 
 // gray is frames' gray of each lane's pixel: 0.2989·r + 0.587·g, rounded,
 // plus 0.114·b, each product rounded, truncated.
@@ -85,113 +76,47 @@ INLINE vi pick6(vi i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4
 #endif
 }
 
-// hue is frames' hueShift of each lane's pixel (colour.go), with its
-// tables computed:
-//   - hueRecip[cr] = ⌈2³²/cr⌉ as a·2¹⁶ + lo, a = ⌊2¹⁶/cr⌋ (the float32
-//     quotient is never within rounding of an integer it is not), lo the
-//     ceiling of rem·2¹⁶/cr from an estimate within one and an exact
-//     float32 check; num·hueRecip[cr] >> 8 is then num·a·2⁸ + (num·lo >> 8),
-//     every product exact in float32;
-//   - hueScale[x] is x (x/255·255 truncated is x for every byte);
-//   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
-//     quotient for every byte, then its float32 steps as written.
-INLINE void hue(vi *pr, vi *pg, vi *pb, int32_t shift) {
-	const vi r = *pr, g = *pg, b = *pb;
-	const vi mx = vmax(vmax(r, g), b), mn = vmin(vmin(r, g), b);
-	const vi cr = mx - mn;
-	const vi rmax = r == mx, gmax = g == mx;
-	const vi shiftv = splat(shift);
-	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
-	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
-	// ⌈2³²/cr⌉ in two parts (cr 0 is a gray, handled at the end).
-	const vf crf = tof(sel(cr == 0, splat(1), cr));
-	const vf q1 = splatf(65536.0f) / crf;
-	const vf a = tof(vtrunc(q1));
-	const vf rem = splatf(65536.0f) - a * crf;
-	vf lo = tof(vtrunc(rem * q1 + splatf(0.5f)));
-	const vf e = rem * splatf(65536.0f) - lo * crf;
-	lo = self(e > splatf(0), lo + splatf(1), lo);
-	const vf numf = tof(num);
-	const vi p = (vtrunc(numf * a) << 8) + (vtrunc(numf * lo) >> 8);
-	const vi h = h0 + p + shiftv;
-	vi sec = h >> 24; // in 5..16
-	sec -= splat(6) & (sec >= splat(6));
-	sec -= splat(6) & (sec >= splat(6));
-	const vu d = (vu)cr * (vu)(h & splat(0xffffff));
-	const vi odd = -(sec & splat(1));
-	const vi mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
-	// hueMin[mx][mn]
-	const vf tm = tof(mx) * splatf(1.0f / 256), tn = tof(mn) * splatf(1.0f / 256);
-	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
-	const vf s = (v - m) / self(mx == 0, splatf(1), v);
-	const vi pm = vtrunc((v * (splatf(1) - s)) * splatf(255));
-	// hueShifts: per sector, red, green and blue each take the largest
-	// channel, the middle one or the smallest: byte 0, 1 or 2 of
-	// mx | mid << 8 | pm << 16. A gray (mx = mn) has cr 0, so p is 0,
-	// mid is mn or mx and pm is mx: every choice is mx, as hueShift's.
-	const vu packed = (vu)(mx | (mid << 8) | (pm << 16));
-	*pr = (vi)(packed >> (vu)pick6(sec, 0, 8, 16, 16, 8, 0)) & splat(255);
-	*pg = (vi)(packed >> (vu)pick6(sec, 8, 0, 0, 8, 16, 16)) & splat(255);
-	*pb = (vi)(packed >> (vu)pick6(sec, 16, 16, 8, 0, 0, 8)) & splat(255);
+// oxefs_hue_recip[cr] is frames' hueRecip[cr] = ⌈2³²/cr⌉ = 2⁸·hi + lo
+// as (hi − 1) | lo << 24 (hi − 1 < 2²⁴, lo < 2⁸), for the AVX2 level's
+// gathers; entry 0 is 0 (a gray's, whose num is 0). Filled once when the
+// program loads.
+static uint32_t oxefs_hue_recip[256];
+
+__attribute__((constructor)) static void oxefs_hue_recip_init(void) {
+	for (uint64_t cr = 1; cr < 256; cr++) {
+		const uint64_t r = ((1ull << 32) + cr - 1) / cr;
+		oxefs_hue_recip[cr] = (uint32_t)((r >> 8) - 1) | (uint32_t)(r & 255) << 24;
+	}
 }
 
 // chunk is the pixels a pass holds at a time, as 32-bit lanes.
 enum { chunk = 256 };
 
-// run takes n pixels of the three channel arrays (32-byte aligned, the
-// lanes up to a multiple of 8 readable) through the stages, one stage at
-// a time over all of them, and returns the sum of the result's gray when
-// mean is set.
-INLINE int64_t run(int32_t *pr, int32_t *pg, int32_t *pb, int n,
-		const oxefs_stage *st, int ns, int mean) {
-	vi *r = (vi *)pr, *g = (vi *)pg, *b = (vi *)pb;
-	const int nv = (n + 7) / 8;
-	for (int k = 0; k < ns; k++) {
-		const oxefs_stage s = st[k];
-		switch (s.op) {
-		case OP_BLEND: {
-			// consecutive blends in one loop
-			int j = k + 1;
-			while (j < ns && st[j].op == OP_BLEND) j++;
-			vf fs[MAX_STAGES], os[MAX_STAGES];
-			for (int q = k; q < j; q++) fs[q - k] = splatf(st[q].f), os[q - k] = splatf(st[q].g);
-			for (int i = 0; i < nv; i++) {
-				vi x = r[i], y = g[i], z = b[i];
-				for (int q = 0; q < j - k; q++) {
-					const vf f = fs[q], o = os[q];
-					x = clampTrunc(tof(x) * f + o);
-					y = clampTrunc(tof(y) * f + o);
-					z = clampTrunc(tof(z) * f + o);
-				}
-				r[i] = x, g[i] = y, b[i] = z;
-			}
-			k = j - 1;
-			break;
-		}
-		case OP_SATURATION: {
-			const vf f = splatf(s.f), one = splatf(s.g);
-			for (int i = 0; i < nv; i++) {
-				const vf rf = tof(r[i]), gf = tof(g[i]), bf = tof(b[i]);
-				const vf gb = tof(gray(rf, gf, bf)) * one;
-				r[i] = clampTrunc(rf * f + gb);
-				g[i] = clampTrunc(gf * f + gb);
-				b[i] = clampTrunc(bf * f + gb);
-			}
-			break;
-		}
-		case OP_HUE:
-			for (int i = 0; i < nv; i++) hue(&r[i], &g[i], &b[i], s.shift);
-			break;
-		}
-	}
-	if (!mean) return 0;
-	vi sum = splat(0); // at most chunk/8 · 255 per lane
-	const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
-	for (int i = 0; i < nv; i++) sum += gray(tof(r[i]), tof(g[i]), tof(b[i])) & (lane < splat(n - 8 * i));
-	int64_t total = 0;
-	for (int j = 0; j < 8; j++) total += sum[j];
-	return total;
-}
+#define OXEFS_CAT_(a, b) a##b
+#define OXEFS_CAT(a, b) OXEFS_CAT_(a, b)
+
+// The stages' loops, once per level (kernel.h): the baseline's, then the
+// AVX2 level's with every function in it compiled for AVX2.
+#define OXEFS_AVX2 0
+#define LV _sse2
+#include "kernel.h"
+#undef OXEFS_AVX2
+#undef LV
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#define OXEFS_AVX2 1
+#define LV _avx2
+#include "kernel.h"
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
 
 // Moving pixels between a frame and the channel arrays, per level: get
 // reads n pixels (packed RGB when p1 is null, else three planes) into
@@ -300,7 +225,7 @@ static void put_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, co
 
 // The two levels: the same chunk loop, each with its own run (inlined
 // for its target) and its own get and put.
-#define OXEFS_PASS(name, attr, get, put)                                                   \
+#define OXEFS_PASS(name, attr, run, get, put)                                              \
 	attr static int64_t name(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,                \
 			const oxefs_stage *st, int ns, int write, int mean) {                          \
 		int32_t ch[3][chunk] __attribute__((aligned(32)));                                 \
@@ -315,8 +240,8 @@ static void put_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, co
 		return total;                                                                      \
 	}
 
-OXEFS_PASS(oxefs_colour_sse2, , get_sse2, put_sse2)
-OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), get_avx2, put_avx2)
+OXEFS_PASS(oxefs_colour_sse2, , run_sse2, get_sse2, put_sse2)
+OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), run_avx2, get_avx2, put_avx2)
 
 static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
 		const oxefs_stage *st, int ns, int write, int mean) {

@@ -1,0 +1,160 @@
+// The colour kernel's level-dependent part, included by kernel_amd64.go
+// once per level with OXEFS_AVX2 0 or 1 and LV the level's name suffix
+// (L(run) is run_sse2 or run_avx2). The baseline level has only the
+// generic vector operations; the AVX2 level takes the minima and maxima
+// with the instructions for them, which GCC does not make of a
+// comparison and a select (a select has no NaN rule to match).
+
+#define L(x) OXEFS_CAT(x, LV)
+
+#if OXEFS_AVX2
+INLINE vi L(vmax)(vi a, vi b) { return (vi)_mm256_max_epi32((__m256i)a, (__m256i)b); }
+INLINE vi L(vmin)(vi a, vi b) { return (vi)_mm256_min_epi32((__m256i)a, (__m256i)b); }
+
+// clampTrunc is frames' clampTrunc: 0 unless v > 0 (NaN too), 255 from
+// 255 up, else v truncated. maxps(v, 0) is v > 0 ? v : 0 (its second
+// operand when either is NaN) and minps(v, 255) is v < 255 ? v : 255,
+// the selects below.
+INLINE vi L(clampTrunc)(vf v) {
+	v = (vf)_mm256_max_ps((__m256)v, (__m256)splatf(0));
+	v = (vf)_mm256_min_ps((__m256)v, (__m256)splatf(255));
+	return vtrunc(v);
+}
+#else
+INLINE vi L(vmax)(vi a, vi b) { return sel(a > b, a, b); }
+INLINE vi L(vmin)(vi a, vi b) { return sel(a < b, a, b); }
+
+// clampTrunc is frames' clampTrunc: 0 unless v > 0 (NaN too), 255 from
+// 255 up, else v truncated.
+INLINE vi L(clampTrunc)(vf v) {
+	v = self(v > splatf(0), v, splatf(0));
+	v = self(v < splatf(255), v, splatf(255));
+	return vtrunc(v);
+}
+#endif
+
+#if OXEFS_AVX2
+// recipMul is num·hueRecip[cr] >> 8 (cr 0: 0, num is 0 there), with
+// hueRecip[cr] = 2⁸·hi + lo read from oxefs_hue_recip: |num| ≤ cr, so
+// num·hi (about num/cr·2²⁴) and num·lo fit 32 bits, and num·hi +
+// (num·lo >> 8) is the floor of num·hueRecip[cr]/2⁸ exactly.
+INLINE vi L(recipMul)(vi num, vi cr) {
+	const vi t = (vi)_mm256_i32gather_epi32((const int *)oxefs_hue_recip, (__m256i)cr, 4);
+	const vi hi = (t & splat(0xffffff)) + splat(1), lo = (vi)((vu)t >> 24);
+	return num * hi + ((num * lo) >> 8);
+}
+#else
+// recipMul is num·hueRecip[cr] >> 8 (cr 0: 0, num is 0 there).
+INLINE vi L(recipMul)(vi num, vi cr) {
+	// ⌈2³²/cr⌉ in two parts
+	const vf crf = tof(L(vmax)(cr, splat(1))); // cr 0 as 1
+	const vf q1 = splatf(65536.0f) / crf;
+	const vf a = tof(vtrunc(q1));
+	const vf rem = splatf(65536.0f) - a * crf;
+	vf lo = tof(vtrunc(rem * q1 + splatf(0.5f)));
+	const vf e = rem * splatf(65536.0f) - lo * crf;
+	lo = self(e > splatf(0), lo + splatf(1), lo);
+	const vf numf = tof(num);
+	const vi p = (vtrunc(numf * a) << 8) + (vtrunc(numf * lo) >> 8);
+	return p;
+}
+#endif
+
+// hue is frames' hueShift of each lane's pixel (colour.go), with its
+// tables computed:
+//   - hueRecip (recipMul): read from a table at the AVX2 level (its
+//     gathers), computed at the baseline's: ⌈2³²/cr⌉ as a·2¹⁶ + lo,
+//     a = ⌊2¹⁶/cr⌋ (the float32 quotient is never within rounding of an
+//     integer it is not), lo the ceiling of rem·2¹⁶/cr from an estimate
+//     within one and an exact float32 check; num·hueRecip[cr] >> 8 is then
+//     num·a·2⁸ + (num·lo >> 8), every product exact in float32;
+//   - hueScale[x] is x (x/255·255 truncated is x for every byte);
+//   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
+//     quotient for every byte, then its float32 steps as written.
+INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift) {
+	const vi r = *pr, g = *pg, b = *pb;
+	const vi mx = L(vmax)(L(vmax)(r, g), b), mn = L(vmin)(L(vmin)(r, g), b);
+	const vi cr = mx - mn;
+	const vi rmax = r == mx, gmax = g == mx;
+	const vi shiftv = splat(shift);
+	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
+	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
+	const vi p = L(recipMul)(num, cr);
+	const vi h = h0 + p + shiftv;
+	vi sec = h >> 24; // in 5..16
+	sec -= splat(6) & (sec >= splat(6));
+	sec -= splat(6) & (sec >= splat(6));
+	const vu d = (vu)cr * (vu)(h & splat(0xffffff));
+	const vi odd = -(sec & splat(1));
+	const vi mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+	// hueMin[mx][mn]
+	const vf tm = tof(mx) * splatf(1.0f / 256), tn = tof(mn) * splatf(1.0f / 256);
+	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
+	const vf s = (v - m) / self(mx == 0, splatf(1), v);
+	const vi pm = vtrunc((v * (splatf(1) - s)) * splatf(255));
+	// hueShifts: per sector, red, green and blue each take the largest
+	// channel, the middle one or the smallest: byte 0, 1 or 2 of
+	// mx | mid << 8 | pm << 16. A gray (mx = mn) has cr 0, so p is 0,
+	// mid is mn or mx and pm is mx: every choice is mx, as hueShift's.
+	const vu packed = (vu)(mx | (mid << 8) | (pm << 16));
+	*pr = (vi)(packed >> (vu)pick6(sec, 0, 8, 16, 16, 8, 0)) & splat(255);
+	*pg = (vi)(packed >> (vu)pick6(sec, 8, 0, 0, 8, 16, 16)) & splat(255);
+	*pb = (vi)(packed >> (vu)pick6(sec, 16, 16, 8, 0, 0, 8)) & splat(255);
+}
+
+// run takes n pixels of the three channel arrays (32-byte aligned, the
+// lanes up to a multiple of 8 readable) through the stages, one stage at
+// a time over all of them, and returns the sum of the result's gray when
+// mean is set.
+INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
+		const oxefs_stage *st, int ns, int mean) {
+	vi *r = (vi *)pr, *g = (vi *)pg, *b = (vi *)pb;
+	const int nv = (n + 7) / 8;
+	for (int k = 0; k < ns; k++) {
+		const oxefs_stage s = st[k];
+		switch (s.op) {
+		case OP_BLEND: {
+			// consecutive blends in one loop
+			int j = k + 1;
+			while (j < ns && st[j].op == OP_BLEND) j++;
+			vf fs[MAX_STAGES], os[MAX_STAGES];
+			for (int q = k; q < j; q++) fs[q - k] = splatf(st[q].f), os[q - k] = splatf(st[q].g);
+			for (int i = 0; i < nv; i++) {
+				vi x = r[i], y = g[i], z = b[i];
+				for (int q = 0; q < j - k; q++) {
+					const vf f = fs[q], o = os[q];
+					x = L(clampTrunc)(tof(x) * f + o);
+					y = L(clampTrunc)(tof(y) * f + o);
+					z = L(clampTrunc)(tof(z) * f + o);
+				}
+				r[i] = x, g[i] = y, b[i] = z;
+			}
+			k = j - 1;
+			break;
+		}
+		case OP_SATURATION: {
+			const vf f = splatf(s.f), one = splatf(s.g);
+			for (int i = 0; i < nv; i++) {
+				const vf rf = tof(r[i]), gf = tof(g[i]), bf = tof(b[i]);
+				const vf gb = tof(gray(rf, gf, bf)) * one;
+				r[i] = L(clampTrunc)(rf * f + gb);
+				g[i] = L(clampTrunc)(gf * f + gb);
+				b[i] = L(clampTrunc)(bf * f + gb);
+			}
+			break;
+		}
+		case OP_HUE:
+			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift);
+			break;
+		}
+	}
+	if (!mean) return 0;
+	vi sum = splat(0); // at most chunk/8 · 255 per lane
+	const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
+	for (int i = 0; i < nv; i++) sum += gray(tof(r[i]), tof(g[i]), tof(b[i])) & (lane < splat(n - 8 * i));
+	int64_t total = 0;
+	for (int j = 0; j < 8; j++) total += sum[j];
+	return total;
+}
+
+#undef L
