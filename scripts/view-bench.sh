@@ -11,7 +11,9 @@
 # Pairs alternate which run comes first (odd pairs without, even pairs
 # with), since a later run finds more of the episodes in RAM: with a fixed
 # order that warming counted as the page's doing.
-# Prints samples/s of each run and the median of the ratios with/without.
+# Prints samples/s and the daemon's CPU per sample of each run, and the
+# medians of the ratios with/without of both: the CPU ratio is what the
+# page costs the daemon, steadier than throughput on a shared machine.
 # Needs /dev/fuse and curl.
 # Environment: DATA (/tmp/oxefs-view-synth), OUT (view-bench-out), PAIRS
 # (3), MIX (mix-steps), PAGE_EVERY (5).
@@ -54,8 +56,10 @@ page() {
 }
 
 rate() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["samples_per_s"])' "$1"; }
+cpu() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pipeline_cpu_ms_per_sample"])' "$1"; }
 start=0
 ratios=()
+cpus=()
 for i in $(seq "$PAIRS"); do
   order="without with"
   [ $((i % 2)) -eq 0 ] && order="with without"
@@ -64,8 +68,12 @@ for i in $(seq "$PAIRS"); do
     "$BIN" bench "$mnt" $BENCH --start $start --json --out "$OUT/$mode-$i" > "$OUT/$mode-$i.json" 2>"$OUT/$mode-$i.log"
     if [ $mode = with ]; then kill $ppid; wait $ppid 2>/dev/null || true; fi
     start=$((start + 40))
-    echo "pair $i $mode: $(rate "$OUT/$mode-$i.json") samples/s"
+    echo "pair $i $mode: $(rate "$OUT/$mode-$i.json") samples/s, daemon $(cpu "$OUT/$mode-$i.json") CPU ms/sample"
   done
-  ratios+=("$(python3 -c 'import sys; print(float(sys.argv[2]) / float(sys.argv[1]))' "$(rate "$OUT/without-$i.json")" "$(rate "$OUT/with-$i.json")")")
+  ratio() { python3 -c 'import sys; print(float(sys.argv[2]) / float(sys.argv[1]))' "$1" "$2"; }
+  ratios+=("$(ratio "$(rate "$OUT/without-$i.json")" "$(rate "$OUT/with-$i.json")")")
+  cpus+=("$(ratio "$(cpu "$OUT/without-$i.json")" "$(cpu "$OUT/with-$i.json")")")
 done
-python3 -c 'import statistics,sys; r=[float(x) for x in sys.argv[1:]]; print("with/without per pair:", " ".join(f"{x:.3f}" for x in r), "median", f"{statistics.median(r):.3f}")' "${ratios[@]}"
+median() { python3 -c 'import statistics,sys; r=[float(x) for x in sys.argv[2:]]; print(sys.argv[1], " ".join(f"{x:.3f}" for x in r), "median", f"{statistics.median(r):.3f}")' "$@"; }
+median "throughput with/without per pair:" "${ratios[@]}"
+median "daemon CPU per sample with/without per pair:" "${cpus[@]}"
