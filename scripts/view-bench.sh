@@ -16,7 +16,8 @@
 # page costs the daemon, steadier than throughput on a shared machine.
 # Needs /dev/fuse and curl.
 # Environment: DATA (/tmp/oxefs-view-synth), OUT (view-bench-out), PAIRS
-# (3), MIX (mix-steps), PAGE_EVERY (5).
+# (3), MIX (mix-steps), PAGE_EVERY (5), BATCHES (30, each run's; the page
+# costs a fixed amount per PAGE_EVERY seconds, so short runs overstate it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATA:-/tmp/oxefs-view-synth}
@@ -24,7 +25,8 @@ OUT=${OUT:-view-bench-out}
 PAIRS=${PAIRS:-3}
 MIX=${MIX:-mix-steps}
 PAGE_EVERY=${PAGE_EVERY:-5}
-BENCH="--readers 2 --warmup 3 --batches 30"
+BATCHES=${BATCHES:-30}
+BENCH="--readers 2 --warmup 3 --batches $BATCHES"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 BIN=$OUT/oxefs
@@ -67,7 +69,7 @@ for i in $(seq "$PAIRS"); do
     if [ $mode = with ]; then page & ppid=$!; fi
     "$BIN" bench "$mnt" $BENCH --start $start --json --out "$OUT/$mode-$i" > "$OUT/$mode-$i.json" 2>"$OUT/$mode-$i.log"
     if [ $mode = with ]; then kill $ppid; wait $ppid 2>/dev/null || true; fi
-    start=$((start + 40))
+    start=$((start + BATCHES + 10))
     echo "pair $i $mode: $(rate "$OUT/$mode-$i.json") samples/s, daemon $(cpu "$OUT/$mode-$i.json") CPU ms/sample"
   done
   ratio() { python3 -c 'import sys; print(float(sys.argv[2]) / float(sys.argv[1]))' "$1" "$2"; }
