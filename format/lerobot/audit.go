@@ -88,14 +88,16 @@ func (d *Dataset) Audit(ctx context.Context, ranges []episode.Range) ([]Finding,
 	return out, nil
 }
 
-// auditData finds the orphaned rows of the data files that hold a
-// selected episode.
-func (d *Dataset) auditData(ctx context.Context, sel map[int64]bool) ([]Finding, error) {
+// filesOf groups the dataset's episodes by the file fileOf names for
+// each (false: the episode has none), and returns the groups with the
+// files that hold a selected episode, in chunk and file order.
+func (d *Dataset) filesOf(sel map[int64]bool, fileOf func(*EpisodeMeta) (fileRef, bool)) (map[fileRef][]*EpisodeMeta, []fileRef) {
 	byFile := map[fileRef][]*EpisodeMeta{}
 	for i := range d.eps {
 		e := &d.eps[i]
-		r := fileRef{e.DataChunk, e.DataFile}
-		byFile[r] = append(byFile[r], e)
+		if r, ok := fileOf(e); ok {
+			byFile[r] = append(byFile[r], e)
+		}
 	}
 	refs := make([]fileRef, 0, len(byFile))
 	for r, eps := range byFile {
@@ -104,6 +106,15 @@ func (d *Dataset) auditData(ctx context.Context, sel map[int64]bool) ([]Finding,
 		}
 	}
 	slices.SortFunc(refs, func(a, b fileRef) int { return cmp.Or(cmp.Compare(a.chunk, b.chunk), cmp.Compare(a.file, b.file)) })
+	return byFile, refs
+}
+
+// auditData finds the orphaned rows of the data files that hold a
+// selected episode.
+func (d *Dataset) auditData(ctx context.Context, sel map[int64]bool) ([]Finding, error) {
+	byFile, refs := d.filesOf(sel, func(e *EpisodeMeta) (fileRef, bool) {
+		return fileRef{e.DataChunk, e.DataFile}, true
+	})
 	var out []Finding
 	for _, r := range refs {
 		path, err := FilePath(d.Meta.DataPath, r.chunk, r.file, "")
@@ -224,23 +235,10 @@ func rowList(rows []int64) string {
 // episode: their frame counts against the table's rows, and their frames'
 // presentation times for gaps.
 func (d *Dataset) auditVideos(ctx context.Context, key string, sel map[int64]bool) ([]Finding, error) {
-	byFile := map[fileRef][]*EpisodeMeta{}
-	for i := range d.eps {
-		e := &d.eps[i]
+	byFile, refs := d.filesOf(sel, func(e *EpisodeMeta) (fileRef, bool) {
 		s, ok := e.Videos[key]
-		if !ok {
-			continue
-		}
-		r := fileRef{s.Chunk, s.File}
-		byFile[r] = append(byFile[r], e)
-	}
-	refs := make([]fileRef, 0, len(byFile))
-	for r, eps := range byFile {
-		if slices.ContainsFunc(eps, func(e *EpisodeMeta) bool { return sel[e.Index] }) {
-			refs = append(refs, r)
-		}
-	}
-	slices.SortFunc(refs, func(a, b fileRef) int { return cmp.Or(cmp.Compare(a.chunk, b.chunk), cmp.Compare(a.file, b.file)) })
+		return fileRef{s.Chunk, s.File}, ok
+	})
 	var out []Finding
 	for _, r := range refs {
 		eps := byFile[r]
