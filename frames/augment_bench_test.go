@@ -137,7 +137,7 @@ func BenchmarkColour(b *testing.B) {
 	for _, c := range chains {
 		impls := []string{"float32"}
 		for _, k := range colourKernels() {
-			impls = append(impls, colourKernelName(k))
+			impls = append(impls, kernelName(k))
 		}
 		for _, impl := range impls {
 			b.Run(c.name+"/"+impl, func(b *testing.B) {
@@ -146,7 +146,7 @@ func BenchmarkColour(b *testing.B) {
 				var ref refColourer
 				var fast colourer
 				for _, k := range colourKernels() {
-					if colourKernelName(k) == impl {
+					if kernelName(k) == impl {
 						fast.kernel = k
 					}
 				}

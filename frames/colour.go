@@ -76,7 +76,7 @@ type colourer struct {
 const colourChunk = 512
 
 // goColour, as colourer.kernel, forces the Go code.
-const goColour colourk.Level = 255
+const goColour = goCode
 
 // defaultColourKernel is what a colourer uses unless told otherwise: the
 // kernel's AVX2 level where the machine runs it, else the Go code (no cgo,

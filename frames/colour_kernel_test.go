@@ -11,16 +11,7 @@ import (
 
 // colourKernels returns every colour implementation this build and
 // machine run: the Go code, then each level of package colourk's kernel.
-func colourKernels() []colourk.Level {
-	return append([]colourk.Level{goColour}, colourk.Levels()...)
-}
-
-func colourKernelName(k colourk.Level) string {
-	if k == goColour {
-		return "go"
-	}
-	return k.String()
-}
+func colourKernels() []colourk.Level { return withGo(colourk.Levels()) }
 
 func skipWithoutColourKernel(t *testing.T) {
 	t.Helper()
@@ -130,7 +121,7 @@ func TestColourKernelMatchesGo(t *testing.T) {
 								i++
 							}
 							t.Fatalf("%s, %v, %dx%d: %s kernel differs from the Go code at byte %d: %d, want %d",
-								name, layout, fw, fh, colourKernelName(k), i, buf[i], want[i])
+								name, layout, fw, fh, kernelName(k), i, buf[i], want[i])
 						}
 					}
 				}
@@ -197,7 +188,7 @@ func TestColourKernelAllColours(t *testing.T) {
 					continue
 				}
 				if mean != wantMean {
-					t.Errorf("%s kernel: mean gray %v, want %v", colourKernelName(k), mean, wantMean)
+					t.Errorf("%s kernel: mean gray %v, want %v", kernelName(k), mean, wantMean)
 				}
 				if !bytes.Equal(buf, want) {
 					n := 0
@@ -212,7 +203,7 @@ func TestColourKernelAllColours(t *testing.T) {
 					}
 					p := first / 3
 					t.Fatalf("%s kernel: %d values differ from the Go code; first: colour (%d,%d,%d) channel %d: %d, want %d",
-						colourKernelName(k), n, all[3*p], all[3*p+1], all[3*p+2], first%3, buf[first], want[first])
+						kernelName(k), n, all[3*p], all[3*p+1], all[3*p+2], first%3, buf[first], want[first])
 				}
 			}
 		})
@@ -256,7 +247,7 @@ func TestColourKernelMeans(t *testing.T) {
 						}
 						if table != wantTable || pass != wantPass {
 							t.Fatalf("draw %d, %s kernel: means %v (table) and %v (pass), want %v and %v",
-								i, colourKernelName(k), table, pass, wantTable, wantPass)
+								i, kernelName(k), table, pass, wantTable, wantPass)
 						}
 					}
 				}

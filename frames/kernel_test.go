@@ -7,16 +7,19 @@ import (
 	"testing"
 
 	"github.com/oxefs/oxefs/frames/bilinear"
+	"github.com/oxefs/oxefs/frames/simd"
 )
 
 // kernels returns every resize implementation this build and machine run:
 // the Go loop, then each level of package bilinear's kernel.
-func kernels() []bilinear.Level {
-	return append([]bilinear.Level{goLoop}, bilinear.Levels()...)
-}
+func kernels() []bilinear.Level { return withGo(bilinear.Levels()) }
 
-func kernelName(k bilinear.Level) string {
-	if k == goLoop {
+// withGo is goCode, the Go code, followed by a kernel's levels ls.
+func withGo(ls []simd.Level) []simd.Level { return append([]simd.Level{goCode}, ls...) }
+
+// kernelName names an implementation of withGo's list in test names.
+func kernelName(k simd.Level) string {
+	if k == goCode {
 		return "go"
 	}
 	return k.String()

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/oxefs/oxefs/frames/bilinear"
+	"github.com/oxefs/oxefs/frames/simd"
 )
 
 // rgbImage is a decoded frame: packed 8-bit RGB, Stride bytes per row.
@@ -192,8 +193,12 @@ type resizer struct {
 	pointwise      bool
 }
 
+// goCode, as a kernel choice (resizer.kernel, colourer.kernel), forces
+// the portable Go code over a C kernel; it is no simd.Level.
+const goCode simd.Level = 255
+
 // goLoop, as resizer.kernel, forces the portable Go loop.
-const goLoop bilinear.Level = 255
+const goLoop = goCode
 
 // defaultKernel is what a resizer uses unless told otherwise: the fastest
 // kernel this machine runs, else the Go loop (no cgo, not amd64, or built
