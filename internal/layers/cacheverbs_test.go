@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -37,19 +36,7 @@ func cacheCalls(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(filepath.Join(root, formatRoot), func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == "testdata" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(d.Name(), ".go") || strings.HasSuffix(d.Name(), "_test.go") {
-			return nil
-		}
+	err := walkGoFiles(root, filepath.Join(root, formatRoot), false, func(p, rel string) error {
 		f, err := parser.ParseFile(fset, p, nil, 0)
 		if err != nil {
 			return err
@@ -63,7 +50,6 @@ func cacheCalls(t *testing.T, root string) []string {
 			}
 			pkgs[name] = true
 		}
-		rel, _ := filepath.Rel(root, p)
 		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -76,7 +62,7 @@ func cacheCalls(t *testing.T, root string) []string {
 			if id, ok := sel.X.(*ast.Ident); ok && pkgs[id.Name] {
 				return true // a package's function
 			}
-			out = append(out, fmt.Sprintf("%s:%d: %s", filepath.ToSlash(rel), fset.Position(call.Pos()).Line, exprText(sel)))
+			out = append(out, fmt.Sprintf("%s:%d: %s", rel, fset.Position(call.Pos()).Line, exprText(sel)))
 			return true
 		})
 		return nil

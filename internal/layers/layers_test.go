@@ -129,17 +129,18 @@ func testImports(t *testing.T, root string) map[string][]string {
 	return parseImports(t, root, true)
 }
 
-func parseImports(t *testing.T, root string, tests bool) map[string][]string {
-	t.Helper()
-	graph := make(map[string]map[string]bool)
-	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+// walkGoFiles calls fn with each Go file under dir of the module at root
+// (the path to open, and the path relative to root with slashes),
+// leaving out hidden, testdata and vendor directories; tests: the
+// _test.go files, else the others.
+func walkGoFiles(root, dir string, tests bool, fn func(p, rel string) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+			if p != dir && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
 				return filepath.SkipDir
 			}
 			return nil
@@ -147,6 +148,20 @@ func parseImports(t *testing.T, root string, tests bool) map[string][]string {
 		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") != tests {
 			return nil
 		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return fn(p, filepath.ToSlash(rel))
+	})
+}
+
+func parseImports(t *testing.T, root string, tests bool) map[string][]string {
+	t.Helper()
+	graph := make(map[string]map[string]bool)
+	fset := token.NewFileSet()
+	err := walkGoFiles(root, root, tests, func(p, _ string) error {
+		name := filepath.Base(p)
 		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
