@@ -65,7 +65,7 @@ func TestDrawRanges(t *testing.T) {
 						continue
 					}
 					if !in(p.Factor[c], r.Lo, r.Hi) {
-						t.Fatalf("%s factor %v outside %v", columns[7+c][0], p.Factor[c], r)
+						t.Fatalf("%s factor %v outside %v", columns[7+c].Name, p.Factor[c], r)
 					}
 					lo[c], hi[c] = min(lo[c], float64(p.Factor[c])), max(hi[c], float64(p.Factor[c]))
 				}
@@ -91,7 +91,7 @@ func TestDrawRanges(t *testing.T) {
 			}
 			for c, r := range ranges {
 				if r.on() && r.Hi > r.Lo && (lo[c]-r.Lo > 0.02*(r.Hi-r.Lo) || r.Hi-hi[c] > 0.02*(r.Hi-r.Lo)) {
-					t.Errorf("%s drew [%v, %v] of %v", columns[7+c][0], lo[c], hi[c], r)
+					t.Errorf("%s drew [%v, %v] of %v", columns[7+c].Name, lo[c], hi[c], r)
 				}
 			}
 		})

@@ -89,7 +89,7 @@ func (p *Params) SetAugment(a *frames.Augment) {
 const NumColumns = 18
 
 // columns names Vector's columns, with what each holds.
-var columns = [NumColumns][2]string{
+var columns = [NumColumns]Column{
 	{"crop_w", "crop box width, fraction of the source width (round(crop_w·W) pixels, at least 1); 1: no crop"},
 	{"crop_h", "crop box height, fraction of the source height"},
 	{"crop_x", "crop box place in [0, 1]: left column min(⌊crop_x·(W − w + 1)⌋, W − w); 0.5 centres it"},
@@ -121,29 +121,22 @@ func Width() int {
 }
 
 // Columns returns the names of a row's columns, in order.
-func Columns() []string {
-	out := make([]string, 0, Width())
-	for _, c := range columns {
-		out = append(out, c[0])
-	}
-	for _, op := range ops {
-		for _, c := range op.Columns {
-			out = append(out, c.Name)
-		}
-	}
-	return out
-}
+func Columns() []string { return columnField(func(c Column) string { return c.Name }) }
 
 // ColumnDoc returns what each of a row's columns holds, in order, for
 // info.json.
-func ColumnDoc() []string {
+func ColumnDoc() []string { return columnField(func(c Column) string { return c.Meaning }) }
+
+// columnField returns field of each of a row's columns: the fused
+// stages', then each registered op's, in the table's order.
+func columnField(field func(Column) string) []string {
 	out := make([]string, 0, Width())
 	for _, c := range columns {
-		out = append(out, c[1])
+		out = append(out, field(c))
 	}
 	for _, op := range ops {
 		for _, c := range op.Columns {
-			out = append(out, c.Meaning)
+			out = append(out, field(c))
 		}
 	}
 	return out
@@ -226,7 +219,7 @@ func FromVector(v [NumColumns]float32) (Params, error) {
 	for i := range NumColour {
 		o := v[12+i]
 		if o != float32(math.Trunc(float64(o))) || o < -1 || o >= NumColour {
-			return Params{}, fmt.Errorf("augment vector: %s %v is not a place in the chain (-1 to %d)", columns[12+i][0], o, NumColour-1)
+			return Params{}, fmt.Errorf("augment vector: %s %v is not a place in the chain (-1 to %d)", columns[12+i].Name, o, NumColour-1)
 		}
 		p.Place[i] = uint8(o + 1)
 		if o >= 0 {

@@ -205,7 +205,7 @@ func TestTorchvisionParity(t *testing.T) {
 				p := Identity()
 				p.Factor[c] = Draw(wide, 3, int64(si*100+j), c, Camera{}).Factor[c]
 				p.Place[c] = 1
-				n := columns[7+c][0]
+				n := columns[7+c].Name
 				add(&parityCase{Name: fmt.Sprintf("%s-%s%d", src.name, n, j), Op: "colour", Input: srcIn, Out: own, params: p, kind: n})
 			}
 		}
