@@ -107,8 +107,11 @@ func (b *Builder) Build(ctx context.Context, n int64, buf []byte) ([]byte, error
 	stage := b.stages.Get().(*sample.Stage)
 	stage.Reset(n, samples, b.params)
 	err = b.each(ctx, n, samples, func(i int, s plan.Sample, w *worker) error {
-		before := w.frames.Decoded()
-		defer func() { b.stats.FramesDecoded.Add(w.frames.Decoded() - before) }()
+		before, passed := w.frames.Decoded(), w.frames.Compressed()
+		defer func() {
+			b.stats.FramesDecoded.Add(w.frames.Decoded() - before)
+			b.stats.FramesCompressed.Add(w.frames.Compressed() - passed)
+		}()
 		f := stage.For(w.frames, i)
 		return b.sample(ctx, s, stage, i, func(c plan.Sample, ep episode.Episode) error {
 			return bt.Build(ctx, w.kind, f, i, c, ep)

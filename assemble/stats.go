@@ -10,6 +10,9 @@ type Stats struct {
 	// FramesDecoded counts the frames step samples decoded (package
 	// steps: each once per batch, whichever samples use it).
 	FramesDecoded atomic.Int64
+	// FramesCompressed counts the frames served as their JPEG bytes for
+	// the trainer to decode (decode: gpu), each once per batch.
+	FramesCompressed atomic.Int64
 	// Samples counts samples built per dataset (index of the datasets
 	// given to New).
 	Samples []atomic.Int64

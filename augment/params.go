@@ -56,6 +56,9 @@ func Identity() Params {
 	}
 }
 
+// Dropped reports whether p drops the camera (its frames are zeros).
+func (p Params) Dropped() bool { return p.Drop }
+
 // Augment returns what frames applies for p: the slot's frames.Augment.
 func (p Params) Augment() frames.Augment {
 	var a frames.Augment

@@ -157,9 +157,15 @@ const (
 	// frames are resized with area weights (bilinear when enlarging) in
 	// fixed point: close to exact (see the README's PSNR), not equal.
 	DecodeFast
+	// DecodeGPU: a JPEG frame is served as its compressed bytes, in the
+	// place of its pixels, for the trainer to decode, resize and augment
+	// on its device with the parameters the batch records; every other
+	// frame (PNG, video, a JPEG too large for its place) is decoded as
+	// DecodeExact decodes it. Frames must be BFHWC.
+	DecodeGPU
 )
 
-var decodeModes = names{"decode", []string{"exact", "fast"}}
+var decodeModes = names{"decode", []string{"exact", "fast", "gpu"}}
 
 func (m DecodeMode) String() string { return decodeModes.name(uint8(m), "DecodeMode") }
 
@@ -168,6 +174,15 @@ func (m DecodeMode) Valid() bool { return decodeModes.valid(uint8(m)) }
 
 // MarshalText writes the mode's name, as the config spells it.
 func (m DecodeMode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// Pixels is how frames of this mode are decoded where the daemon decodes
+// them: DecodeGPU's frames that are not served compressed are exact.
+func (m DecodeMode) Pixels() DecodeMode {
+	if m == DecodeGPU {
+		return DecodeExact
+	}
+	return m
+}
 
 // ParseDecodeMode reads a decode value; an unknown one is a *ConfigError
 // listing the valid choices.

@@ -233,6 +233,8 @@ type (
 	}
 	// unaugmenter is the sample block with no slot's augment block.
 	unaugmenter interface{ withoutAugment() *StepSpec }
+	// slotDecoder gives camera slot name's own decode mode; nil: none.
+	slotDecoder interface{ slotDecode(name string) *DecodeMode }
 	// stepSpecer is the sample block whose deltas StepDeltas resolves;
 	// an error for a kind without one.
 	stepSpecer interface{ stepSpec() (*StepSpec, error) }

@@ -50,6 +50,15 @@ func (r stepRules) SlotAugment(name string) *Augment {
 	return nil
 }
 
+func (r stepRules) slotDecode(name string) *DecodeMode {
+	for i := range r.c.Steps.Cameras {
+		if s := &r.c.Steps.Cameras[i]; s.Name == name {
+			return s.Decode
+		}
+	}
+	return nil
+}
+
 func (r stepRules) SlotNames() []string {
 	out := make([]string, len(r.c.Steps.Cameras))
 	for i, s := range r.c.Steps.Cameras {

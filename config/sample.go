@@ -31,6 +31,9 @@ type CameraSlot struct {
 	// Augment is the slot's own augment block, over the mix's; nil:
 	// the mix's.
 	Augment *Augment `json:"augment,omitempty"`
+	// Decode is the slot's own decode mode, over the mix's; nil: the
+	// mix's.
+	Decode *DecodeMode `json:"decode,omitempty"`
 }
 
 // Deltas are offsets from t, in steps or in seconds (LeRobot's
@@ -96,4 +99,34 @@ func (d *DatasetConfig) SlotKeys(s *StepSpec, imageKeys []string) (map[string]st
 		return nil, fmt.Errorf("dataset %s has image keys %v: say which goes to which of the slots %v with `cameras`", d.Name, imageKeys, slots)
 	}
 	return map[string]string{s.Cameras[0].Name: imageKeys[0]}, nil
+}
+
+// DecodeOf is camera slot's decode mode: its own, else the mix's (slot ""
+// in pair mode: the mix's).
+func (c *Config) DecodeOf(slot string) DecodeMode {
+	if r, ok := c.rules().(slotDecoder); ok {
+		if m := r.slotDecode(slot); m != nil {
+			return *m
+		}
+	}
+	return c.Decode
+}
+
+// checkGPUDecode refuses decode: gpu (the mix's or a slot's) with the
+// BCFHW layout: a compressed frame is served in its frame's place, which
+// BCFHW spreads over three planes.
+func (c *Config) checkGPUDecode(add AddFunc) {
+	if c.Layout != BCFHW {
+		return
+	}
+	const why = "decode: gpu serves each compressed frame in the place of its pixels, which layout BCFHW splits into planes; use layout: BFHWC"
+	if c.Decode == DecodeGPU {
+		add(c.lines["decode"], "", "decode", "%s", why)
+	}
+	for _, name := range c.rules().SlotNames() {
+		key := "sample.cameras." + name + ".decode"
+		if _, own := c.lines[key]; own && c.DecodeOf(name) == DecodeGPU {
+			add(c.lines[key], "", key, "%s", why)
+		}
+	}
 }

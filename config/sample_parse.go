@@ -12,10 +12,10 @@ import (
 // Keys of the sample block.
 var (
 	sampleKeys = []string{"drop_last", "cameras", "state", "action"}
-	slotKeys   = []string{"size", "steps", "seconds", "augment"}
+	slotKeys   = []string{"size", "steps", "seconds", "augment", "decode"}
 	// slotListKeys are those of a slot in the list form of
 	// sample.cameras, the one the config as loaded (info.json) writes.
-	slotListKeys = []string{"name", "size", "deltas", "augment"}
+	slotListKeys = []string{"name", "size", "deltas", "augment", "decode"}
 	deltaKeys    = []string{"steps", "seconds"}
 )
 
@@ -92,6 +92,8 @@ func (p *parser) slots(c *Config, v *yaml.Node) {
 						p.slotSize(c, prefix, v, &slot.Size)
 					case "augment":
 						slot.Augment = p.augmentBlock("", prefix+".augment", v, c.lines, false)
+					case "decode":
+						p.slotDecode(c, prefix, v, &slot.Decode)
 					default:
 						p.delta(c, prefix, key, v, &slot.Deltas)
 					}
@@ -130,12 +132,23 @@ func (p *parser) slots(c *Config, v *yaml.Node) {
 					p.deltas(c, prefix, v, &slot.Deltas)
 				case "augment":
 					slot.Augment = p.augmentBlock("", prefix+".augment", v, c.lines, false)
+				case "decode":
+					p.slotDecode(c, prefix, v, &slot.Decode)
 				}
 			})
 			s.Cameras = append(s.Cameras, slot)
 		}
 	default:
 		field{p: p, key: "sample.cameras", v: v}.bad("must be a mapping of camera slots such as {primary: {size: [224, 224]}, wrist: {size: [128, 128]}}")
+	}
+}
+
+// slotDecode reads a slot's decode mode; its line marks it as given.
+func (p *parser) slotDecode(c *Config, prefix string, v *yaml.Node, dst **DecodeMode) {
+	var m DecodeMode
+	if enum(field{p: p, key: prefix + ".decode", v: v, line: v.Line}, &m, ParseDecodeMode) {
+		*dst = &m
+		c.lines[prefix+".decode"] = v.Line
 	}
 }
 

@@ -257,6 +257,10 @@ func TestParseSampleErrors(t *testing.T) {
 		{"cameras a list of names", "sample:\n  cameras: [primary]\n" + ds, []string{"line 2", "sample.cameras: each slot of the list must be a mapping"}},
 		{"cameras scalar", "sample:\n  cameras: primary\n" + ds, []string{"line 2", "sample.cameras: must be a mapping of camera slots"}},
 		{"slot scalar", "sample:\n  cameras: {primary: 256}\n" + ds, []string{"line 2", "sample.cameras.primary: must be a mapping such as {size: [224, 224], steps: [-1, 0]}"}},
+		{"slot decode unknown", "sample:\n  cameras:\n    primary: {decode: gpus}\n" + ds, []string{"line 3", "sample.cameras.primary.decode", `"gpus"`, "exact, fast, gpu"}},
+		{"slot decode gpu with BCFHW", "layout: BCFHW\nsample:\n  cameras:\n    - {name: primary, decode: gpu}\n" + ds, []string{"line 4", "sample.cameras.primary.decode: decode: gpu serves each compressed frame in the place of its pixels", "use layout: BFHWC"}},
+		{"mix decode gpu with BCFHW", "layout: BCFHW\ndecode: gpu\n" + smp + ds, []string{"line 2", "decode: decode: gpu serves", "use layout: BFHWC"}},
+		{"pair decode gpu with BCFHW", "layout: BCFHW\ndecode: gpu\n" + ds, []string{"line 2", "decode: decode: gpu serves"}},
 		{"unknown slot key", "sample:\n  cameras:\n    primary: {sizes: [1, 2]}\n" + ds, []string{"line 3", `unknown key "sizes" (did you mean size?); valid keys: size, steps, seconds`}},
 		{"slot name with a dash", "sample:\n  cameras:\n    left-wrist: {}\n" + ds, []string{"line 3", `sample.cameras: slot name "left-wrist" must be 1 to 64 letters, digits or _`}},
 		{"slot name too long", "sample:\n  cameras: {" + strings.Repeat("a", 65) + ": {}}\n" + ds, []string{"line 2", "must be 1 to 64 letters"}},
@@ -324,6 +328,39 @@ func slotList(n int) string {
 		s[i] = fmt.Sprintf("s%d: {}", i)
 	}
 	return strings.Join(s, ", ")
+}
+
+// TestDecodeOf: a slot's decode mode is its own where it gives one (in
+// either form of the cameras), else the mix's; pairs have the mix's.
+func TestDecodeOf(t *testing.T) {
+	const ds = "datasets: [{name: a, source: /x}]\n"
+	for _, tc := range []struct {
+		name, yaml string
+		want       map[string]DecodeMode
+	}{
+		{"mix gpu, one slot exact", "decode: gpu\nsample:\n  cameras: {p: {}, w: {decode: exact}}\n",
+			map[string]DecodeMode{"p": DecodeGPU, "w": DecodeExact}},
+		{"list form, slot gpu", "sample:\n  cameras:\n    - {name: p, decode: gpu}\n    - {name: w}\n",
+			map[string]DecodeMode{"p": DecodeGPU, "w": DecodeExact}},
+		{"fast mix, slot gpu", "decode: fast\nsample:\n  cameras: {p: {decode: gpu}, w: {}}\n",
+			map[string]DecodeMode{"p": DecodeGPU, "w": DecodeFast}},
+		{"pairs", "decode: gpu\n", map[string]DecodeMode{"": DecodeGPU}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse([]byte(tc.yaml + ds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for slot, want := range tc.want {
+				if got := c.DecodeOf(slot); got != want {
+					t.Errorf("slot %q: decode %v, want %v", slot, got, want)
+				}
+			}
+			if got := DecodeGPU.Pixels(); got != DecodeExact {
+				t.Errorf("gpu's pixels are %v, want exact", got)
+			}
+		})
+	}
 }
 
 // TestParseSampleOneProblemEach: a value that does not decode is reported

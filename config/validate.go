@@ -172,6 +172,7 @@ func (c *Config) validate(add AddFunc) {
 	if !c.Decode.Valid() {
 		top("decode", "%s", decodeModes.notOneOf(c.Decode.String()))
 	}
+	c.checkGPUDecode(add)
 	if c.WindowShards <= 0 || c.WindowShards > maxSmall {
 		top("window_shards", "must be in 1..%d, got %d", maxSmall, c.WindowShards)
 	}

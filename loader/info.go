@@ -92,9 +92,11 @@ func newAugmentInfo(slots map[string]string) *augmentInfo {
 // framesInfo describes the batch array.
 type framesInfo struct {
 	Decode config.DecodeMode `json:"decode"`
-	DType  string            `json:"dtype"`
-	Layout config.Layout     `json:"layout"`
-	Shape  []int             `json:"shape"`
+	// JPEGSize names the file of the frames' JPEG sizes (decode: gpu).
+	JPEGSize string        `json:"jpeg_size,omitempty"`
+	DType    string        `json:"dtype"`
+	Layout   config.Layout `json:"layout"`
+	Shape    []int         `json:"shape"`
 }
 
 // datasetInfo is info.json's entry for one dataset: its own action and

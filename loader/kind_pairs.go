@@ -105,6 +105,10 @@ func (k pairKind) describe(p *Pipeline, in *info) {
 		in.Augment = newAugmentInfo(map[string]string{"image": "augment"})
 		in.Augment.In = "NNNNNN" + pairs.AugmentSuffix + ", float32 [B, 18]"
 	}
+	if cfg.Decode == config.DecodeGPU {
+		in.Files = append(in.Files, strings.TrimPrefix(pairs.JPEGSizeSuffix, "."))
+		in.Frames.JPEGSize = "NNNNNN" + pairs.JPEGSizeSuffix
+	}
 }
 
 func (k pairKind) describeDataset(*Pipeline, *Dataset, *datasetInfo) {}

@@ -267,6 +267,10 @@ type slotInfo struct {
 	Size    [2]int    `json:"size"`
 	Deltas  []int     `json:"deltas"`
 	Seconds []float64 `json:"seconds,omitempty"`
+	// Decode is the slot's decode mode; with gpu, JPEGSize names the
+	// array of its frames' JPEG sizes.
+	Decode   config.DecodeMode `json:"decode"`
+	JPEGSize string            `json:"jpeg_size,omitempty"`
 }
 
 // partedServing says how step-mode batches are served, in info.json's
@@ -284,7 +288,11 @@ func (k stepKind) describe(p *Pipeline, in *info) {
 	}
 	spec := steps.SpecOf(p.Mix.Config, 0, 0)
 	for i, c := range s.Cameras {
-		out.Slots = append(out.Slots, slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds})
+		sl := slotInfo{Name: c.Name, Size: [2]int{spec.Slots[i].H, spec.Slots[i].W}, Deltas: c.Deltas.Steps, Seconds: c.Deltas.Seconds, Decode: spec.Slots[i].Decode}
+		if sl.Decode == config.DecodeGPU {
+			sl.JPEGSize = steps.JPEGSizeArray(c.Name)
+		}
+		out.Slots = append(out.Slots, sl)
 	}
 	in.Sample = out
 	recorded := map[string]string{}

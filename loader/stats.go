@@ -23,7 +23,10 @@ type stats struct {
 	Fetch        fetchStats            `json:"fetch"`
 	// FramesDecoded counts the frames the train view's builds decoded
 	// (each once per batch however many samples use it).
-	FramesDecoded     int64                `json:"frames_decoded"`
+	FramesDecoded int64 `json:"frames_decoded"`
+	// FramesCompressed counts the frames the train view's builds served
+	// as their JPEG bytes (decode: gpu), each once per batch.
+	FramesCompressed  int64                `json:"frames_compressed"`
 	Memory            memoryStats          `json:"memory"`
 	RAMCache          ramCacheStats        `json:"ram_cache"`
 	Ranks             map[string]rankStats `json:"ranks,omitempty"`
@@ -227,6 +230,7 @@ func (p *Pipeline) stats(r *Rank) []byte {
 		BadEpisodes:       bad,
 		DecodeMemory:      decodeMemory(p.decodeMem),
 		FramesDecoded:     p.Builds.FramesDecoded.Load(),
+		FramesCompressed:  p.Builds.FramesCompressed.Load(),
 	}
 	if r != nil {
 		out.Train, out.Val = &schedulerField{sched(r.Train)}, &schedulerField{sched(r.Val)}

@@ -87,7 +87,7 @@ func (a *Assembler) SampleBytes() int { return a.frames * a.cfg.Height * a.cfg.W
 // a *episode.CorruptError (wrapping a *frames.ImageError for a bad image)
 // for bad data. After an error dst holds partial data and must be
 // rewritten.
-func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
+func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s plan.Sample, ep episode.Episode, dst []byte, compressed []int32, m *Meta) error {
 	if len(dst) != a.SampleBytes() {
 		return fmt.Errorf("sample slot of %d bytes, want %d (%d frames of %dx%d)", len(dst), a.SampleBytes(), a.frames, a.cfg.Height, a.cfg.Width)
 	}
@@ -114,10 +114,11 @@ func (a *Assembler) Build(ctx context.Context, w *Worker, f sample.Frames, s pla
 			Frames: a.frames,
 			H:      a.cfg.Height,
 			W:      a.cfg.Width,
-			Layout: frames.Layout(a.cfg.Layout),     // same values: TestEnumsMatchFrames
-			Resize: frames.ResizeMode(a.cfg.Resize), // same values: TestEnumsMatchFrames
-			Decode: frames.DecodeMode(a.cfg.Decode), // same values: TestEnumsMatchFrames
+			Layout: frames.Layout(a.cfg.Layout),              // same values: TestEnumsMatchFrames
+			Resize: frames.ResizeMode(a.cfg.Resize),          // same values: TestEnumsMatchFrames
+			Decode: frames.DecodeMode(a.cfg.Decode.Pixels()), // same values: TestEnumsMatchFrames
 		},
+		Compressed: compressed,
 	}
 	if err := f.Place(ctx, s.Dataset, ep, w.req[:]); err != nil {
 		return err

@@ -21,8 +21,16 @@ func TestEnumsMatchFrames(t *testing.T) {
 			t.Errorf("resize %d: %s here, %s in frames", i, a, b)
 		}
 	}
-	for i := range 3 {
-		if a, b := config.DecodeMode(i).String(), frames.DecodeMode(i).String(); a != b {
+	for i := range 4 {
+		m := config.DecodeMode(i)
+		if m == config.DecodeGPU {
+			// gpu is no way of decoding pixels: its decoded frames are exact
+			if p := m.Pixels(); p != config.DecodeExact {
+				t.Errorf("decode gpu decodes pixels as %v, want exact", p)
+			}
+			continue
+		}
+		if a, b := m.Pixels().String(), frames.DecodeMode(m.Pixels()).String(); a != b {
 			t.Errorf("decode %d: %s here, %s in frames", i, a, b)
 		}
 	}

@@ -134,5 +134,5 @@ func (w *testWorkerT) Close() { w.fw.Close() }
 // build builds sample s of ep with a as the only sample of a batch.
 func (w *testWorkerT) build(a *Assembler, ctx context.Context, s plan.Sample, ep episode.Episode, dst []byte, m *Meta) error {
 	w.stage.Reset(0, w.one[:], sample.Identity{})
-	return a.Build(ctx, w.Worker, w.stage.For(w.fw, 0), s, ep, dst, m)
+	return a.Build(ctx, w.Worker, w.stage.For(w.fw, 0), s, ep, dst, nil, m)
 }

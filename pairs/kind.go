@@ -2,6 +2,7 @@ package pairs
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -15,50 +16,77 @@ import (
 
 // Kind is frame pairs as a sample.Kind: a batch is one uint8 array of
 // B samples of F frames, each sample built by its dataset's Assembler.
-// When the camera is augmented (Config.Augmented), a batch is two files
-// in one buffer, each with its own header: NNNNNN.npy, the frames as
-// without augmentation, and NNNNNN.augment.npy, float32 [B,
-// augment.Width()], each sample's parameters (augment.Columns).
-// Without augmentation the batch is the one array, byte for byte as it
-// always was.
+// When the camera is augmented (Config.Augmented) or its frames may be
+// served compressed (decode: gpu), a batch is several files in one buffer,
+// each with its own header: NNNNNN.npy, the frames as without them,
+// NNNNNN.augment.npy, float32 [B, augment.Width()], each sample's
+// parameters (augment.Columns), and NNNNNN.jpeg_size.npy, int32 [B, F],
+// each frame's JPEG size (0: pixels). Without either the batch is the one
+// array, byte for byte as it always was.
 type Kind struct {
 	asm         []*Assembler // by dataset index; nil where the plan never samples it
 	dims        []Dims
 	meta        config.MetaMode
 	batchSize   int
+	frames      int
 	shape       []int
 	sampleBytes int
-	// With augmentation (aug != nil): the two files' places in the buffer.
-	aug *augLayout
+	// With augmentation or decode: gpu (parts != nil): the files' places
+	// in the buffer.
+	parts *partsLayout
 }
 
 // AugmentSuffix names the file of a batch of augmented pairs that records
 // each sample's parameters: NNNNNN.augment.npy.
 const AugmentSuffix = ".augment.npy"
 
-// fileAlign is where each file of a batch of two starts in its buffer: a
-// page, so that each can be a memfd of its own (batch.Config.Parts), as
-// step samples' arrays are.
+// JPEGSizeSuffix names the file of a decode: gpu batch that gives each
+// frame's JPEG size in bytes, 0 where the frame holds pixels:
+// NNNNNN.jpeg_size.npy, int32 [B, F]. A compressed frame's bytes start at
+// the frame's own place in NNNNNN.npy.
+const JPEGSizeSuffix = ".jpeg_size.npy"
+
+// fileAlign is where each file of a batch of several starts in its
+// buffer: a page, so that each can be a memfd of its own
+// (batch.Config.Parts), as step samples' arrays are.
 const fileAlign = 4096
 
-// augLayout places the frames file and the parameters file in a batch's
-// buffer.
-type augLayout struct {
-	frameHeader, augHeader []byte
-	frameSize              int64 // the frames file, its header included
-	augOff, augSize        int64
-	total                  int64
+// partsLayout places the frames file, the parameters file and the JPEG
+// sizes file in a batch's buffer; a file the batch lacks has size 0.
+type partsLayout struct {
+	files []partFile // frames, then the others present
+	// indices into files; -1 when absent
+	aug, jpeg int
+	total     int64
 }
 
-func newAugLayout(shape []int, batchSize, sampleBytes int) *augLayout {
-	l := &augLayout{
-		frameHeader: npy.Header("|u1", shape),
-		augHeader:   npy.Header("<f4", []int{batchSize, augment.Width()}),
+// partFile is one file of a batch of several: its header, and its place
+// and size (header included) in the buffer.
+type partFile struct {
+	suffix    string
+	header    []byte
+	off, size int64
+}
+
+// data returns the file's values in buf.
+func (f *partFile) data(buf []byte) []byte {
+	return buf[f.off+int64(len(f.header)) : f.off+f.size]
+}
+
+func newPartsLayout(shape []int, batchSize, frames, sampleBytes int, augmented, compressed bool) *partsLayout {
+	l := &partsLayout{aug: -1, jpeg: -1}
+	add := func(suffix string, header []byte, values int64) int {
+		l.files = append(l.files, partFile{suffix: suffix, header: header, off: l.total, size: int64(len(header)) + values})
+		l.total = (l.total + l.files[len(l.files)-1].size + fileAlign - 1) / fileAlign * fileAlign
+		return len(l.files) - 1
 	}
-	l.frameSize = int64(len(l.frameHeader)) + int64(batchSize)*int64(sampleBytes)
-	l.augOff = (l.frameSize + fileAlign - 1) / fileAlign * fileAlign
-	l.augSize = int64(len(l.augHeader)) + int64(batchSize)*int64(augment.Width())*4
-	l.total = (l.augOff + l.augSize + fileAlign - 1) / fileAlign * fileAlign
+	add(".npy", npy.Header("|u1", shape), int64(batchSize)*int64(sampleBytes))
+	if augmented {
+		l.aug = add(AugmentSuffix, npy.Header("<f4", []int{batchSize, augment.Width()}), int64(batchSize)*int64(augment.Width())*4)
+	}
+	if compressed {
+		l.jpeg = add(JPEGSizeSuffix, npy.Header("<i4", []int{batchSize, frames}), int64(batchSize)*int64(frames)*4)
+	}
 	return l
 }
 
@@ -92,29 +120,35 @@ func NewKind(batchSize int, asm []*Assembler, dims []Dims, meta config.MetaMode)
 		return nil, errors.New("no dataset to build samples from")
 	}
 	k.sampleBytes = first.SampleBytes()
+	k.frames = first.frames
 	cfg := first.Config()
 	if cfg.Layout == config.BCFHW {
 		k.shape = []int{batchSize, 3, first.frames, cfg.Height, cfg.Width}
 	} else {
 		k.shape = []int{batchSize, first.frames, cfg.Height, cfg.Width, 3}
 	}
-	if cfg.Augmented {
-		k.aug = newAugLayout(k.shape, batchSize, k.sampleBytes)
+	compressed := cfg.Decode == config.DecodeGPU
+	if compressed && cfg.Layout != config.BFHWC {
+		return nil, fmt.Errorf("decode gpu needs layout BFHWC, not %v", cfg.Layout)
+	}
+	if cfg.Augmented || compressed {
+		k.parts = newPartsLayout(k.shape, batchSize, k.frames, k.sampleBytes, cfg.Augmented, compressed)
 	}
 	return k, nil
 }
 
 // Files is one array: [B, F, H, W, 3] (BFHWC) or [B, 3, F, H, W] (BCFHW);
-// with augmentation, that array's file (".npy") and the parameters'
-// (AugmentSuffix), parts of one buffer.
+// with augmentation or decode: gpu, that array's file (".npy") and the
+// others (AugmentSuffix, JPEGSizeSuffix), parts of one buffer.
 func (k *Kind) Files() sample.Files {
-	if k.aug == nil {
+	if k.parts == nil {
 		return sample.Files{Samples: k.batchSize, Shape: k.shape}
 	}
-	return sample.Files{Samples: k.batchSize, Shape: []int{int(k.aug.total)}, Parts: []sample.Part{
-		{Suffix: ".npy", Off: 0, Size: k.aug.frameSize},
-		{Suffix: AugmentSuffix, Off: k.aug.augOff, Size: k.aug.augSize},
-	}}
+	f := sample.Files{Samples: k.batchSize, Shape: []int{int(k.parts.total)}}
+	for _, pf := range k.parts.files {
+		f.Parts = append(f.Parts, sample.Part{Suffix: pf.suffix, Off: pf.off, Size: pf.size})
+	}
+	return f
 }
 
 // NewWorker returns a worker's scratch.
@@ -127,28 +161,36 @@ func (k *Kind) Needs(d int) sample.Need {
 }
 
 // NewBatch starts batch n in buf: the frames (Files' Shape), or with
-// augmentation both files, whose headers it writes.
+// parts every file, whose headers it writes.
 func (k *Kind) NewBatch(n int64, buf []byte) (sample.Batch, error) {
-	if k.aug == nil {
+	if k.parts == nil {
 		if len(buf) != k.batchSize*k.sampleBytes {
 			return nil, fmt.Errorf("batch %d: buffer of %d bytes for %d samples of %d", n, len(buf), k.batchSize, k.sampleBytes)
 		}
 		return &batch{k: k, frames: buf, metas: make([]Meta, k.batchSize)}, nil
 	}
-	l := k.aug
+	l := k.parts
 	if int64(len(buf)) != l.total {
 		return nil, fmt.Errorf("batch %d: buffer of %d bytes, want %d", n, len(buf), l.total)
 	}
-	copy(buf, l.frameHeader)
-	clear(buf[l.frameSize:l.augOff])
-	copy(buf[l.augOff:], l.augHeader)
-	clear(buf[l.augOff+l.augSize:])
-	return &batch{
-		k:      k,
-		frames: buf[len(l.frameHeader):l.frameSize],
-		params: buf[l.augOff+int64(len(l.augHeader)) : l.augOff+l.augSize],
-		metas:  make([]Meta, k.batchSize),
-	}, nil
+	for i := range l.files {
+		f := &l.files[i]
+		copy(buf[f.off:], f.header)
+		next := l.total
+		if i+1 < len(l.files) {
+			next = l.files[i+1].off
+		}
+		clear(buf[f.off+f.size : next])
+	}
+	b := &batch{k: k, frames: l.files[0].data(buf), metas: make([]Meta, k.batchSize)}
+	if l.aug >= 0 {
+		b.params = l.files[l.aug].data(buf)
+	}
+	if l.jpeg >= 0 {
+		b.jpegOut = l.files[l.jpeg].data(buf)
+		b.jpegSizes = make([]int32, k.batchSize*k.frames)
+	}
+	return b, nil
 }
 
 // batch is a batch of pairs being built.
@@ -156,7 +198,11 @@ type batch struct {
 	k      *Kind
 	frames []byte // the samples' frames
 	params []byte // with augmentation: [B, augment.Width()] float32
-	metas  []Meta
+	// With decode: gpu: each frame's JPEG size, [B][F], written into
+	// jpegOut (int32 [B, F]) by Finish.
+	jpegSizes []int32
+	jpegOut   []byte
+	metas     []Meta
 }
 
 func (b *batch) Build(ctx context.Context, w sample.Worker, f sample.Frames, i int, s plan.Sample, ep episode.Episode) error {
@@ -169,7 +215,11 @@ func (b *batch) Build(ctx context.Context, w sample.Worker, f sample.Frames, i i
 		recordParams(b.params[i*row:(i+1)*row], f.Params(0))
 	}
 	n := b.k.sampleBytes
-	return b.k.asm[s.Dataset].Build(ctx, w.(*Worker), f, s, ep, b.frames[i*n:(i+1)*n], m)
+	var sizes []int32
+	if b.jpegSizes != nil {
+		sizes = b.jpegSizes[i*b.k.frames : (i+1)*b.k.frames]
+	}
+	return b.k.asm[s.Dataset].Build(ctx, w.(*Worker), f, s, ep, b.frames[i*n:(i+1)*n], sizes, m)
 }
 
 // recordParams writes p, augment.Params or nil (the identity), as one row
@@ -183,5 +233,8 @@ func recordParams(dst []byte, p sample.Params) {
 }
 
 func (b *batch) Finish(samples []plan.Sample, repeat []bool) ([]byte, error) {
+	for j, n := range b.jpegSizes {
+		binary.LittleEndian.PutUint32(b.jpegOut[4*j:], uint32(n))
+	}
 	return metaJSON(b.k.meta, samples, b.metas, b.k.dims, repeat)
 }

@@ -27,6 +27,23 @@ type Request struct {
 	// Dst is where the frames go: the sample's frames of this camera in the
 	// batch's buffer, Dst.Frames == len(Steps).
 	Dst frames.Slot
+	// Compressed, when not nil (one per step; Dst in BFHWC), asks for the
+	// frames the camera stores as JPEG images as those images' bytes
+	// where they fit (frames.Images.Compressed): frame k of Dst then holds
+	// the image from its first byte and zeros after it, and Compressed[k]
+	// its length. Every other frame is decoded as without it and has
+	// Compressed[k] = 0, as do all the frames of a dropped camera
+	// (Params that say Dropped).
+	Compressed []int32
+}
+
+// Dropper is Params that can drop a camera: its frames are zeros.
+type Dropper interface{ Dropped() bool }
+
+// dropped reports whether p drops its camera.
+func dropped(p Params) bool {
+	d, ok := p.(Dropper)
+	return ok && d.Dropped()
 }
 
 // FrameKey names one decoded frame: two positions with the same key show
@@ -39,6 +56,9 @@ type FrameKey struct {
 	Step    int
 	H, W    int
 	Params  Params
+	// Compressed: the frame is asked for as its JPEG bytes where it can
+	// be (Request.Compressed).
+	Compressed bool
 }
 
 // claim states.
@@ -54,6 +74,7 @@ type claim struct {
 	state  uint8
 	sample int
 	dst    frames.Slot // the owner's request's slot
+	sizes  []int32     // the owner's request's Compressed
 	pos    int         // the frame's position in dst
 }
 
@@ -169,7 +190,7 @@ func (f Frames) Place(ctx context.Context, dataset int, ep episode.Episode, reqs
 			return fmt.Errorf("a request of %d steps for a slot of %d frames", len(q.Steps), q.Dst.Frames)
 		}
 		for p, step := range q.Steps {
-			k := FrameKey{Dataset: dataset, Episode: key, Image: q.Image, Step: step, H: q.Dst.H, W: q.Dst.W, Params: q.Params}
+			k := FrameKey{Dataset: dataset, Episode: key, Image: q.Image, Step: step, H: q.Dst.H, W: q.Dst.W, Params: q.Params, Compressed: q.Compressed != nil}
 			from := -1
 			for j := range want {
 				if want[j].key == k {
@@ -194,7 +215,7 @@ func (f Frames) Place(ctx context.Context, dataset int, ep episode.Episode, reqs
 			continue
 		}
 		c := int32(len(s.list))
-		s.list = append(s.list, claim{key: x.key, state: pending, sample: i, dst: reqs[x.req].Dst, pos: x.pos})
+		s.list = append(s.list, claim{key: x.key, state: pending, sample: i, dst: reqs[x.req].Dst, sizes: reqs[x.req].Compressed, pos: x.pos})
 		s.claims[x.key] = c
 		x.claim, x.mine = c, true
 		owned = append(owned, c)
@@ -225,7 +246,7 @@ func (f Frames) Place(ctx context.Context, dataset int, ep episode.Episode, reqs
 			continue
 		}
 		y := &want[x.from]
-		copyFrame(reqs[x.req].Dst, x.pos, reqs[y.req].Dst, y.pos)
+		copyFrame(&reqs[x.req], x.pos, reqs[y.req].Dst, reqs[y.req].Compressed, y.pos)
 	}
 	return nil
 }
@@ -262,14 +283,14 @@ func (s *Stage) await(ctx context.Context, w *FrameWorker, ep episode.Episode, r
 	}
 	c := s.list[x.claim]
 	s.mu.Unlock()
-	dst := reqs[x.req].Dst
+	q := &reqs[x.req]
 	if c.state == decoded && c.sample != i {
 		s.samples[c.sample].RLock()
 		s.mu.Lock()
 		valid := s.list[x.claim].state == decoded // not revoked meanwhile
 		s.mu.Unlock()
 		if valid {
-			copyFrame(dst, x.pos, c.dst, c.pos)
+			copyFrame(q, x.pos, c.dst, c.sizes, c.pos)
 		}
 		s.samples[c.sample].RUnlock()
 		if valid {
@@ -277,17 +298,22 @@ func (s *Stage) await(ctx context.Context, w *FrameWorker, ep episode.Episode, r
 		}
 	}
 	w.one = append(w.one[:0], x.step)
-	buf, err := w.decode(ctx, ep, &reqs[x.req], w.one)
+	buf, sizes, err := w.decode(ctx, ep, q, w.one)
 	if err != nil {
 		return err
 	}
-	copyFrame(dst, x.pos, buf, 0)
+	copyFrame(q, x.pos, buf, sizes, 0)
 	return nil
 }
 
-// copyFrame copies frame from of src to frame to of dst, two slots of the
-// same size and layout.
-func copyFrame(dst frames.Slot, to int, src frames.Slot, from int) {
+// copyFrame copies frame from of src (with its compressed size, where src
+// has sizes) to frame to of q's slot, two slots of the same size and
+// layout.
+func copyFrame(q *Request, to int, src frames.Slot, sizes []int32, from int) {
+	dst := q.Dst
+	if q.Compressed != nil {
+		q.Compressed[to] = sizes[from]
+	}
 	hw := dst.H * dst.W
 	if dst.Layout == frames.BCFHW {
 		for c := range 3 {
@@ -310,9 +336,12 @@ type FrameWorker struct {
 	steps   []int
 	one     []int
 	scratch []byte
+	sizes   []int32 // the scratch's compressed sizes
+	single  [1]int
 	camera  Camera
 
-	decoded int64
+	decoded    int64
+	compressed int64
 }
 
 // NewFrameWorker returns a worker that decodes with dec and owns it
@@ -325,10 +354,14 @@ func (w *FrameWorker) Decoder() FrameDecoder { return w.dec }
 // Decoded is the number of frames the worker has decoded.
 func (w *FrameWorker) Decoded() int64 { return w.decoded }
 
+// Compressed is the number of frames the worker has served as their JPEG
+// bytes (Request.Compressed) instead of decoding them.
+func (w *FrameWorker) Compressed() int64 { return w.compressed }
+
 // Footprint is the bytes the worker's reusable buffers hold, its
 // decoder's included.
 func (w *FrameWorker) Footprint() int {
-	return w.dec.Footprint() + cap(w.scratch) + 8*(cap(w.steps)+cap(w.one))
+	return w.dec.Footprint() + cap(w.scratch) + 8*(cap(w.steps)+cap(w.one)) + 4*cap(w.sizes)
 }
 
 // Close closes the worker's decoder.
@@ -362,13 +395,13 @@ func (w *FrameWorker) decodeOwned(ctx context.Context, ep episode.Episode, reqs 
 			continue
 		}
 		if direct {
-			if _, err := w.decodeInto(ctx, ep, q, st, q.Dst); err != nil {
+			if err := w.decodeInto(ctx, ep, q, st, q.Dst, q.Compressed); err != nil {
 				return err
 			}
 			continue
 		}
 		slices.Sort(st)
-		buf, err := w.decode(ctx, ep, q, st)
+		buf, sizes, err := w.decode(ctx, ep, q, st)
 		if err != nil {
 			return err
 		}
@@ -376,7 +409,7 @@ func (w *FrameWorker) decodeOwned(ctx context.Context, ep episode.Episode, reqs 
 			x := &ps[j]
 			if x.mine {
 				f, _ := slices.BinarySearch(st, x.step)
-				copyFrame(q.Dst, x.pos, buf, f)
+				copyFrame(q, x.pos, buf, sizes, f)
 			}
 		}
 	}
@@ -384,31 +417,69 @@ func (w *FrameWorker) decodeOwned(ctx context.Context, ep episode.Episode, reqs 
 }
 
 // decode decodes steps (ascending, distinct) of q's camera into the
-// worker's scratch, in q's size and layout, and returns that slot: frame
-// j of it is steps[j].
-func (w *FrameWorker) decode(ctx context.Context, ep episode.Episode, q *Request, steps []int) (frames.Slot, error) {
+// worker's scratch, in q's size and layout, and returns that slot (frame
+// j of it is steps[j]) and, where q asks for compressed frames, their
+// sizes (else nil).
+func (w *FrameWorker) decode(ctx context.Context, ep episode.Episode, q *Request, steps []int) (frames.Slot, []int32, error) {
 	n := len(steps) * q.Dst.H * q.Dst.W * 3
 	if cap(w.scratch) < n {
 		w.scratch = make([]byte, n)
 	}
 	dst := q.Dst
 	dst.Buf, dst.Frames = w.scratch[:n], len(steps)
-	return w.decodeInto(ctx, ep, q, steps, dst)
+	var sizes []int32
+	if q.Compressed != nil {
+		if cap(w.sizes) < len(steps) {
+			w.sizes = make([]int32, len(steps))
+		}
+		sizes = w.sizes[:len(steps)]
+	}
+	return dst, sizes, w.decodeInto(ctx, ep, q, steps, dst, sizes)
 }
 
-// decodeInto decodes steps of q's camera into dst.
-func (w *FrameWorker) decodeInto(ctx context.Context, ep episode.Episode, q *Request, steps []int, dst frames.Slot) (frames.Slot, error) {
+// decodeInto decodes steps of q's camera into dst; with sizes (one per
+// step), JPEG frames are served compressed where they can be (see
+// Request.Compressed).
+func (w *FrameWorker) decodeInto(ctx context.Context, ep episode.Episode, q *Request, steps []int, dst frames.Slot, sizes []int32) error {
 	src, err := w.camera.Open(ep, q.Image, q.Declared)
 	if err != nil {
-		return dst, err
+		return err
 	}
+	images, _ := src.(*frames.Images)
+	if sizes == nil || images == nil || dropped(q.Params) {
+		clear(sizes)
+		return w.decodeFrames(ctx, ep, src, steps, dst, q.Params)
+	}
+	room := dst.H * dst.W * 3
+	var want frames.Size
+	for j, step := range steps {
+		frame := dst.Buf[j*room : (j+1)*room]
+		if b, size, ok := images.Compressed(step, want, room); ok {
+			clear(frame[copy(frame, b):])
+			sizes[j], want = int32(len(b)), size
+			w.compressed++
+			continue
+		}
+		sizes[j] = 0
+		one := dst
+		one.Buf, one.Frames = frame, 1
+		w.single[0] = step
+		if err := w.decodeFrames(ctx, ep, src, w.single[:], one, q.Params); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeFrames decodes steps of src into dst with the parameters p.
+func (w *FrameWorker) decodeFrames(ctx context.Context, ep episode.Episode, src frames.Source, steps []int, dst frames.Slot, p Params) error {
 	w.decoded += int64(len(steps))
-	if err := w.dec.Decode(ctx, src, steps, dst, q.Params); err != nil {
+	if err := w.dec.Decode(ctx, src, steps, dst, p); err != nil {
 		var ie *frames.ImageError
 		if errors.As(err, &ie) {
-			return dst, ep.Corrupt(err)
+			return ep.Corrupt(err)
 		}
-		return dst, fmt.Errorf("dataset %s episode %s: %w", ep.Dataset(), ep.ID(), err)
+		return fmt.Errorf("dataset %s episode %s: %w", ep.Dataset(), ep.ID(), err)
 	}
-	return dst, nil
+	return nil
 }

@@ -29,6 +29,7 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 		pad := l.sample(b.Buf, l.framePad[k], i)
 		if c.key == "" {
 			clear(dst)
+			clear(b.compressed(k, i))
 			for j := range pad {
 				pad[j] = 1
 			}
@@ -48,10 +49,11 @@ func (a *Assembler) writeFrames(ctx context.Context, w *Worker, f sample.Frames,
 			Steps:    w.idx[len(reqs)],
 			Dst: frames.Slot{
 				Buf: dst, Frames: sl.Steps, H: sl.H, W: sl.W,
-				Layout: frames.Layout(a.spec.Layout),     // same values: pairs' TestEnumsMatchFrames
-				Resize: frames.ResizeMode(a.spec.Resize), // same values
-				Decode: frames.DecodeMode(a.spec.Decode), // same values
+				Layout: frames.Layout(a.spec.Layout),          // same values: pairs' TestEnumsMatchFrames
+				Resize: frames.ResizeMode(a.spec.Resize),      // same values
+				Decode: frames.DecodeMode(sl.Decode.Pixels()), // same values
 			},
+			Compressed: b.compressed(k, i),
 		})
 	}
 	w.reqs = reqs

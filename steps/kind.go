@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,13 +17,55 @@ import (
 type Batch struct {
 	Buf    []byte
 	Layout *Layout
+	// jpegSizes are, per slot, the sizes of its compressed frames, [B][T]
+	// (nil for a slot that is not decode: gpu); Finish writes them into
+	// their arrays.
+	jpegSizes [][]int32
 }
 
 // NewBatch returns the batch over buf, a buffer of l.Total bytes, with
 // every array's header written.
 func NewBatch(l *Layout, buf []byte) *Batch {
 	l.WriteHeaders(buf)
-	return &Batch{Buf: buf, Layout: l}
+	b := &Batch{Buf: buf, Layout: l, jpegSizes: make([][]int32, len(l.jpegSize))}
+	for k, a := range l.jpegSize {
+		if a >= 0 {
+			arr := &l.Arrays[a]
+			b.jpegSizes[k] = make([]int32, arr.Shape[0]*arr.Shape[1])
+		}
+	}
+	return b
+}
+
+// compressed returns sample i's compressed sizes of slot k, nil for a
+// slot that is not decode: gpu.
+func (b *Batch) compressed(k, i int) []int32 {
+	s := b.jpegSizes[k]
+	if s == nil {
+		return nil
+	}
+	t := len(s) / b.Layout.Arrays[0].Shape[0]
+	return s[i*t : (i+1)*t]
+}
+
+// Finish writes what the batch knows once every sample is built: each
+// sample's sample_is_pad (repeat: true for a repeat; nil: none) and the
+// compressed frames' sizes.
+func (b *Batch) Finish(repeat []bool) {
+	l := b.Layout
+	for i := range l.Arrays[0].Shape[0] {
+		l.SetSamplePad(b.Buf, i, repeat != nil && repeat[i])
+	}
+	for k, sizes := range b.jpegSizes {
+		if sizes == nil {
+			continue
+		}
+		a := &l.Arrays[l.jpegSize[k]]
+		out := b.Buf[a.Data():]
+		for j, n := range sizes {
+			binary.LittleEndian.PutUint32(out[4*j:], uint32(n))
+		}
+	}
 }
 
 // Kind is step samples as a sample.Kind: a batch is one buffer holding
@@ -92,8 +135,6 @@ func (b *kindBatch) Build(ctx context.Context, w sample.Worker, f sample.Frames,
 // Finish writes every sample's sample_is_pad (true for repeats) and
 // returns the batch's .json.
 func (b *kindBatch) Finish(samples []plan.Sample, repeat []bool) ([]byte, error) {
-	for i := range samples {
-		b.k.lay.SetSamplePad(b.b.Buf, i, repeat != nil && repeat[i])
-	}
+	b.b.Finish(repeat)
 	return MetaJSON(b.k.meta, b.metas)
 }

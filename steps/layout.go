@@ -39,6 +39,10 @@ type SlotSpec struct {
 	// row of augment.Width() float32 per sample
 	// (observation.images.<Name>.augment).
 	Augmented bool
+	// Decode is the slot's decode mode (the slot's own, else the mix's).
+	// With config.DecodeGPU, JPEG frames are served compressed and their
+	// sizes recorded (observation.images.<Name>.jpeg_size).
+	Decode config.DecodeMode
 }
 
 // SpecOf is the Spec of a config in step mode, with the mix's widest state
@@ -62,7 +66,7 @@ func SpecOf(c *config.Config, maxStateDim, maxActionDim int) Spec {
 		if h == 0 || w == 0 {
 			h, w = c.ImageSize[0], c.ImageSize[1]
 		}
-		sp.Slots = append(sp.Slots, SlotSpec{Name: cs.Name, H: h, W: w, Steps: max(cs.Deltas.Len(), 1), Augmented: c.Augmented(cs.Name)})
+		sp.Slots = append(sp.Slots, SlotSpec{Name: cs.Name, H: h, W: w, Steps: max(cs.Deltas.Len(), 1), Augmented: c.Augmented(cs.Name), Decode: c.DecodeOf(cs.Name)})
 	}
 	return sp
 }
@@ -72,6 +76,7 @@ const (
 	DTypeU8   = "|u1"
 	DTypeBool = "|b1"
 	DTypeF32  = "<f4"
+	DTypeI32  = "<i4"
 	DTypeI64  = "<i8"
 )
 
@@ -124,6 +129,7 @@ type Layout struct {
 	// indices into Arrays; -1 when absent
 	frames, framePad []int // by slot
 	augment          []int // by slot; -1: not augmented
+	jpegSize         []int // by slot; -1: not decode: gpu
 	imageMask        int
 	state, statePad  int
 	stateMask        int
@@ -169,6 +175,16 @@ func NewLayout(spec Spec) (*Layout, error) {
 		}
 		l.augment = append(l.augment, k)
 	}
+	for _, s := range spec.Slots {
+		k := -1
+		if s.Decode == config.DecodeGPU {
+			if spec.Layout != config.BFHWC {
+				return nil, fmt.Errorf("camera slot %s: decode gpu needs layout BFHWC, not %v", s.Name, spec.Layout)
+			}
+			k = add(JPEGSizeArray(s.Name), DTypeI32, 4, s.Steps)
+		}
+		l.jpegSize = append(l.jpegSize, k)
+	}
 	l.imageMask = add("image_mask", DTypeBool, 1, len(spec.Slots))
 	if spec.MaxStateDim > 0 {
 		l.state = add("observation.state", DTypeF32, 4, spec.StateSteps, spec.MaxStateDim)
@@ -200,6 +216,12 @@ func NewLayout(spec Spec) (*Layout, error) {
 // AugmentArray is the name of the array that records slot's augmentation
 // parameters: [B, augment.Width()] float32, augment.Columns.
 func AugmentArray(slot string) string { return "observation.images." + slot + ".augment" }
+
+// JPEGSizeArray is the name of the array that gives, for a slot whose
+// frames may be served compressed (decode: gpu), each frame's JPEG size
+// in bytes, 0 where the frame holds pixels: int32 [B, T]. A compressed
+// frame's bytes start at the frame's own place in the slot's array.
+func JPEGSizeArray(slot string) string { return "observation.images." + slot + ".jpeg_size" }
 
 // Array returns the array of that name, nil if the layout has none.
 func (l *Layout) Array(name string) *Array {
