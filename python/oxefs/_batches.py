@@ -204,6 +204,46 @@ def _frames_layout(info, shapes, path):
     return layout
 
 
+def _decode_compressed(batch, slots, resize, device):
+    """Decodes the JPEG frames of a decode: gpu batch in place of their
+    bytes (see decode_batch), dropping the sizes arrays: the batch becomes
+    what decode: exact serves, within the stated bound. device None keeps
+    frames as they were read (numpy arrays or CPU tensors), decoded on the
+    CPU; a device makes every decoded frames array a torch tensor there."""
+    from ._decode import decode_frames
+
+    for key, sizes_key, aug_key in slots:
+        frames = batch[key]
+        sizes = batch.pop(sizes_key)
+        sizes = (sizes.numpy() if hasattr(sizes, "numpy") else np.asarray(sizes)).reshape(-1)
+        b, t, h, w = frames.shape[:4]
+        host = frames.numpy() if hasattr(frames, "numpy") else frames
+        flat = host.reshape(b * t, h * w * 3)
+        idx = np.flatnonzero(sizes)
+        jpegs = [flat[j, : sizes[j]] for j in idx]
+        params = None
+        if aug_key is not None and len(idx):
+            rows = batch[aug_key]
+            rows = rows.numpy() if hasattr(rows, "numpy") else np.asarray(rows)
+            params = rows[idx // t]
+        if device is None:
+            if len(idx):
+                out = decode_frames(jpegs, params, h, w, resize, "cpu")
+                host.reshape(b * t, h, w, 3)[idx] = out.numpy()
+            continue
+        import torch
+
+        dev = torch.device(device)
+        x = torch.empty((b * t, h, w, 3), dtype=torch.uint8, device=dev)
+        pix = np.flatnonzero(sizes == 0)
+        if len(pix):
+            x[torch.from_numpy(pix).to(dev)] = torch.from_numpy(host.reshape(b * t, h, w, 3)[pix]).to(dev, non_blocking=True)
+        if len(idx):
+            x[torch.from_numpy(idx).to(dev)] = decode_frames(jpegs, params, h, w, resize, dev)
+        batch[key] = x.view(b, t, h, w, 3)
+    return batch
+
+
 def _reader(info, path, batches, length, mmap):
     """The reader of a mount's batches, picked once from info.json: step
     samples (info.json has "sample") or frame pairs. It is the one place
@@ -222,15 +262,22 @@ class _PairReader:
     def __init__(self, info, batches, length, mmap):
         self.dir, self.length, self.mmap = batches, length, mmap
         self.frames = ["frames"]
+        # decode: gpu: (frames, JPEG sizes, augmentation parameters or
+        # None); frames that may hold JPEG bytes are mapped, never read
+        # whole
+        self.compressed = []
+        if (info.get("frames") or {}).get("decode") == "gpu":
+            self.compressed = [("frames", "jpeg_size", "augment" if "augment.npy" in info.get("files", []) else None)]
+        self.mapped = {k for k, _, _ in self.compressed}
         self.frame_shapes = [tuple(info["frames"]["shape"])] if "frames" in info else []
         self.others = [f[: -len(".npy")] for f in info.get("files", ["npy"]) if f != "npy" and f.endswith(".npy") and "/" not in f]
 
     def read(self, index, name, pinned):
         try:
-            if pinned:
+            if pinned and "frames" not in self.mapped:
                 frames = _read_pinned(name + ".npy")
             else:
-                frames = np.load(name + ".npy", mmap_mode=_MMAP_MODE if self.mmap else None)
+                frames = np.load(name + ".npy", mmap_mode=_MMAP_MODE if self.mmap or "frames" in self.mapped else None)
         except FileNotFoundError:
             raise IndexError(f"batch {index}: {name}.npy does not exist (the view lists {self.length})") from None
         batch = {"frames": frames}
@@ -258,16 +305,28 @@ class _StepReader:
         slots = {"observation.images." + s["name"] for s in self.slots}
         self.frames = [a.name for a in self.arrays if a.name in slots]
         self.frame_shapes = [a.shape for a in self.arrays if a.name in slots]
+        # decode: gpu slots: (frames, JPEG sizes, augmentation parameters
+        # or None); frames that may hold JPEG bytes are mapped, never read
+        # whole
+        names = {a.name for a in self.arrays}
+        self.compressed = []
+        for s in self.slots:
+            if s.get("decode") == "gpu":
+                key = "observation.images." + s["name"]
+                aug = key + ".augment"
+                self.compressed.append((key, s.get("jpeg_size") or key + ".jpeg_size", aug if aug in names else None))
+        self.mapped = {k for k, _, _ in self.compressed}
 
     def read(self, index, name, pinned):
         batch = {}
         for a in self.arrays:
             path = f"{name}.{a.file}"
             try:
-                if pinned:
+                if pinned and a.name not in self.mapped:
                     x = _read_pinned(path)
                 else:
-                    x = np.load(path, mmap_mode=_MMAP_MODE if self.mmap and a.name in self.frames else None)
+                    mapped = a.name in self.mapped or (self.mmap and a.name in self.frames)
+                    x = np.load(path, mmap_mode=_MMAP_MODE if mapped else None)
             except FileNotFoundError:
                 raise IndexError(f"batch {index}: {path} does not exist (the view lists {self.length})") from None
             dtype = x.dtype if isinstance(x, np.ndarray) else x.numpy().dtype
@@ -321,9 +380,16 @@ class Batches:
     mount's layout. rank: which rank's batches a daemon serving several
     (--ranks) gives; None takes this process's rank from torch.distributed
     or the environment (see rank_dir).
+
+    A mount with decode: gpu serves JPEG frames as their compressed bytes
+    (and their sizes, observation.images.<slot>.jpeg_size or jpeg_size);
+    every item has them decoded, resized and augmented as the batch
+    records, in their frames' places, and no sizes array: the same dict as
+    decode: exact, within the README's bound. device names where (a torch
+    device; None: the CPU, into the arrays as read).
     """
 
-    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False, rank=None, channels_first=False):
+    def __init__(self, mount, val=False, meta=True, mmap=False, torch=False, rank=None, channels_first=False, device=None):
         self.path = rank_dir(mount, rank)
         info = read_info(self.path)
         view = info["val"] if val else info["train"]
@@ -337,6 +403,9 @@ class Batches:
         self.mmap = mmap
         self.torch = torch
         self.reader = _reader(info, self.path, self.dir, self.length, mmap)
+        self.compressed = self.reader.compressed
+        self.resize = (info.get("config") or {}).get("resize", "squash")
+        self.device = device
         self.frames = self.reader.frames
         shapes = self.reader.frame_shapes
         self.channels_first = None
@@ -352,14 +421,20 @@ class Batches:
         for i in range(self.length):
             yield self[i]
 
-    def read(self, index, pinned=False):
+    def read(self, index, pinned=False, device=None):
         """Batch index as numpy arrays, whatever torch says; pinned: its
         arrays (pair mode: the frames) as pinned torch tensors read
-        straight from the files (see Loader)."""
+        straight from the files (see Loader). A decode: gpu batch's JPEG
+        frames are decoded on device (None: the CPU, into the arrays)."""
         if index < 0:
             raise IndexError(f"batch {index}: negative index")
         name = os.path.join(self.dir, f"{index:06d}")
         batch = self.reader.read(index, name, pinned)
+        if self.compressed:
+            try:
+                _decode_compressed(batch, self.compressed, self.resize, device)
+            except RuntimeError as e:
+                raise ValueError(f"batch {index} of {self.dir}: a compressed frame does not decode: {e}") from e
         if self.meta:
             with open(name + ".json") as f:
                 batch.update(self.reader.meta(json.load(f)))
@@ -378,7 +453,7 @@ class Batches:
     def __getitem__(self, index):
         if not 0 <= index <= self.max_batch:
             raise IndexError(f"batch {index}: the view serves batches 0..{self.max_batch} ({self.length} listed, one epoch)")
-        return self._finish(self.read(index), self.torch)
+        return self._finish(self.read(index, device=self.device), self.torch)
 
 
 def _batch_range(batches, start, stop, epoch, view):
@@ -425,7 +500,11 @@ class Loader:
     an asynchronous DMA; without a CUDA device it warns once and reads
     unpinned. channels_first=True gives frames as a [B, T, 3, H, W] view
     (LeRobot's layout, still uint8: convert on the GPU). readahead is how
-    many batches are read ahead. rank: as for Batches.
+    many batches are read ahead. rank: as for Batches. device: where a
+    decode: gpu mount's JPEG frames are decoded, resized and augmented
+    (a torch device, "cuda" or "cpu"; None: the CPU, into the arrays as
+    read); with a device, items are torch tensors and those frames
+    arrays are on it.
 
     Epochs and resume. An epoch is the view's listing, N = len(Batches)
     batches; epoch e is batches [e*N, (e+1)*N), which the train view
@@ -447,7 +526,7 @@ class Loader:
     """
 
     def __init__(self, mount, val=False, start=None, stop=None, readahead=2, torch=False, pin_memory=False, meta=True, rank=None,
-                 channels_first=False, epoch=None):
+                 channels_first=False, epoch=None, device=None):
         if readahead < 1:
             raise ValueError(f"readahead {readahead}: need at least 1")
         self.batches = Batches(mount, val=val, meta=meta, mmap=True, rank=rank, channels_first=channels_first)
@@ -461,7 +540,8 @@ class Loader:
                 "Loader(mnt, epoch=e), or set num_batches or samples_per_episode in the mix",
                 RuntimeWarning, stacklevel=2)
         self.readahead = readahead
-        self.torch = torch or pin_memory
+        self.device = device
+        self.torch = torch or pin_memory or device is not None
         self.pin_memory = pin_memory and _can_pin()
 
     def __len__(self):
@@ -474,7 +554,7 @@ class Loader:
         def read():
             try:
                 for i in range(self.start, self.stop):
-                    batch = self.batches.read(i, pinned=self.pin_memory)
+                    batch = self.batches.read(i, pinned=self.pin_memory, device=self.device)
                     batch = self.batches._finish(batch, self.torch, self.pin_memory)
                     while not done.is_set():
                         try:

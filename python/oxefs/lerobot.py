@@ -263,7 +263,7 @@ class Loader:
         self.device = torch.device(device)
         cuda = self.device.type == "cuda"
         self.loader = _Loader(mount, val=val, start=start, stop=stop, epoch=epoch, readahead=readahead, torch=True,
-                              pin_memory=cuda, channels_first=True, rank=rank)
+                              pin_memory=cuda, channels_first=True, rank=rank, device=self.device)
         info = self.loader.batches.info
         self.info = info
         self.deltas = deltas(info)
