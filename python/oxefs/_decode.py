@@ -253,18 +253,22 @@ def _taps(torch, pos, n_in, n_out, device):
 
 def _resize(torch, imgs, boxes, height, width, device):
     """Each image's crop box resized into its frame box of an height×width
-    frame, zeros around it: [N, H, W, 3] uint8."""
+    frame, zeros around it: planes [3, N, H, W] uint8."""
     n = len(imgs)
-    flat = torch.cat([im.reshape(-1, 3) for im in imgs])
-    sizes = [im.shape[0] * im.shape[1] for im in imgs]
-    offs = [0]
-    for s in sizes[:-1]:
-        offs.append(offs[-1] + s)
-    meta = torch.tensor([[offs[i], imgs[i].shape[1], *boxes[i][0], *boxes[i][1]] for i in range(n)],
-                        dtype=torch.int64, device=device)
-    off, stride = meta[:, 0], meta[:, 1]
-    sx, sy, sw, sh = meta[:, 2], meta[:, 3], meta[:, 4], meta[:, 5]
-    dx, dy, dw, dh = meta[:, 6], meta[:, 7], meta[:, 8], meta[:, 9]
+    # Every source's rows one after the other, as float32 planes as wide
+    # as the widest: the rows a frame needs are one index_select, its
+    # columns one gather.
+    wmax = max(im.shape[1] for im in imgs)
+    first = [0]
+    for im in imgs:
+        first.append(first[-1] + im.shape[0])
+    src = torch.empty((3, first[-1], wmax), dtype=torch.float32, device=device)
+    for k, im in enumerate(imgs):
+        src[:, first[k]:first[k + 1], :im.shape[1]].copy_(im.permute(2, 0, 1))
+    meta = torch.tensor([[first[k], *boxes[k][0], *boxes[k][1]] for k in range(n)], dtype=torch.int64, device=device)
+    row0 = meta[:, 0]
+    sx, sy, sw, sh = meta[:, 1], meta[:, 2], meta[:, 3], meta[:, 4]
+    dx, dy, dw, dh = meta[:, 5], meta[:, 6], meta[:, 7], meta[:, 8]
     jx = torch.arange(width, device=device)[None, :] - dx[:, None]  # [N, W]
     jy = torch.arange(height, device=device)[None, :] - dy[:, None]  # [N, H]
     okx = (jx >= 0) & (jx < dw[:, None])
@@ -273,32 +277,28 @@ def _resize(torch, imgs, boxes, height, width, device):
     jy = torch.minimum(jy.clamp(min=0), (dh - 1)[:, None])
     xlo, xhi, xl = _taps(torch, jx, sw, dw, device)
     ylo, yhi, yl = _taps(torch, jy, sh, dh, device)
-    xlo, xhi = xlo + sx[:, None], xhi + sx[:, None]
-    rlo = off[:, None] + (ylo + sy[:, None]) * stride[:, None]  # [N, H]
-    rhi = off[:, None] + (yhi + sy[:, None]) * stride[:, None]
+    cols_lo = (xlo + sx[:, None])[None, :, None, :].expand(3, n, height, width)
+    cols_hi = (xhi + sx[:, None])[None, :, None, :].expand(3, n, height, width)
+    base = (row0 + sy)[:, None]
 
-    def corner(rows, cols):
-        idx = (rows[:, :, None] + cols[:, None, :]).reshape(-1)
-        return flat.index_select(0, idx).to(torch.float32).view(n, height, width, 3)
+    def across(rows):
+        # TensorFlow's order: a row interpolated across, a + (b − a)·l,
+        # written (b − a)·l + a: the same sum.
+        r = src.index_select(1, (base + rows).reshape(-1)).view(3, n, height, wmax)
+        lo = torch.gather(r, 3, cols_lo)
+        return torch.gather(r, 3, cols_hi).sub_(lo).mul_(xl[None, :, None, :]).add_(lo)
 
-    xl = xl[:, None, :, None]
-    tl = corner(rlo, xlo)
-    top = tl + (corner(rlo, xhi) - tl) * xl
-    del tl
-    bl = corner(rhi, xlo)
-    bot = bl + (corner(rhi, xhi) - bl) * xl
-    del bl
-    out = top + (bot - top) * yl[:, :, None, None]
-    out = out.to(torch.uint8)
-    inside = (oky[:, :, None] & okx[:, None, :])[..., None]
-    return out * inside
+    top = across(ylo)
+    bot = across(yhi)
+    out = bot.sub_(top).mul_(yl[None, :, :, None]).add_(top).to(torch.uint8)
+    return out.mul_(oky[None, :, :, None] & okx[None, :, None, :])
 
 
-def _affine(torch, frames, rows, device):
-    """frames ([N, H, W, 3] uint8) moved by each row's rotation and
+def _affine(torch, planes, rows, device):
+    """planes ([3, N, H, W] uint8) moved by each row's rotation and
     translation: torchvision's F.affine grid, nearest, zeros outside
     (frames/affine.go, grid.at)."""
-    n, height, width, _ = frames.shape
+    _, n, height, width = planes.shape
     th = np.empty((n, 6), np.float32)
     for k, row in enumerate(rows):
         tx = round(float(row[5]) * width)  # half to even, as Go's RoundToEven
@@ -324,55 +324,63 @@ def _affine(torch, frames, rows, device):
     iy = torch.round((gy + 1) * (height / 2) - 0.5).to(torch.int64)
     ok = (ix >= 0) & (ix < width) & (iy >= 0) & (iy < height)
     base = (torch.arange(n, device=device) * (height * width))[:, None, None]
-    idx = torch.where(ok, base + iy * width + ix, torch.zeros_like(ix)).reshape(-1)
-    out = frames.reshape(-1, 3).index_select(0, idx).view(n, height, width, 3)
-    return out * ok[..., None]
+    idx = torch.where(ok, base + iy * width + ix, torch.zeros_like(ix))
+    return planes.reshape(3, -1)[:, idx].mul_(ok)
 
 
 # ---------------------------------------------------------------- colour
 
 
 def _factor(torch, f, device):
-    """Per-frame factors f as [n, 1, 1, 1] float32, and 1 − f computed in
+    """Per-frame factors f as [1, n, 1, 1] float32, and 1 − f computed in
     float64 then rounded (as Python computes torchvision's 1.0 − ratio)."""
     f64 = np.asarray(f, np.float64)
-    one = torch.from_numpy((1.0 - f64).astype(np.float32)).to(device).view(-1, 1, 1, 1)
-    return torch.from_numpy(f64.astype(np.float32)).to(device).view(-1, 1, 1, 1), one
+    one = torch.from_numpy((1.0 - f64).astype(np.float32)).to(device).view(1, -1, 1, 1)
+    return torch.from_numpy(f64.astype(np.float32)).to(device).view(1, -1, 1, 1), one
 
 
-def _clamp_u8(torch, v):
-    """torchvision's .clamp(0, 255).to(torch.uint8)."""
-    return v.clamp(0, 255).to(torch.uint8)
+def _blend_u8(torch, x, f, one, other):
+    """torchvision's _blend: (f·x + (1 − f)·other).clamp(0, 255), truncated
+    to uint8."""
+    v = x.to(torch.float32).mul_(f)
+    if other is not None:
+        v.add_(one * other)
+    return v.clamp_(0, 255).to(torch.uint8)
 
 
 def _gray(torch, x):
-    """rgb_to_grayscale of [n, H, W, 3] uint8: [n, H, W, 1] uint8."""
-    r, g, b = x[..., 0:1].to(torch.float32), x[..., 1:2].to(torch.float32), x[..., 2:3].to(torch.float32)
+    """rgb_to_grayscale of planes [3, n, H, W] uint8: [n, H, W] uint8."""
+    r, g, b = x[0].to(torch.float32), x[1].to(torch.float32), x[2].to(torch.float32)
     return ((0.2989 * r + 0.587 * g) + 0.114 * b).to(torch.uint8)
 
 
 def _brightness(torch, x, f, one):
-    return _clamp_u8(torch, f * x.to(torch.float32))
+    return _blend_u8(torch, x, f, one, None)
 
 
 def _contrast(torch, x, f, one):
-    h, w = x.shape[1], x.shape[2]
-    total = _gray(torch, x).sum(dim=(1, 2, 3), dtype=torch.int64)
+    h, w = x.shape[2], x.shape[3]
+    total = _gray(torch, x).sum(dim=(1, 2), dtype=torch.int64)
     # The sum is exact; rounded to float32 and divided by the count in
     # float32, as the Go code takes torch.mean.
     mean = total.to(torch.float32) / torch.tensor(float(h * w), dtype=torch.float32, device=x.device)
-    return _clamp_u8(torch, f * x.to(torch.float32) + one * mean.view(-1, 1, 1, 1))
+    return _blend_u8(torch, x, f, one, mean.view(1, -1, 1, 1))
 
 
 def _saturation(torch, x, f, one):
-    return _clamp_u8(torch, f * x.to(torch.float32) + one * _gray(torch, x).to(torch.float32))
+    return _blend_u8(torch, x, f, one, _gray(torch, x).to(torch.float32)[None])
+
+
+# _hsv2rgb's choice for each sector i: which of (v, p, q, t) red, green
+# and blue take.
+_PICK = ((0, 2, 1, 1, 3, 0), (3, 0, 0, 2, 1, 1), (1, 1, 3, 0, 0, 2))
 
 
 def _hue(torch, x, f, one):
     """torchvision 0.14's adjust_hue: RGB/255 → HSV, shift, → RGB, ·255
     truncated."""
     img = x.to(torch.float32) / 255.0
-    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    r, g, b = img[0], img[1], img[2]
     maxc = torch.maximum(torch.maximum(r, g), b)
     minc = torch.minimum(torch.minimum(r, g), b)
     eqc = maxc == minc
@@ -381,10 +389,9 @@ def _hue(torch, x, f, one):
     s = cr / torch.where(eqc, ones, maxc)
     div = torch.where(eqc, ones, cr)
     rc, gc, bc = (maxc - r) / div, (maxc - g) / div, (maxc - b) / div
-    hr = (maxc == r) * (bc - gc)
-    hg = ((maxc == g) & (maxc != r)) * ((2.0 + rc) - bc)
-    hb = ((maxc != g) & (maxc != r)) * ((4.0 + gc) - rc)
-    h = (hr + hg) + hb
+    # torchvision adds the three masked terms; two of them are zeros, so
+    # the sum is the third.
+    h = torch.where(maxc == r, bc - gc, torch.where(maxc == g, (2.0 + rc) - bc, (4.0 + gc) - rc))
     h = h / 6.0 + 1.0
     h = h - torch.floor(h)  # fmod by 1 of a value in (0, 2)
     h = h + f.view(-1, 1, 1)
@@ -394,20 +401,19 @@ def _hue(torch, x, f, one):
     fr = h6 - i
     i = i.to(torch.int64) % 6
     v = maxc
-    p = (v * (1.0 - s)).clamp(0.0, 1.0)
-    q = (v * (1.0 - s * fr)).clamp(0.0, 1.0)
-    t = (v * (1.0 - s * (1.0 - fr))).clamp(0.0, 1.0)
-    vals = torch.stack((v, p, q, t), dim=-1)  # the four candidates
-    pick = torch.tensor([[0, 3, 1], [2, 0, 1], [1, 0, 3], [1, 2, 0], [3, 1, 0], [0, 1, 2]], device=x.device)
-    out = torch.gather(vals, -1, pick[i])
-    return (out * 255.0).to(torch.uint8)
+    p = (v * (1.0 - s)).clamp_(0.0, 1.0)
+    q = (v * (1.0 - s * fr)).clamp_(0.0, 1.0)
+    t = (v * (1.0 - s * (1.0 - fr))).clamp_(0.0, 1.0)
+    vals = torch.stack((v, p, q, t))  # [4, n, H, W]
+    pick = torch.tensor(_PICK, device=x.device)[:, i]  # [3, n, H, W]
+    return torch.gather(vals, 0, pick).mul_(255.0).to(torch.uint8)
 
 
 def _sharpness(torch, x, f, one):
     """adjust_sharpness: the inner pixels blend with the 3×3 blur (its nine
     products added row by row in float32, rounded half to even), the
     border with themselves."""
-    h, w = x.shape[1], x.shape[2]
+    h, w = x.shape[2], x.shape[3]
     if h <= 2 or w <= 2:
         return x
     xf = x.to(torch.float32)
@@ -415,45 +421,48 @@ def _sharpness(torch, x, f, one):
     centre = torch.tensor(5.0, dtype=torch.float32) / torch.tensor(13.0, dtype=torch.float32)
     side, centre = side.to(x.device), centre.to(x.device)
     sx = xf * side
-    up, mid, down = sx[:, :-2], sx[:, 1:-1], sx[:, 2:]
-    acc = up[:, :, :-2] + up[:, :, 1:-1]
-    acc = acc + up[:, :, 2:]
-    acc = acc + mid[:, :, :-2]
-    acc = acc + xf[:, 1:-1, 1:-1] * centre
-    acc = acc + mid[:, :, 2:]
-    acc = acc + down[:, :, :-2]
-    acc = acc + down[:, :, 1:-1]
-    acc = acc + down[:, :, 2:]
+    up, mid, down = sx[..., :-2, :], sx[..., 1:-1, :], sx[..., 2:, :]
+    acc = up[..., :-2] + up[..., 1:-1]
+    acc += up[..., 2:]
+    acc += mid[..., :-2]
+    acc += xf[..., 1:-1, 1:-1] * centre
+    acc += mid[..., 2:]
+    acc += down[..., :-2]
+    acc += down[..., 1:-1]
+    acc += down[..., 2:]
     blur = xf.clone()
-    blur[:, 1:-1, 1:-1] = torch.round(acc)
-    return _clamp_u8(torch, f * xf + one * blur)
+    blur[..., 1:-1, 1:-1] = torch.round(acc)
+    return _blend_u8(torch, x, f, one, blur)
 
 
 _OPS = (_brightness, _contrast, _saturation, _hue, _sharpness)
 
 
-def _colour(torch, frames, rows, device):
-    """The colour ops of each row over frames, in each row's order."""
+def _colour(torch, planes, rows, device):
+    """The colour ops of each row over planes [3, n, H, W], in each row's
+    order."""
     order = np.asarray(rows[:, 12:17]).astype(np.int64)
     factor = np.asarray(rows[:, 7:12], np.float32)
+    n = planes.shape[1]
     for place in range(int(order.max(initial=-1)) + 1):
         for op in range(len(_OPS)):
             sel = np.nonzero(order[:, op] == place)[0]
             if sel.size == 0:
                 continue
             f, one = _factor(torch, factor[sel, op], device)
-            if op == 3:
-                f = f.view(-1)
+            if sel.size == n:
+                planes = _OPS[op](torch, planes, f, one)
+                continue
             idx = torch.from_numpy(sel).to(device)
-            part = frames.index_select(0, idx)
-            frames.index_copy_(0, idx, _OPS[op](torch, part, f, one))
-    return frames
+            planes.index_copy_(1, idx, _OPS[op](torch, planes.index_select(1, idx), f, one))
+    return planes
 
 
 # ------------------------------------------------------------------ API
 
 
-def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", decoder="auto"):
+def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", decoder="auto",
+                  channels_first=False):
     """JPEG frames as the daemon writes them into a slot with decode: exact.
 
     jpegs: the frames' compressed bytes (bytes-like, or 1-D uint8 numpy
@@ -464,7 +473,8 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
     (and are computed); decoder: "auto" (libjpeg-turbo on the CPU, nvJPEG
     through torchvision on CUDA), "turbojpeg" or "torchvision".
 
-    Returns a torch.uint8 tensor [N, height, width, 3] on device.
+    Returns a torch.uint8 tensor [N, height, width, 3] on device, or
+    [N, 3, height, width] with channels_first.
     """
     import torch
 
@@ -485,7 +495,8 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
             raise ValueError(f"params of shape {rows.shape}, want ({n}, {len(COLUMNS)}): one row of "
                              f"{len(COLUMNS)} columns (augment.Columns) per frame; registered ops' "
                              "columns are not applied here")
-    out = torch.zeros((n, height, width, 3), dtype=torch.uint8, device=device)
+    shape = (n, 3, height, width) if channels_first else (n, height, width, 3)
+    out = torch.zeros(shape, dtype=torch.uint8, device=device)
     if n == 0:
         return out
     keep = [True] * n if rows is None else [rows[i, 17] != 1 for i in range(n)]
@@ -495,14 +506,19 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
         return out
     boxes = [_geometry(resize, imgs[i].shape[1], imgs[i].shape[0], width, height,
                        None if rows is None else rows[i]) for i in live]
-    frames = _resize(torch, [imgs[i] for i in live], boxes, height, width, device)
+    planes = _resize(torch, [imgs[i] for i in live], boxes, height, width, device)
     if rows is not None:
         lr = rows[live]
         moved = np.nonzero((lr[:, 4] != 0) | (lr[:, 5] != 0) | (lr[:, 6] != 0))[0]
-        if moved.size:
+        if moved.size == len(live):
+            planes = _affine(torch, planes, lr, device)
+        elif moved.size:
             idx = torch.from_numpy(moved).to(device)
-            frames.index_copy_(0, idx, _affine(torch, frames.index_select(0, idx), lr[moved], device))
+            planes.index_copy_(1, idx, _affine(torch, planes.index_select(1, idx), lr[moved], device))
         if (lr[:, 12:17] >= 0).any():
-            frames = _colour(torch, frames, lr, device)
+            planes = _colour(torch, planes, lr, device)
+    frames = planes.permute(1, 0, 2, 3) if channels_first else planes.permute(1, 2, 3, 0)
+    if len(live) == n:
+        return frames.contiguous()
     out.index_copy_(0, torch.tensor(live, device=device), frames)
     return out
