@@ -277,19 +277,31 @@ def _resize(torch, imgs, boxes, height, width, device):
     jy = torch.minimum(jy.clamp(min=0), (dh - 1)[:, None])
     xlo, xhi, xl = _taps(torch, jx, sw, dw, device)
     ylo, yhi, yl = _taps(torch, jy, sh, dh, device)
-    cols_lo = (xlo + sx[:, None])[None, :, None, :].expand(3, n, height, width)
-    cols_hi = (xhi + sx[:, None])[None, :, None, :].expand(3, n, height, width)
+    cols_lo = (xlo + sx[:, None])[None, :, None, :]
+    cols_hi = (xhi + sx[:, None])[None, :, None, :]
     base = (row0 + sy)[:, None]
 
     def across(rows):
-        # TensorFlow's order: a row interpolated across, a + (b − a)·l,
-        # written (b − a)·l + a: the same sum.
-        r = src.index_select(1, (base + rows).reshape(-1)).view(3, n, height, wmax)
-        lo = torch.gather(r, 3, cols_lo)
-        return torch.gather(r, 3, cols_hi).sub_(lo).mul_(xl[None, :, None, :]).add_(lo)
+        """Rows [n, R] of the boxes interpolated across: [3, n, R, W].
+        TensorFlow's a + (b − a)·l, written (b − a)·l + a: the same sum."""
+        r = rows.shape[1]
+        src_rows = src.index_select(1, (base + rows).reshape(-1)).view(3, n, r, wmax)
+        lo = torch.gather(src_rows, 3, cols_lo.expand(3, n, r, width))
+        hi = torch.gather(src_rows, 3, cols_hi.expand(3, n, r, width))
+        return hi.sub_(lo).mul_(xl[None, :, None, :]).add_(lo)
 
-    top = across(ylo)
-    bot = across(yhi)
+    shmax = int(sh.max())
+    if shmax < 2 * height:
+        # Fewer rows in the boxes than the output's upper and lower rows:
+        # each row of a box interpolated across once, then picked.
+        rows = torch.minimum(torch.arange(shmax, device=device)[None, :], (sh - 1)[:, None])
+        done = across(rows).view(3, n * shmax, width)
+        first_row = (torch.arange(n, device=device) * shmax)[:, None]
+        top = done.index_select(1, (first_row + ylo).reshape(-1)).view(3, n, height, width)
+        bot = done.index_select(1, (first_row + yhi).reshape(-1)).view(3, n, height, width)
+    else:
+        top = across(ylo)
+        bot = across(yhi)
     out = bot.sub_(top).mul_(yl[None, :, :, None]).add_(top).to(torch.uint8)
     return out.mul_(oky[None, :, :, None] & okx[None, :, None, :])
 
@@ -325,7 +337,8 @@ def _affine(torch, planes, rows, device):
     ok = (ix >= 0) & (ix < width) & (iy >= 0) & (iy < height)
     base = (torch.arange(n, device=device) * (height * width))[:, None, None]
     idx = torch.where(ok, base + iy * width + ix, torch.zeros_like(ix))
-    return planes.reshape(3, -1)[:, idx].mul_(ok)
+    out = torch.gather(planes.reshape(3, -1), 1, idx.reshape(1, -1).expand(3, -1))
+    return out.view(3, n, height, width).mul_(ok)
 
 
 # ---------------------------------------------------------------- colour
@@ -371,11 +384,6 @@ def _saturation(torch, x, f, one):
     return _blend_u8(torch, x, f, one, _gray(torch, x).to(torch.float32)[None])
 
 
-# _hsv2rgb's choice for each sector i: which of (v, p, q, t) red, green
-# and blue take.
-_PICK = ((0, 2, 1, 1, 3, 0), (3, 0, 0, 2, 1, 1), (1, 1, 3, 0, 0, 2))
-
-
 def _hue(torch, x, f, one):
     """torchvision 0.14's adjust_hue: RGB/255 → HSV, shift, → RGB, ·255
     truncated."""
@@ -399,14 +407,18 @@ def _hue(torch, x, f, one):
     h6 = h * 6.0
     i = torch.floor(h6)
     fr = h6 - i
-    i = i.to(torch.int64) % 6
+    i = torch.where(i == 6.0, torch.zeros_like(i), i)  # i % 6: h6 < 6 but for h rounded up to 1
     v = maxc
     p = (v * (1.0 - s)).clamp_(0.0, 1.0)
     q = (v * (1.0 - s * fr)).clamp_(0.0, 1.0)
     t = (v * (1.0 - s * (1.0 - fr))).clamp_(0.0, 1.0)
-    vals = torch.stack((v, p, q, t))  # [4, n, H, W]
-    pick = torch.tensor(_PICK, device=x.device)[:, i]  # [3, n, H, W]
-    return torch.gather(vals, 0, pick).mul_(255.0).to(torch.uint8)
+    # _hsv2rgb's choice for each sector i of (v, p, q, t):
+    #   red   v q p p t v,   green t v v q p p,   blue p p t v v q
+    sector = [i == k for k in range(6)]
+    red = torch.where(sector[0] | sector[5], v, torch.where(sector[1], q, torch.where(sector[4], t, p)))
+    green = torch.where(sector[1] | sector[2], v, torch.where(sector[0], t, torch.where(sector[3], q, p)))
+    blue = torch.where(sector[3] | sector[4], v, torch.where(sector[2], t, torch.where(sector[5], q, p)))
+    return torch.stack((red, green, blue)).mul_(255.0).to(torch.uint8)
 
 
 def _sharpness(torch, x, f, one):
