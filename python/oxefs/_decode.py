@@ -27,8 +27,10 @@ processed at once (per-frame work is only the few scalars of each frame's
 boxes and matrix). The Go cross-check is augment/gpudecode_test.go.
 """
 
+import concurrent.futures
 import ctypes
 import math
+import os
 import threading
 
 import numpy as np
@@ -133,6 +135,23 @@ def _load_turbo():
     return _turbo
 
 
+_executor = None
+
+
+def _pool(n):
+    """The threads that decode with libjpeg-turbo: as many as the CPUs this
+    process may use, made on first use."""
+    global _executor
+    with _turbo_lock:
+        if _executor is None:
+            try:
+                cpus = len(os.sched_getaffinity(0))
+            except AttributeError:  # not Linux
+                cpus = os.cpu_count() or 1
+            _executor = concurrent.futures.ThreadPoolExecutor(max_workers=max(cpus, 1), thread_name_prefix="oxefs-jpeg")
+    return _executor
+
+
 def _as_bytes(b):
     """A frame's bytes as a 1-D uint8 numpy array, without a copy where it
     can."""
@@ -160,10 +179,13 @@ def _decode_all(torch, jpegs, keep, device, decoder):
         if turbo is None and decoder == "turbojpeg":
             raise RuntimeError(f"decoder='turbojpeg': libturbojpeg.so.0 does not load: {_turbo_error}")
     from torchvision.io import ImageReadMode, decode_jpeg
+    datas = [_as_bytes(jpegs[i]) for i in todo]
+    decoded = [None] * len(todo)
+    if turbo is not None:
+        # libjpeg-turbo runs without the GIL: the frames decode in parallel.
+        decoded = list(_pool(len(todo)).map(turbo.decode, datas)) if len(todo) > 1 else [turbo.decode(datas[0])]
     rest = []
-    for i in todo:
-        data = _as_bytes(jpegs[i])
-        img = turbo.decode(data) if turbo is not None else None
+    for i, data, img in zip(todo, datas, decoded):
         if img is None:
             rest.append((i, data))
             continue
@@ -253,18 +275,17 @@ def _taps(torch, pos, n_in, n_out, device):
 
 def _resize(torch, imgs, boxes, height, width, device):
     """Each image's crop box resized into its frame box of an height×width
-    frame, zeros around it: planes [3, N, H, W] uint8."""
+    frame, zeros around it: [N, H, W, 3] uint8."""
     n = len(imgs)
-    # Every source's rows one after the other, as float32 planes as wide
-    # as the widest: the rows a frame needs are one index_select, its
-    # columns one gather.
+    # Every source's rows one after the other, as wide as the widest: the
+    # rows a frame needs are one index_select, its columns one gather.
     wmax = max(im.shape[1] for im in imgs)
     first = [0]
     for im in imgs:
         first.append(first[-1] + im.shape[0])
-    src = torch.empty((3, first[-1], wmax), dtype=torch.float32, device=device)
+    src = torch.empty((first[-1], wmax * 3), dtype=torch.uint8, device=device)
     for k, im in enumerate(imgs):
-        src[:, first[k]:first[k + 1], :im.shape[1]].copy_(im.permute(2, 0, 1))
+        src[first[k]:first[k + 1], :im.shape[1] * 3].copy_(im.reshape(im.shape[0], -1))
     meta = torch.tensor([[first[k], *boxes[k][0], *boxes[k][1]] for k in range(n)], dtype=torch.int64, device=device)
     row0 = meta[:, 0]
     sx, sy, sw, sh = meta[:, 1], meta[:, 2], meta[:, 3], meta[:, 4]
@@ -277,33 +298,36 @@ def _resize(torch, imgs, boxes, height, width, device):
     jy = torch.minimum(jy.clamp(min=0), (dh - 1)[:, None])
     xlo, xhi, xl = _taps(torch, jx, sw, dw, device)
     ylo, yhi, yl = _taps(torch, jy, sh, dh, device)
-    cols_lo = (xlo + sx[:, None])[None, :, None, :]
-    cols_hi = (xhi + sx[:, None])[None, :, None, :]
+    # Byte columns of each output value: 3·column + channel.
+    rgb = torch.arange(3, device=device)
+    cols_lo = (((xlo + sx[:, None]) * 3)[:, :, None] + rgb).reshape(n, 1, width * 3)
+    cols_hi = (((xhi + sx[:, None]) * 3)[:, :, None] + rgb).reshape(n, 1, width * 3)
+    xl3 = xl.repeat_interleave(3, dim=1)[:, None, :]
     base = (row0 + sy)[:, None]
 
     def across(rows):
-        """Rows [n, R] of the boxes interpolated across: [3, n, R, W].
+        """Rows [n, R] of the boxes interpolated across: [n, R, 3·W].
         TensorFlow's a + (b − a)·l, written (b − a)·l + a: the same sum."""
         r = rows.shape[1]
-        src_rows = src.index_select(1, (base + rows).reshape(-1)).view(3, n, r, wmax)
-        lo = torch.gather(src_rows, 3, cols_lo.expand(3, n, r, width))
-        hi = torch.gather(src_rows, 3, cols_hi.expand(3, n, r, width))
-        return hi.sub_(lo).mul_(xl[None, :, None, :]).add_(lo)
+        src_rows = src.index_select(0, (base + rows).reshape(-1)).view(n, r, wmax * 3)
+        lo = torch.gather(src_rows, 2, cols_lo.expand(n, r, width * 3)).to(torch.float32)
+        hi = torch.gather(src_rows, 2, cols_hi.expand(n, r, width * 3)).to(torch.float32)
+        return hi.sub_(lo).mul_(xl3).add_(lo)
 
     shmax = int(sh.max())
     if shmax < 2 * height:
         # Fewer rows in the boxes than the output's upper and lower rows:
         # each row of a box interpolated across once, then picked.
         rows = torch.minimum(torch.arange(shmax, device=device)[None, :], (sh - 1)[:, None])
-        done = across(rows).view(3, n * shmax, width)
+        done = across(rows).view(n * shmax, width * 3)
         first_row = (torch.arange(n, device=device) * shmax)[:, None]
-        top = done.index_select(1, (first_row + ylo).reshape(-1)).view(3, n, height, width)
-        bot = done.index_select(1, (first_row + yhi).reshape(-1)).view(3, n, height, width)
+        top = done.index_select(0, (first_row + ylo).reshape(-1)).view(n, height, width * 3)
+        bot = done.index_select(0, (first_row + yhi).reshape(-1)).view(n, height, width * 3)
     else:
         top = across(ylo)
         bot = across(yhi)
-    out = bot.sub_(top).mul_(yl[None, :, :, None]).add_(top).to(torch.uint8)
-    return out.mul_(oky[None, :, :, None] & okx[None, :, None, :])
+    out = bot.sub_(top).mul_(yl[:, :, None]).add_(top).to(torch.uint8).view(n, height, width, 3)
+    return out.mul_((oky[:, :, None] & okx[:, None, :])[..., None])
 
 
 def _affine(torch, planes, rows, device):
@@ -518,8 +542,10 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
         return out
     boxes = [_geometry(resize, imgs[i].shape[1], imgs[i].shape[0], width, height,
                        None if rows is None else rows[i]) for i in live]
-    planes = _resize(torch, [imgs[i] for i in live], boxes, height, width, device)
-    if rows is not None:
+    frames = _resize(torch, [imgs[i] for i in live], boxes, height, width, device)
+    planes = None
+    if rows is not None and ((rows[live, 4:7] != 0).any() or (rows[live, 12:17] >= 0).any()):
+        planes = frames.permute(3, 0, 1, 2).contiguous()
         lr = rows[live]
         moved = np.nonzero((lr[:, 4] != 0) | (lr[:, 5] != 0) | (lr[:, 6] != 0))[0]
         if moved.size == len(live):
@@ -529,7 +555,10 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
             planes.index_copy_(1, idx, _affine(torch, planes.index_select(1, idx), lr[moved], device))
         if (lr[:, 12:17] >= 0).any():
             planes = _colour(torch, planes, lr, device)
-    frames = planes.permute(1, 0, 2, 3) if channels_first else planes.permute(1, 2, 3, 0)
+    if planes is not None:
+        frames = planes.permute(1, 0, 2, 3) if channels_first else planes.permute(1, 2, 3, 0)
+    elif channels_first:
+        frames = frames.permute(0, 3, 1, 2)
     if len(live) == n:
         return frames.contiguous()
     out.index_copy_(0, torch.tensor(live, device=device), frames)
