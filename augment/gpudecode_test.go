@@ -251,6 +251,11 @@ var (
 	otherIDCT = gpuBound{max: 48, mean: 1.0, psnr: 44}
 )
 
+// decodeDeviceEnv names a torch device (cuda) on which
+// TestGPUDecodeFidelity also runs decode_frames with its default decoder
+// (nvJPEG there), held to the bound of a decoder that is not TensorFlow's.
+const decodeDeviceEnv = "OXEFS_DECODE_DEVICE"
+
 // TestGPUDecodeFidelity is the cross-check of decode: gpu's Python
 // transform (python/oxefs/_decode.py) against the daemon's frame stage:
 // real JPEGs, augmentation drawn by Draw with every preset, a wide spec
@@ -260,7 +265,8 @@ var (
 // exact, then replayed from the recorded rows by decode_frames
 // (testdata/gpu_decode.py). With libjpeg-turbo as the Python decoder every
 // value must be equal but the hue's (within one level); with torchvision's
-// decoder the stated bound holds. A crop box shifted by one pixel must
+// decoder the stated bound holds, and with the device's decoder where
+// OXEFS_DECODE_DEVICE names one. A crop box shifted by one pixel must
 // break the bound.
 func TestGPUDecodeFidelity(t *testing.T) {
 	py := pythontest.Find(t, "numpy", "torch", "torchvision")
@@ -382,7 +388,15 @@ func TestGPUDecodeFidelity(t *testing.T) {
 			testkit.WriteNPY(t, filepath.Join(dir, g.Params), "<f4", []int{n, Width()}, rows)
 		}
 	}
-	decoders := []string{"turbojpeg", "torchvision"}
+	type decoder struct {
+		Name    string `json:"name"`
+		Decoder string `json:"decoder"`
+		Device  string `json:"device"`
+	}
+	decoders := []decoder{{"turbojpeg", "turbojpeg", "cpu"}, {"torchvision", "torchvision", "cpu"}}
+	if dev := os.Getenv(decodeDeviceEnv); dev != "" {
+		decoders = append(decoders, decoder{"device", "auto", dev})
+	}
 	js, err := json.Marshal(map[string]any{"jpegs": names, "groups": groups, "decoders": decoders})
 	if err != nil {
 		t.Fatal(err)
@@ -416,7 +430,7 @@ func TestGPUDecodeFidelity(t *testing.T) {
 	}
 	stats := func(gi int, dec string) gpuStats {
 		var s gpuStats
-		if err := json.Unmarshal(res.Groups[gi][dec], &s); err != nil {
+		if err := json.Unmarshal(res.Groups[gi][dec], &s); err != nil || len(s.Max) == 0 {
 			t.Fatalf("%s %s: %v", groups[gi].Name, dec, err)
 		}
 		if len(s.Max) != len(groups[gi].frames) {
@@ -425,7 +439,8 @@ func TestGPUDecodeFidelity(t *testing.T) {
 		return s
 	}
 
-	for _, dec := range decoders {
+	for _, d := range decoders {
+		dec := d.Name
 		t.Run(dec, func(t *testing.T) {
 			byKind := map[string]*gpuTally{}
 			byMode := map[string]*gpuTally{}
@@ -493,7 +508,8 @@ func TestGPUDecodeFidelity(t *testing.T) {
 
 	t.Run("ShiftedCropBreaksBound", func(t *testing.T) {
 		gi := len(groups) - 1
-		for _, dec := range decoders {
+		for _, d := range decoders {
+			dec := d.Name
 			s := stats(gi, dec)
 			var a gpuTally
 			for i := range groups[gi].frames {

@@ -5,8 +5,9 @@ Usage: gpu_decode.py DIR   (with the repository's python/ on PYTHONPATH)
 DIR/cases.json lists the JPEG files and the groups: each group is one call
 of oxefs._decode.decode_frames (its resize mode, frame size, the JPEGs of
 its frames, the file of its recorded augment rows or null) and the file of
-the pixels the Go code wrote for it ([N, H, W, 3] uint8). For each group
-and each decoder asked for, this decodes the group and writes to
+the pixels the Go code wrote for it ([N, H, W, 3] uint8); "decoders" names
+each way to decode (decode_frames' decoder and device). For each group
+and each of those, this decodes the group and writes to
 DIR/results.json, per frame, the largest absolute difference from the Go
 pixels, the sum of the absolute differences and of their squares, and the
 number of values that differ: the Go test aggregates and judges them.
@@ -36,11 +37,11 @@ def main(d):
         out = {"name": g["name"]}
         for dec in cases["decoders"]:
             got = _decode.decode_frames([jpegs[i] for i in g["frames"]], params, g["h"], g["w"],
-                                        resize=g["mode"], device="cpu", decoder=dec)
+                                        resize=g["mode"], device=dec["device"], decoder=dec["decoder"]).cpu()
             if tuple(got.shape) != tuple(want.shape) or got.dtype != torch.uint8:
                 raise SystemExit(f"{g['name']}: decode_frames gave {got.dtype} {tuple(got.shape)}, want uint8 {tuple(want.shape)}")
             diff = (got.to(torch.int64) - want).abs().flatten(1)
-            out[dec] = {
+            out[dec["name"]] = {
                 "max": diff.max(dim=1).values.tolist(),
                 "sum": diff.sum(dim=1).tolist(),
                 "sq": (diff * diff).sum(dim=1).tolist(),
@@ -50,7 +51,7 @@ def main(d):
     with open(f"{d}/results.json", "w") as f:
         json.dump(results, f)
     print(f"torch {torch.__version__} torchvision {torchvision.__version__}: {len(cases['groups'])} groups, "
-          f"decoders {', '.join(cases['decoders'])}")
+          f"decoders {', '.join(d['name'] for d in cases['decoders'])}")
 
 
 if __name__ == "__main__":
