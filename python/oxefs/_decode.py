@@ -8,8 +8,8 @@ would have written into the slot with ``decode: exact``:
 1. decode: libjpeg-turbo with the fast integer IDCT and fancy upsampling
    (TensorFlow's decode, bit for bit) on the CPU when libturbojpeg.so.0
    loads; torchvision.io.decode_jpeg otherwise (libjpeg's accurate IDCT
-   on the CPU, nvJPEG on CUDA: both differ from TensorFlow's decode by a
-   level or a few, see the README's "decode: gpu fidelity");
+   on the CPU, nvJPEG on CUDA: not TensorFlow's decode; the README's
+   "decode: gpu fidelity" gives by how much);
 2. the resize mode's placement (frames/resize.go place), the crop box in
    whole pixels cut from the part kept (frames/augment.go CropBox), and
    TensorFlow's bilinear resize with half-pixel centres in float32,
@@ -41,7 +41,6 @@ COLUMNS = (
     "brightness", "contrast", "saturation", "hue", "sharpness",
     "order_brightness", "order_contrast", "order_saturation", "order_hue", "order_sharpness", "drop",
 )
-_COLOUR = ("brightness", "contrast", "saturation", "hue", "sharpness")
 RESIZE_MODES = ("squash", "crop", "pad")
 DECODERS = ("auto", "turbojpeg", "torchvision")
 
@@ -87,12 +86,11 @@ class _TurboJPEG:
 
     def _error(self, h, what):
         msg = self._lib.tjGetErrorStr2(h).decode(errors="replace")
-        warning = self._lib.tjGetErrorCode(h) == 0
         # A failed call may leave the handle unusable: the next call gets a
         # new one, as frames/turbojpeg does.
         self._lib.tjDestroy(h)
         self._local.h = None
-        return warning, f"libjpeg-turbo {what}: {msg}"
+        return f"libjpeg-turbo {what}: {msg}"
 
     def decode(self, data):
         """data (a uint8 numpy array) decoded to an [H, W, 3] uint8 array;
@@ -102,15 +100,16 @@ class _TurboJPEG:
         src = data.ctypes.data_as(ctypes.c_void_p)
         if self._lib.tjDecompressHeader3(h, src, data.size, ctypes.byref(w), ctypes.byref(hh),
                                          ctypes.byref(sub), ctypes.byref(cs)) != 0:
-            raise ValueError(self._error(h, "header")[1])
+            raise ValueError(self._error(h, "header"))
         if cs.value in (self._CMYK, self._YCCK):
             return None
         out = np.empty((hh.value, w.value, 3), np.uint8)
         if self._lib.tjDecompress2(h, src, data.size, out.ctypes.data_as(ctypes.c_void_p), w.value,
                                    3 * w.value, hh.value, self._TJPF_RGB, self._FLAGS) != 0:
-            warning, msg = self._error(h, "decode")
-            if not warning:
-                raise ValueError(msg)
+            # A warning too: it leaves an image that may be partly made up
+            # (grey rows after data that ends early), which the daemon never
+            # hands out as data either.
+            raise ValueError(self._error(h, "decode"))
         return out
 
 
@@ -138,7 +137,7 @@ def _load_turbo():
 _executor = None
 
 
-def _pool(n):
+def _pool():
     """The threads that decode with libjpeg-turbo: as many as the CPUs this
     process may use, made on first use."""
     global _executor
@@ -152,15 +151,11 @@ def _pool(n):
     return _executor
 
 
-def _as_bytes(b):
+def _as_bytes(torch, b):
     """A frame's bytes as a 1-D uint8 numpy array, without a copy where it
     can."""
-    try:
-        import torch
-        if isinstance(b, torch.Tensor):
-            return b.detach().to("cpu").contiguous().view(-1).numpy()
-    except ImportError:  # pragma: no cover - torch is required below anyway
-        pass
+    if isinstance(b, torch.Tensor):
+        return b.detach().to("cpu").contiguous().view(-1).numpy()
     if isinstance(b, np.ndarray):
         return np.ascontiguousarray(b, dtype=np.uint8).reshape(-1)
     return np.frombuffer(b, dtype=np.uint8)
@@ -179,11 +174,18 @@ def _decode_all(torch, jpegs, keep, device, decoder):
         if turbo is None and decoder == "turbojpeg":
             raise RuntimeError(f"decoder='turbojpeg': libturbojpeg.so.0 does not load: {_turbo_error}")
     from torchvision.io import ImageReadMode, decode_jpeg
-    datas = [_as_bytes(jpegs[i]) for i in todo]
+    datas = [_as_bytes(torch, jpegs[i]) for i in todo]
     decoded = [None] * len(todo)
     if turbo is not None:
+
+        def one(k):
+            try:
+                return turbo.decode(datas[k])
+            except ValueError as e:
+                raise ValueError(f"frame {todo[k]}: {e}") from None
+
         # libjpeg-turbo runs without the GIL: the frames decode in parallel.
-        decoded = list(_pool(len(todo)).map(turbo.decode, datas)) if len(todo) > 1 else [turbo.decode(datas[0])]
+        decoded = list(_pool().map(one, range(len(todo)))) if len(todo) > 1 else [one(0)]
     rest = []
     for i, data, img in zip(todo, datas, decoded):
         if img is None:
@@ -250,15 +252,17 @@ def _geometry(mode, w, h, out_w, out_h, row):
     into, for one frame (frames/augment.go writeAugmented)."""
     sb, db = _place(mode, w, h, out_w, out_h)
     if row is not None:
-        x, bw = _crop_side(row[0], row[2], sb[2])
-        y, bh = _crop_side(row[1], row[3], sb[3])
+        # In float64, as Go computes the box (numpy 2 would keep a float32
+        # scalar's products in float32).
+        x, bw = _crop_side(float(row[0]), float(row[2]), sb[2])
+        y, bh = _crop_side(float(row[1]), float(row[3]), sb[3])
         sb = (sb[0] + x, sb[1] + y, bw, bh)
         if mode == "pad":
             _, db = _place("pad", bw, bh, out_w, out_h)
     return sb, db
 
 
-def _taps(torch, pos, n_in, n_out, device):
+def _taps(torch, pos, n_in, n_out):
     """TensorFlow's half-pixel bilinear taps for the output coordinates pos
     ([N, K] int64, each in [0, n_out)) of sides n_in → n_out ([N] int64):
     lower and upper source coordinates and the upper one's weight, in
@@ -303,8 +307,8 @@ def _resize(torch, imgs, boxes, height, width, device):
     oky = (jy >= 0) & (jy < dh[:, None])
     jx = torch.minimum(jx.clamp(min=0), (dw - 1)[:, None])
     jy = torch.minimum(jy.clamp(min=0), (dh - 1)[:, None])
-    xlo, xhi, xl = _taps(torch, jx, sw, dw, device)
-    ylo, yhi, yl = _taps(torch, jy, sh, dh, device)
+    xlo, xhi, xl = _taps(torch, jx, sw, dw)
+    ylo, yhi, yl = _taps(torch, jy, sh, dh)
     # Byte columns of each output value: 3·column + channel.
     rgb = torch.arange(3, device=device)
     cols_lo = (((xlo + sx[:, None]) * 3)[:, :, None] + rgb).reshape(n, 1, width * 3)
@@ -321,7 +325,7 @@ def _resize(torch, imgs, boxes, height, width, device):
         hi = torch.gather(src_rows, 2, cols_hi.expand(n, r, width * 3)).to(torch.float32)
         return hi.sub_(lo).mul_(xl3).add_(lo)
 
-    shmax = int(sh.max())
+    shmax = max(sb[3] for sb, _ in boxes)
     if shmax < 2 * height:
         # Fewer rows in the boxes than the output's upper and lower rows:
         # each row of a box interpolated across once, then picked.

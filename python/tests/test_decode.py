@@ -85,3 +85,11 @@ def test_arguments_checked():
     with pytest.raises(ValueError, match="size"):
         _decode.decode_frames([b], None, 0, 8)
     assert tuple(_decode.decode_frames([], None, 8, 8).shape) == (0, 8, 8, 3)
+
+
+def test_truncated_jpeg_is_an_error(turbo):
+    """A JPEG libjpeg-turbo only warns about (data that ends early) is not
+    handed out as pixels, as the daemon never does."""
+    good = _fixtures()[0][1]
+    with pytest.raises(ValueError, match="frame 1: libjpeg-turbo"):
+        _decode.decode_frames([good, good[: len(good) // 2]], None, 8, 8)
