@@ -342,7 +342,7 @@ def _resize(torch, imgs, boxes, height, width, device):
 
 
 def _affine(torch, planes, rows, device):
-    """planes ([3, N, H, W] uint8) moved by each row's rotation and
+    """planes ([3, N, H, W], whole numbers in float32) moved by each row's rotation and
     translation: torchvision's F.affine grid, nearest, zeros outside
     (frames/affine.go, grid.at)."""
     _, n, height, width = planes.shape
@@ -387,42 +387,45 @@ def _factor(torch, f, device):
     return torch.from_numpy(f64.astype(np.float32)).to(device).view(1, -1, 1, 1), one
 
 
-def _blend_u8(torch, x, f, one, other):
-    """torchvision's _blend: (f·x + (1 − f)·other).clamp(0, 255), truncated
-    to uint8."""
-    v = x.to(torch.float32).mul_(f)
+# The colour ops take and give planes [3, n, H, W] of float32 whole
+# numbers in [0, 255]: the uint8 frames torchvision's ops take and give,
+# truncated as its .to(torch.uint8) truncates, kept in float32 between ops.
+
+
+def _blend(torch, x, f, one, other):
+    """torchvision's _blend: (f·x + (1 − f)·other).clamp(0, 255), truncated."""
+    v = x * f
     if other is not None:
         v.add_(one * other)
-    return v.clamp_(0, 255).to(torch.uint8)
+    return v.clamp_(0, 255).trunc_()
 
 
 def _gray(torch, x):
-    """rgb_to_grayscale of planes [3, n, H, W] uint8: [n, H, W] uint8."""
-    r, g, b = x[0].to(torch.float32), x[1].to(torch.float32), x[2].to(torch.float32)
-    return ((0.2989 * r + 0.587 * g) + 0.114 * b).to(torch.uint8)
+    """rgb_to_grayscale of planes x: [n, H, W], truncated."""
+    return ((0.2989 * x[0] + 0.587 * x[1]) + 0.114 * x[2]).trunc_()
 
 
 def _brightness(torch, x, f, one):
-    return _blend_u8(torch, x, f, one, None)
+    return _blend(torch, x, f, one, None)
 
 
 def _contrast(torch, x, f, one):
     h, w = x.shape[2], x.shape[3]
-    total = _gray(torch, x).sum(dim=(1, 2), dtype=torch.int64)
-    # The sum is exact; rounded to float32 and divided by the count in
-    # float32, as the Go code takes torch.mean.
+    # The sum of whole numbers, exact in float64, rounded to float32 and
+    # divided by the count in float32, as the Go code takes torch.mean.
+    total = _gray(torch, x).sum(dim=(1, 2), dtype=torch.float64)
     mean = total.to(torch.float32) / torch.tensor(float(h * w), dtype=torch.float32, device=x.device)
-    return _blend_u8(torch, x, f, one, mean.view(1, -1, 1, 1))
+    return _blend(torch, x, f, one, mean.view(1, -1, 1, 1))
 
 
 def _saturation(torch, x, f, one):
-    return _blend_u8(torch, x, f, one, _gray(torch, x).to(torch.float32)[None])
+    return _blend(torch, x, f, one, _gray(torch, x)[None])
 
 
 def _hue(torch, x, f, one):
     """torchvision 0.14's adjust_hue: RGB/255 → HSV, shift, → RGB, ·255
     truncated."""
-    img = x.to(torch.float32) / 255.0
+    img = x / 255.0
     r, g, b = img[0], img[1], img[2]
     maxc = torch.maximum(torch.maximum(r, g), b)
     minc = torch.minimum(torch.minimum(r, g), b)
@@ -453,7 +456,7 @@ def _hue(torch, x, f, one):
     red = torch.where(sector[0] | sector[5], v, torch.where(sector[1], q, torch.where(sector[4], t, p)))
     green = torch.where(sector[1] | sector[2], v, torch.where(sector[0], t, torch.where(sector[3], q, p)))
     blue = torch.where(sector[3] | sector[4], v, torch.where(sector[2], t, torch.where(sector[5], q, p)))
-    return torch.stack((red, green, blue)).mul_(255.0).to(torch.uint8)
+    return torch.stack((red, green, blue)).mul_(255.0).trunc_()
 
 
 def _sharpness(torch, x, f, one):
@@ -463,7 +466,7 @@ def _sharpness(torch, x, f, one):
     h, w = x.shape[2], x.shape[3]
     if h <= 2 or w <= 2:
         return x
-    xf = x.to(torch.float32)
+    xf = x
     side = torch.tensor(1.0, dtype=torch.float32) / torch.tensor(13.0, dtype=torch.float32)
     centre = torch.tensor(5.0, dtype=torch.float32) / torch.tensor(13.0, dtype=torch.float32)
     side, centre = side.to(x.device), centre.to(x.device)
@@ -479,7 +482,7 @@ def _sharpness(torch, x, f, one):
     acc += down[..., 2:]
     blur = xf.clone()
     blur[..., 1:-1, 1:-1] = torch.round(acc)
-    return _blend_u8(torch, x, f, one, blur)
+    return _blend(torch, x, f, one, blur)
 
 
 _OPS = (_brightness, _contrast, _saturation, _hue, _sharpness)
@@ -556,7 +559,7 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
     frames = _resize(torch, [imgs[i] for i in live], boxes, height, width, device)
     planes = None
     if rows is not None and ((rows[live, 4:7] != 0).any() or (rows[live, 12:17] >= 0).any()):
-        planes = frames.permute(3, 0, 1, 2).contiguous()
+        planes = frames.permute(3, 0, 1, 2).to(torch.float32, memory_format=torch.contiguous_format)
         lr = rows[live]
         moved = np.nonzero((lr[:, 4] != 0) | (lr[:, 5] != 0) | (lr[:, 6] != 0))[0]
         if moved.size == len(live):
@@ -567,6 +570,7 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
         if (lr[:, 12:17] >= 0).any():
             planes = _colour(torch, planes, lr, device)
     if planes is not None:
+        planes = planes.to(torch.uint8)
         frames = planes.permute(1, 0, 2, 3) if channels_first else planes.permute(1, 2, 3, 0)
     elif channels_first:
         frames = frames.permute(0, 3, 1, 2)
