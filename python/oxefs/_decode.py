@@ -367,12 +367,12 @@ def _affine(torch, planes, rows, device):
     row_x, row_y = yb[None, :] * rx[:, 1:2], yb[None, :] * ry[:, 1:2]  # [N, H]
     gx = (col_x[:, None, :] + row_x[:, :, None]) + rx[:, 2, None, None]
     gy = (col_y[:, None, :] + row_y[:, :, None]) + ry[:, 2, None, None]
-    ix = torch.round((gx + 1) * (width / 2) - 0.5).to(torch.int64)
-    iy = torch.round((gy + 1) * (height / 2) - 0.5).to(torch.int64)
+    ix = torch.round((gx + 1) * (width / 2) - 0.5)
+    iy = torch.round((gy + 1) * (height / 2) - 0.5)
     ok = (ix >= 0) & (ix < width) & (iy >= 0) & (iy < height)
-    base = (torch.arange(n, device=device) * (height * width))[:, None, None]
-    idx = torch.where(ok, base + iy * width + ix, torch.zeros_like(ix))
-    out = torch.gather(planes.reshape(3, -1), 1, idx.reshape(1, -1).expand(3, -1))
+    # The pixel's place in its frame, a whole number below 2^24 inside it.
+    at = torch.where(ok, iy * width + ix, torch.zeros_like(ix)).to(torch.int64).view(1, n, -1)
+    out = torch.gather(planes.reshape(3, n, -1), 2, at.expand(3, n, height * width))
     return out.view(3, n, height, width).mul_(ok)
 
 
@@ -532,8 +532,8 @@ def decode_frames(jpegs, params, height, width, resize="squash", device="cpu", d
         raise ValueError(f"resize {resize!r} is not valid (valid: {', '.join(RESIZE_MODES)})")
     if decoder not in DECODERS:
         raise ValueError(f"decoder {decoder!r} is not valid (valid: {', '.join(DECODERS)})")
-    if height < 1 or width < 1:
-        raise ValueError(f"frame size {height}x{width} (HxW) is not positive")
+    if height < 1 or width < 1 or height * width >= 1 << 24:
+        raise ValueError(f"frame size {height}x{width} (HxW) is not positive or not below 2^24 pixels")
     device = torch.device(device)
     n = len(jpegs)
     rows = None
