@@ -137,6 +137,19 @@ def _load_turbo():
 _executor = None
 
 
+def _after_fork():
+    """A forked child (a DataLoader worker) has none of its parent's
+    threads: its pool is made anew on first use, and the lock, which
+    another thread may have held at the fork, is a new one."""
+    global _executor, _turbo_lock
+    _executor = None
+    _turbo_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
 def _pool():
     """The threads that decode with libjpeg-turbo: as many as the CPUs this
     process may use, made on first use."""

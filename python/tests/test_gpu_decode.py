@@ -19,12 +19,20 @@ import pytest
 import oxefs
 from mounting import REPO, need_mount
 
-# The bound the README states for the CPU path (python/oxefs/_decode.py;
-# measured by `go test -run TestDecodeFramesMatchesDaemon -v ./frames`):
-# the largest level difference of any value, and the share of values that
-# differ at all.
-MAX_LEVELS = 2
-MAX_DIFFERING = 0.02
+# The bounds the README states for decode_frames against the daemon
+# (`go test -run TestGPUDecodeFidelity -v ./augment`): with libjpeg-turbo,
+# the daemon's own decoder, hue's fixed point is at most a level off and
+# everything else equal; with another decoder (torchvision's, where
+# libturbojpeg.so.0 does not load) the IDCT differs. Each: the largest
+# level difference of any value, and the mean difference.
+BOUNDS = {"turbojpeg": (1, 0.001), "other": (48, 1.0)}
+
+
+def _bound():
+    from oxefs import _decode
+
+    return BOUNDS["turbojpeg" if _decode.turbojpeg_available() else "other"]
+
 
 DATA = os.path.join(REPO, "testdata")
 
@@ -106,8 +114,9 @@ def _host(x):
 def _within_bound(got, want, what):
     assert got.shape == want.shape and got.dtype == want.dtype, f"{what}: {got.dtype} {got.shape}, want {want.dtype} {want.shape}"
     d = np.abs(got.astype(np.int16) - want.astype(np.int16))
-    assert d.max() <= MAX_LEVELS, f"{what}: a value {d.max()} levels from decode: exact's (bound {MAX_LEVELS})"
-    assert (d > 0).mean() <= MAX_DIFFERING, f"{what}: {(d > 0).mean():.4f} of values differ (bound {MAX_DIFFERING})"
+    most, mean = _bound()
+    assert d.max() <= most, f"{what}: a value {d.max()} levels from decode: exact's (bound {most})"
+    assert d.mean() <= mean, f"{what}: mean difference {d.mean():.4f} levels (bound {mean})"
     return d
 
 
@@ -186,10 +195,14 @@ def test_gpu_mount_through_dataloader_workers(tmp_path):
     import torch
 
     with oxefs.mount(_steps_mix(tmp_path, "gpu")) as gpu:
-        ds = oxefs.Batches(gpu, torch=True)
-        dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, sampler=range(4))
-        got = list(dl)
+        # The Loader first: the workers are forked from a process whose
+        # decoding threads have run.
         want = list(oxefs.Loader(gpu, stop=4, device="cpu"))
+        ds = oxefs.Batches(gpu, torch=True)
+        # timeout: a worker that hangs (its decoding threads lost at the
+        # fork) fails the test instead of stalling the suite
+        dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2, sampler=range(4), timeout=120)
+        got = list(dl)
         for n, (g, w) in enumerate(zip(got, want)):
             assert "observation.images.primary.jpeg_size" not in g
             for key in ("observation.images.primary", "observation.images.wrist"):
