@@ -32,8 +32,9 @@ func gpufedMix(t *testing.T) string {
 }
 
 // TestGPUFedScriptOnCPU runs the GPU-fed benchmark's whole path (mount,
-// resident and fed training of both models, the JSON report) on the CPU
-// with a few tiny steps: the script a GPU machine runs is the one tested.
+// resident and fed training of every model, from a decode: exact mount
+// and from a decode: gpu one, the JSON report) on the CPU with a few tiny
+// steps: the script a GPU machine runs is the one tested.
 func TestGPUFedScriptOnCPU(t *testing.T) {
 	py := findPython(t, "numpy", "torch", "torchvision")
 	mix := gpufedMix(t)
@@ -47,18 +48,20 @@ func TestGPUFedScriptOnCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type feed struct {
+		Fed      float64 `json:"fed_samples_per_s"`
+		Fraction float64 `json:"fed_fraction"`
+		Wait     float64 `json:"wait_share"`
+		Daemon   float64 `json:"daemon_cpu_ms_per_sample"`
+		Trainer  float64 `json:"trainer_cpu_ms_per_sample"`
+	}
 	var r struct {
 		BatchSize int   `json:"batch_size"`
 		Frames    []int `json:"frames"`
 		Models    map[string]struct {
 			Resident float64 `json:"resident_samples_per_s"`
-			Pageable *struct {
-				Fed      float64 `json:"fed_samples_per_s"`
-				Fraction float64 `json:"fed_fraction"`
-				Wait     float64 `json:"wait_share"`
-				Daemon   float64 `json:"daemon_cpu_ms_per_sample"`
-				Trainer  float64 `json:"trainer_cpu_ms_per_sample"`
-			} `json:"pageable"`
+			Pageable *feed   `json:"pageable"`
+			GPU      *feed   `json:"gpu"`
 		} `json:"models"`
 	}
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -67,14 +70,15 @@ func TestGPUFedScriptOnCPU(t *testing.T) {
 	if r.BatchSize != 2 || len(r.Frames) != 5 || r.Frames[2] != 32 {
 		t.Errorf("batch %d frames %v; want 2 and [2 2 32 32 3]", r.BatchSize, r.Frames)
 	}
-	for _, name := range []string{"resnet18", "vit_b_16"} {
+	for _, name := range []string{"resnet18", "resnet50", "vit_b_16"} {
 		m, ok := r.Models[name]
-		if !ok || m.Pageable == nil {
-			t.Fatalf("no %s pageable result in %s", name, b)
+		if !ok || m.Pageable == nil || m.GPU == nil {
+			t.Fatalf("no %s pageable and gpu results in %s", name, b)
 		}
-		p := m.Pageable
-		if m.Resident <= 0 || p.Fed <= 0 || p.Fraction <= 0 || p.Wait < 0 || p.Wait > 1 || p.Daemon < 0 || p.Trainer <= 0 {
-			t.Errorf("%s: implausible figures %+v resident %v", name, *p, m.Resident)
+		for what, p := range map[string]*feed{"pageable": m.Pageable, "gpu": m.GPU} {
+			if m.Resident <= 0 || p.Fed <= 0 || p.Fraction <= 0 || p.Wait < 0 || p.Wait > 1 || p.Daemon < 0 || p.Trainer <= 0 {
+				t.Errorf("%s %s: implausible figures %+v resident %v", name, what, *p, m.Resident)
+			}
 		}
 	}
 }

@@ -11,19 +11,23 @@ sample's actions:
             GPU reaches when data costs nothing;
   fed       batches read from a mount of MIX by oxefs.Loader (read ahead on
             a thread, pinned, copied to the GPU with non_blocking), one new
-            batch per step.
+            batch per step;
+  gpu       the same from a second mount of MIX with `decode: gpu`: JPEG
+            frames served compressed and decoded, resized and augmented
+            on the GPU by oxefs.Loader(device=...) (nvJPEG).
 
 It prints, per model and feeding: samples/s, fed ÷ resident, the time the
 trainer waited for its next batch (share of the measured time), and CPU ms
 per sample of the daemon and of the trainer process. The daemon runs with
 --workers N (default: every core) and a short --grace.
 
-ResNet-18 is small enough that a fast GPU outruns the loader's CPU; ViT-B/16
-is large enough that it should not. Without a CUDA GPU the script says so
+ResNet-18 is small enough that a fast GPU outruns the loader's CPU; ResNet-50
+and ViT-B/16 are large enough that they should not. Without a CUDA GPU the script says so
 and exits 0; --device cpu runs the same code on the CPU with tiny steps (a
 smoke test, not a measurement).
 """
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -54,13 +58,17 @@ def build_model(name, in_ch, size, out_dim):
         m = tvm.resnet18(num_classes=out_dim)
         m.conv1 = nn.Conv2d(in_ch, 64, kernel_size=7, stride=2, padding=3, bias=False)
         return m
+    if name == "resnet50":
+        m = tvm.resnet50(num_classes=out_dim)
+        m.conv1 = nn.Conv2d(in_ch, 64, kernel_size=7, stride=2, padding=3, bias=False)
+        return m
     if name == "vit_b_16":
         if size % 16:
             raise SystemExit(f"vit_b_16 needs an image side divisible by 16, the mix serves {size}")
         m = tvm.vit_b_16(image_size=size, num_classes=out_dim)
         m.conv_proj = nn.Conv2d(in_ch, m.hidden_dim, kernel_size=16, stride=16)
         return m
-    raise SystemExit(f"unknown model {name!r}: valid are resnet18, vit_b_16")
+    raise SystemExit(f"unknown model {name!r}: valid are resnet18, resnet50, vit_b_16")
 
 
 class Trainer:
@@ -120,14 +128,15 @@ def to_device(batch, device, non_blocking):
             mask.to(device, non_blocking=non_blocking))
 
 
-def fed(m, tr, start, stop, warmup, device, pin):
+def fed(m, tr, start, stop, warmup, device, pin, decode_on=None):
     """Trains tr on batches [start, stop) of mount m read by oxefs.Loader,
-    measuring all but the first warmup steps."""
+    measuring all but the first warmup steps; decode_on: the device a
+    decode: gpu mount's frames are decoded on."""
     import oxefs
     import torch
 
     pid = m.process.pid
-    it = iter(oxefs.Loader(m, start=start, stop=stop, torch=True, pin_memory=pin, readahead=4))
+    it = iter(oxefs.Loader(m, start=start, stop=stop, torch=True, pin_memory=pin, readahead=4, device=decode_on))
     wait, waits, samples = 0.0, [], 0
     for i in range(stop - start):
         if i == warmup:
@@ -155,18 +164,30 @@ def fed(m, tr, start, stop, warmup, device, pin):
     }
 
 
+def decode_gpu_mix(config):
+    """A copy of the mix config with `decode: gpu` (next to it, so that its
+    relative paths hold)."""
+    with open(config) as f:
+        lines = [ln for ln in f.read().splitlines() if not ln.startswith("decode:")]
+    path = os.path.join(os.path.dirname(os.path.abspath(config)), "." + os.path.basename(config) + ".decode-gpu.yaml")
+    with open(path, "w") as f:
+        f.write("decode: gpu\n" + "\n".join(lines) + "\n")
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("config", help="mix config (YAML) to mount")
-    ap.add_argument("--models", default="resnet18,vit_b_16")
+    ap.add_argument("--models", default="resnet18,resnet50,vit_b_16")
     ap.add_argument("--steps", type=int, default=300, help="measured steps per model and feeding")
     ap.add_argument("--warmup", type=int, default=30, help="unmeasured steps before each measurement")
     ap.add_argument("--binary", default=None, help="oxefs binary (default: $OXEFS_BIN or PATH)")
     ap.add_argument("--workers", type=int, default=os.cpu_count(), help="the daemon's decode workers")
     ap.add_argument("--mount-arg", action="append", default=[], help="another flag for oxefs mount (repeatable)")
     ap.add_argument("--device", default="cuda", help="cuda (default) or cpu (a smoke test)")
-    ap.add_argument("--feeds", default="pinned,pageable",
-                    help="how fed batches reach the GPU: pinned (Loader pin_memory=True, copied with non_blocking), pageable (copied from the mapped file)")
+    ap.add_argument("--feeds", default="pinned,pageable,gpu",
+                    help="how fed batches reach the GPU: pinned (Loader pin_memory=True, copied with non_blocking), pageable (copied from the mapped file), "
+                         "gpu (a decode: gpu mount of the mix, JPEG frames decoded on the device by Loader(device=...))")
     ap.add_argument("--json", default=None, help="also write the results here")
     a = ap.parse_args()
 
@@ -194,8 +215,8 @@ def main():
     models = [m for m in a.models.split(",") if m]
     feeds = [f for f in a.feeds.split(",") if f]
     for f in feeds:
-        if f not in ("pinned", "pageable"):
-            raise SystemExit(f"--feeds: unknown feed {f!r}: valid are pinned, pageable")
+        if f not in ("pinned", "pageable", "gpu"):
+            raise SystemExit(f"--feeds: unknown feed {f!r}: valid are pinned, pageable, gpu")
     if device.type != "cuda" and "pinned" in feeds:
         feeds.remove("pinned")  # pinning needs an accelerator
         feeds = feeds or ["pageable"]
@@ -203,7 +224,11 @@ def main():
     out = {"gpu": gpu, "cores": os.cpu_count(), "workers": a.workers, "steps": a.steps, "models": {}}
     print(f"gpufed: {gpu}, {os.cpu_count()} cores, daemon --workers {a.workers}, {a.steps} steps after {a.warmup}", flush=True)
 
-    with oxefs.mount(a.config, binary=a.binary, args=args) as m:
+    gpu_mix = None
+    if "gpu" in feeds:
+        gpu_mix = decode_gpu_mix(a.config)
+    with oxefs.mount(a.config, binary=a.binary, args=args) as m, \
+            (oxefs.mount(gpu_mix, binary=a.binary, args=args) if gpu_mix else contextlib.nullcontext()) as mg:
         layout = m.info.get("frames", {}).get("layout", "BFHWC")
         n = len(oxefs.Batches(m))
         need = len(models) * len(feeds) * (a.warmup + a.steps) + 1
@@ -236,7 +261,10 @@ def main():
                 # Fed: a new batch from the mount each step.
                 start, stop = next_batch, next_batch + a.warmup + a.steps
                 next_batch = stop
-                f = fed(m, tr, start, stop, a.warmup, device, pin=feed == "pinned")
+                if feed == "gpu":
+                    f = fed(mg, tr, start, stop, a.warmup, device, pin=False, decode_on=device)
+                else:
+                    f = fed(m, tr, start, stop, a.warmup, device, pin=feed == "pinned")
                 f["fed_fraction"] = round(f["fed_samples_per_s"] / res_rate, 3)
                 r[feed] = f
                 print(f"{name:9s} {feed:8s} {f['fed_samples_per_s']:7.0f} samples/s = {f['fed_fraction']:.2f} of resident,"

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The GPU-fed benchmark, one command: for each binary, the pipeline's own
-# rate (oxefs bench, in-process) and scripts/gpufed.py (ResNet-18 and
-# ViT-B/16 in bf16, resident batch vs fed by oxefs.Loader over a mount).
+# rate (oxefs bench, in-process) and scripts/gpufed.py (ResNet-18,
+# ResNet-50 and ViT-B/16 in bf16, resident batch vs fed by oxefs.Loader over a mount, decode: exact pinned and pageable, and decode: gpu decoded on the GPU).
 #
 #   BINS="before:/path/oxefs after:/path/oxefs" ./scripts/gpufed.sh
 #
 # DATA (default /tmp/oxefs-gpufed): synth data, written by the first binary
 # when missing (29 datasets, default size). B (128): batch size. STEPS
-# (300), WARMUP (30): per model. MODELS (resnet18,vit_b_16). OUT (default $DATA/out): results, one
+# (300), WARMUP (30): per model. MODELS (resnet18,resnet50,vit_b_16). OUT (default $DATA/out): results, one
 # JSON per binary and step. On a machine without a CUDA GPU, gpufed.py says
 # so and exits 0; the in-process figures are still measured.
 set -euo pipefail
@@ -18,7 +18,7 @@ STEPS=${STEPS:-300}
 WARMUP=${WARMUP:-30}
 OUT=${OUT:-$DATA/out}
 BINS=${BINS:-"this:./oxefs"}
-MODELS=${MODELS:-resnet18,vit_b_16}
+MODELS=${MODELS:-resnet18,resnet50,vit_b_16}
 PY=${PYTHON:-python3}
 cores=$(nproc)
 mkdir -p "$OUT"
