@@ -111,6 +111,13 @@ enum { chunk = 256 };
 #define OXEFS_AVX2 1
 #define LV _avx2
 #include "kernel.h"
+
+// run_avx2 as a function of its own, for the AVX512 level's pass (which
+// is not compiled for AVX2).
+static __attribute__((noinline)) int64_t run_avx2_call(int32_t *r, int32_t *g, int32_t *b, int n,
+		const oxefs_stage *st, int ns, int mean) {
+	return run_avx2(r, g, b, n, st, ns, mean);
+}
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -243,8 +250,71 @@ static void put_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, co
 OXEFS_PASS(oxefs_colour_sse2, , run_sse2, get_sse2, put_sse2)
 OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), run_avx2, get_avx2, put_avx2)
 
+// The AVX512 level: a pass's leading blends are one 256-entry table of
+// what they make of each byte, computed by the AVX2 level's stages over
+// the bytes 0..255 (so the same values), and looked up 64 bytes at a time
+// with VBMI's byte permutes before the pixels are unpacked; the stages
+// after them run at the AVX2 level.
+
+// lut_avx512 writes t[src[i]] to dst[i] for n bytes (dst may be src).
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void lut_avx512(uint8_t *dst, const uint8_t *src, long n, const uint8_t *t) {
+	const __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+	const __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+	long i = 0;
+	for (; i + 64 <= n; i += 64) {
+		const __m512i x = _mm512_loadu_si512(src + i);
+		// the index's low 7 bits pick from t0:t1 or t2:t3, its top bit between them
+		const __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+		_mm512_storeu_si512(dst + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+	if (i < n) {
+		const __mmask64 m = (1ull << (n - i)) - 1; // n − i < 64
+		const __m512i x = _mm512_maskz_loadu_epi8(m, src + i);
+		const __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+		_mm512_mask_storeu_epi8(dst + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+}
+
+static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
+		const oxefs_stage *st, int ns, int write, int mean) {
+	int k = 0;
+	while (k < ns && st[k].op == OP_BLEND) k++;
+	if (k == 0) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
+	int32_t ch[3][chunk] __attribute__((aligned(32)));
+	uint8_t t[256];
+	for (int x = 0; x < chunk; x++) ch[0][x] = ch[1][x] = ch[2][x] = x;
+	run_avx2_call(ch[0], ch[1], ch[2], chunk, st, k, 0);
+	for (int x = 0; x < 256; x++) t[x] = (uint8_t)ch[0][x];
+	st += k, ns -= k;
+	if (ns == 0 && !mean) { // the table alone, in place
+		if (write) {
+			lut_avx512(p0, p0, p1 ? n : 3 * n, t);
+			if (p1) lut_avx512(p1, p1, n, t), lut_avx512(p2, p2, n, t);
+		}
+		return 0;
+	}
+	uint8_t tmp[3 * chunk];
+	int64_t total = 0;
+	for (long i = 0; i < n; i += chunk) {
+		const int c = n - i < chunk ? (int)(n - i) : chunk;
+		uint8_t *q0 = p1 ? p0 + i : p0 + 3 * i, *q1 = p1 ? p1 + i : 0, *q2 = p1 ? p2 + i : 0;
+		if (p1) {
+			lut_avx512(tmp, q0, c, t), lut_avx512(tmp + chunk, q1, c, t), lut_avx512(tmp + 2 * chunk, q2, c, t);
+			get_avx2(ch[0], ch[1], ch[2], tmp, tmp + chunk, tmp + 2 * chunk, c);
+		} else {
+			lut_avx512(tmp, q0, 3 * c, t);
+			get_avx2(ch[0], ch[1], ch[2], tmp, 0, 0, c);
+		}
+		total += run_avx2_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+		if (write) put_avx2(q0, q1, q2, ch[0], ch[1], ch[2], c);
+	}
+	return total;
+}
+
 static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
 		const oxefs_stage *st, int ns, int write, int mean) {
+	if (level == 3) return oxefs_colour_avx512(p0, p1, p2, n, st, ns, write, mean);
 	if (level == 2) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
 	return oxefs_colour_sse2(p0, p1, p2, n, st, ns, write, mean);
 }
