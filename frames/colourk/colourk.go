@@ -27,7 +27,12 @@
 // float32 operations whose results equal the table's for every index
 // (tested for all of them), except 2³²/(max−min) at the AVX2 level,
 // which gathers it from the same table built in C (cheaper there than
-// its division and the float32 steps around it). The lanes of one
+// its division and the float32 steps around it). For most shifts (all but
+// those within 512/2²⁴ of a whole multiple for some max−min, and whole
+// sixths) the hue needs no 2³²/(max−min) at all: the sector and the
+// middle channel follow from max−min times the shift's fraction, exactly
+// (kernel_amd64.go's hue_split_ok says why; tested at the rule's edges
+// over all colours). The lanes of one
 // vector are independent pixels: vectorising changes how many pixels are
 // computed at once, never how any one of them is.
 //

@@ -71,22 +71,40 @@ INLINE vi L(recipMul)(vi num, vi cr) {
 //   - hueScale[x] is x (x/255·255 truncated is x for every byte);
 //   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
 //     quotient for every byte, then its float32 steps as written.
-INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift) {
+// With split (a shift hue_split_ok accepts), the sector and the middle
+// channel come from num + ⌊cr·Sf/2²⁴⌋ instead (see hue_split_ok), no
+// reciprocal and one product.
+INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split) {
 	const vi r = *pr, g = *pg, b = *pb;
 	const vi mx = L(vmax)(L(vmax)(r, g), b), mn = L(vmin)(L(vmin)(r, g), b);
 	const vi cr = mx - mn;
 	const vi rmax = r == mx, gmax = g == mx;
-	const vi shiftv = splat(shift);
 	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
-	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
-	const vi p = L(recipMul)(num, cr);
-	const vi h = h0 + p + shiftv;
-	vi sec = h >> 24; // in 5..16
-	sec -= splat(6) & (sec >= splat(6));
-	sec -= splat(6) & (sec >= splat(6));
-	const vu d = (vu)cr * (vu)(h & splat(0xffffff));
-	const vi odd = -(sec & splat(1));
-	const vi mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+	vi sec, mid;
+	if (split) {
+		// t = num + Q, Q = ⌊cr·Sf/2²⁴⌋ in [0, cr); the carry c = ⌊t/cr⌋
+		// in {−1, 0, 1} moves the sector, and the middle channel is
+		// k = t − c·cr from the smallest (even sectors) or k + 1 from the
+		// largest (odd ones). A gray (cr 0) has k 0 and stays even.
+		const vi t = num + (vi)(((vu)cr * (vu)splat(shift & 0xffffff)) >> 24);
+		const vi ge = t >= cr, lt = t < splat(0); // c = 1, c = −1
+		const vi k = t - (ge & cr) + (lt & cr);
+		sec = sel(rmax, splat(0), sel(gmax, splat(2), splat(4))) + splat(shift >> 24) - ge + lt;
+		sec -= splat(6) & (sec >= splat(6)); // sec was in 5..16
+		sec -= splat(6) & (sec >= splat(6));
+		const vi odd = -(sec & splat(1)) & ~(cr == splat(0));
+		mid = sel(odd, mx - k - splat(1), mn + k);
+	} else {
+		const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
+		const vi p = L(recipMul)(num, cr);
+		const vi h = h0 + p + splat(shift);
+		sec = h >> 24; // in 5..16
+		sec -= splat(6) & (sec >= splat(6));
+		sec -= splat(6) & (sec >= splat(6));
+		const vu d = (vu)cr * (vu)(h & splat(0xffffff));
+		const vi odd = -(sec & splat(1));
+		mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+	}
 	// hueMin[mx][mn]
 	const vf tm = tof(mx) * splatf(1.0f / 256), tn = tof(mn) * splatf(1.0f / 256);
 	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
@@ -144,7 +162,10 @@ INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
 			break;
 		}
 		case OP_HUE:
-			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift);
+			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 0);
+			break;
+		case OP_HUE_SPLIT:
+			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1);
 			break;
 		}
 	}

@@ -39,6 +39,30 @@ typedef uint8_t v32b __attribute__((vector_size(32)));
 // Stage's layout in Go: a uint32, two float32 and an int32, 16 bytes.
 typedef struct { uint32_t op; float f, g; int32_t shift; } oxefs_stage;
 enum { OP_BLEND = 1, OP_SATURATION = 2, OP_HUE = 3 };
+enum { OP_HUE_SPLIT = 4 }; // OP_HUE where hue_split_ok: set here, never by Go
+
+// hue_split_ok reports whether frames' fixed-point hue shift by shift
+// (sixths of a turn, 24 fraction bits: Sk whole sixths and a fraction Sf)
+// equals, for every pixel, the same shift split into the middle channel's
+// offset num (r − g, g − b or b − r, |num| ≤ cr = max − min) and
+// Q = ⌊cr·Sf/2²⁴⌋ (kernel.h's hue with split). frames computes the
+// position p = ⌊num·⌈2³²/cr⌉/2⁸⌋, which is num·2²⁴/cr + δ/cr with the
+// integer δ in (−2cr, cr); the sector is that of h0 + Sk + ⌊(p + Sf)/2²⁴⌋
+// and the middle channel cr·((p + Sf) mod 2²⁴) over 2²⁴, rounded down
+// (even sectors) or up (odd ones). With cr·Sf = Q·2²⁴ + R,
+// cr·(p + Sf) = (num + Q)·2²⁴ + R + δ: where every cr in 1..255 has R in
+// [512, 2²⁴ − 512], R + δ lies strictly between 0 and 2²⁴, so the carry
+// is ⌊(num + Q)/cr⌋ and the middle channel num + Q − carry·cr (down) or
+// that plus one (up), exactly. Other shifts (a few in a thousand, and
+// whole sixths) take the reciprocal's way.
+static int hue_split_ok(int32_t shift) {
+	const uint32_t sf = (uint32_t)shift & 0xffffff;
+	for (uint32_t cr = 1; cr < 256; cr++) {
+		const uint32_t rem = (cr * sf) & 0xffffff;
+		if (rem < 512 || rem > (1u << 24) - 512) return 0;
+	}
+	return 1;
+}
 enum { MAX_STAGES = 64 }; // MaxStages
 
 // splat and splatf broadcast x to every lane.
@@ -313,7 +337,12 @@ static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n
 }
 
 static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
-		const oxefs_stage *st, int ns, int write, int mean) {
+		const oxefs_stage *in, int ns, int write, int mean) {
+	oxefs_stage st[MAX_STAGES];
+	for (int k = 0; k < ns; k++) {
+		st[k] = in[k];
+		if (st[k].op == OP_HUE && hue_split_ok(st[k].shift)) st[k].op = OP_HUE_SPLIT;
+	}
 	if (level == 3) return oxefs_colour_avx512(p0, p1, p2, n, st, ns, write, mean);
 	if (level == 2) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
 	return oxefs_colour_sse2(p0, p1, p2, n, st, ns, write, mean);
