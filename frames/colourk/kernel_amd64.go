@@ -276,9 +276,10 @@ OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), run_avx2, get_avx
 
 // The AVX512 level: a pass's leading blends are one 256-entry table of
 // what they make of each byte, computed by the AVX2 level's stages over
-// the bytes 0..255 (so the same values), and looked up 64 bytes at a time
-// with VBMI's byte permutes before the pixels are unpacked; the stages
-// after them run at the AVX2 level.
+// the bytes 0..255 (so the same values), and looked up with VBMI's byte
+// permutes as the pixels are unpacked; packed RGB is unpacked and packed
+// again 16 pixels at a time with one byte permute each way; the stages
+// after the table run at the AVX2 level.
 
 // lut_avx512 writes t[src[i]] to dst[i] for n bytes (dst may be src).
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
@@ -300,19 +301,73 @@ static void lut_avx512(uint8_t *dst, const uint8_t *src, long n, const uint8_t *
 	}
 }
 
+// LUT is t[x] for each byte of x, t's 256 bytes in t0..t3: the index's
+// low 7 bits pick from t0:t1 or t2:t3, its top bit between them.
+#define LUT(x) _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), _mm512_permutex2var_epi8(t0, x, t1), _mm512_permutex2var_epi8(t2, x, t3))
+
+// get_idx puts pixel j's three bytes in 32-bit lane j (the fourth byte
+// masked to zero); put_idx takes them back out: output byte k is byte
+// k % 3 of lane k / 3.
+static const uint8_t get_idx[64] __attribute__((aligned(64))) = {
+	0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 0, 15, 16, 17, 0, 18, 19, 20, 0, 21, 22, 23, 0,
+	24, 25, 26, 0, 27, 28, 29, 0, 30, 31, 32, 0, 33, 34, 35, 0, 36, 37, 38, 0, 39, 40, 41, 0, 42, 43, 44, 0, 45, 46, 47, 0};
+static const uint8_t put_idx[64] __attribute__((aligned(64))) = {
+	0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30,
+	32, 33, 34, 36, 37, 38, 40, 41, 42, 44, 45, 46, 48, 49, 50, 52, 53, 54, 56, 57, 58, 60, 61, 62};
+
+// get_avx512 reads n packed RGB pixels, each byte through the table t
+// when there is one, into the arrays (64-byte aligned, room for n rounded
+// up to 16), 16 pixels at a time: one byte permute puts each pixel in a
+// 32-bit lane, shifts and masks split the channels. Lanes past n hold
+// what zero bytes make: read by the stages, never written back.
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void get_avx512(int32_t *r, int32_t *g, int32_t *b, const uint8_t *p, int n, const uint8_t *t) {
+	const __m512i idx = _mm512_load_si512(get_idx), m8 = _mm512_set1_epi32(255);
+	__m512i t0 = m8, t1 = m8, t2 = m8, t3 = m8;
+	if (t) {
+		t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+		t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+	}
+	for (int i = 0; i < n; i += 16) {
+		const int k = n - i < 16 ? n - i : 16;
+		__m512i x = _mm512_maskz_loadu_epi8((1ull << (3 * k)) - 1, p + 3 * i); // 3k ≤ 48 bytes
+		if (t) x = LUT(x);
+		const __m512i w = _mm512_maskz_permutexvar_epi8(0x7777777777777777ull, idx, x);
+		_mm512_store_si512(r + i, _mm512_and_si512(w, m8));
+		_mm512_store_si512(g + i, _mm512_and_si512(_mm512_srli_epi32(w, 8), m8));
+		_mm512_store_si512(b + i, _mm512_srli_epi32(w, 16));
+	}
+}
+
+// put_avx512 writes n pixels of the arrays (values 0..255) back as packed
+// RGB, 16 at a time: the three channels of a pixel joined in a 32-bit
+// lane, one byte permute packing 16 lanes into 48 bytes.
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void put_avx512(uint8_t *p, const int32_t *r, const int32_t *g, const int32_t *b, int n) {
+	const __m512i idx = _mm512_load_si512(put_idx);
+	for (int i = 0; i < n; i += 16) {
+		const int k = n - i < 16 ? n - i : 16;
+		__m512i w = _mm512_or_si512(_mm512_load_si512(r + i), _mm512_slli_epi32(_mm512_load_si512(g + i), 8));
+		w = _mm512_or_si512(w, _mm512_slli_epi32(_mm512_load_si512(b + i), 16));
+		_mm512_mask_storeu_epi8(p + 3 * i, (1ull << (3 * k)) - 1, _mm512_permutexvar_epi8(idx, w));
+	}
+}
+
 static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
 		const oxefs_stage *st, int ns, int write, int mean) {
 	int k = 0;
 	while (k < ns && st[k].op == OP_BLEND) k++;
-	if (k == 0) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
-	int32_t ch[3][chunk] __attribute__((aligned(32)));
-	uint8_t t[256];
-	for (int x = 0; x < chunk; x++) ch[0][x] = ch[1][x] = ch[2][x] = x;
-	run_avx2_call(ch[0], ch[1], ch[2], chunk, st, k, 0);
-	for (int x = 0; x < 256; x++) t[x] = (uint8_t)ch[0][x];
-	st += k, ns -= k;
-	if (ns == 0 && !mean) { // the table alone, in place
-		if (write) {
+	int32_t ch[3][chunk] __attribute__((aligned(64)));
+	uint8_t table[256], *t = 0;
+	if (k > 0) {
+		for (int x = 0; x < chunk; x++) ch[0][x] = ch[1][x] = ch[2][x] = x;
+		run_avx2_call(ch[0], ch[1], ch[2], chunk, st, k, 0);
+		for (int x = 0; x < 256; x++) table[x] = (uint8_t)ch[0][x];
+		t = table;
+		st += k, ns -= k;
+	}
+	if (ns == 0 && !mean) { // the table alone (or nothing), in place
+		if (write && t) {
 			lut_avx512(p0, p0, p1 ? n : 3 * n, t);
 			if (p1) lut_avx512(p1, p1, n, t), lut_avx512(p2, p2, n, t);
 		}
@@ -322,16 +377,21 @@ static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n
 	int64_t total = 0;
 	for (long i = 0; i < n; i += chunk) {
 		const int c = n - i < chunk ? (int)(n - i) : chunk;
-		uint8_t *q0 = p1 ? p0 + i : p0 + 3 * i, *q1 = p1 ? p1 + i : 0, *q2 = p1 ? p2 + i : 0;
 		if (p1) {
-			lut_avx512(tmp, q0, c, t), lut_avx512(tmp + chunk, q1, c, t), lut_avx512(tmp + 2 * chunk, q2, c, t);
-			get_avx2(ch[0], ch[1], ch[2], tmp, tmp + chunk, tmp + 2 * chunk, c);
-		} else {
-			lut_avx512(tmp, q0, 3 * c, t);
-			get_avx2(ch[0], ch[1], ch[2], tmp, 0, 0, c);
+			uint8_t *q0 = p0 + i, *q1 = p1 + i, *q2 = p2 + i;
+			if (t) {
+				lut_avx512(tmp, q0, c, t), lut_avx512(tmp + chunk, q1, c, t), lut_avx512(tmp + 2 * chunk, q2, c, t);
+				get_avx2(ch[0], ch[1], ch[2], tmp, tmp + chunk, tmp + 2 * chunk, c);
+			} else {
+				get_avx2(ch[0], ch[1], ch[2], q0, q1, q2, c);
+			}
+			total += run_avx2_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+			if (write) put_avx2(q0, q1, q2, ch[0], ch[1], ch[2], c);
+			continue;
 		}
+		get_avx512(ch[0], ch[1], ch[2], p0 + 3 * i, c, t);
 		total += run_avx2_call(ch[0], ch[1], ch[2], c, st, ns, mean);
-		if (write) put_avx2(q0, q1, q2, ch[0], ch[1], ch[2], c);
+		if (write) put_avx512(p0 + 3 * i, ch[0], ch[1], ch[2], c);
 	}
 	return total;
 }
