@@ -1,13 +1,13 @@
 // Package colourk is the vectorised kernel of frames' per-pixel colour
 // ops (brightness, contrast, saturation, hue), written in C and built
 // twice, for SSE2 (the x86-64 baseline) and for AVX2, chosen at run time
-// by what the CPU has; at the AVX512 level (AVX-512 F, BW and VBMI), a
-// pass's leading blends become one table of what they make of each byte,
-// looked up 64 bytes at a time with byte permutes, and the stages after
-// them run at the AVX2 level. Package frames decides what runs (the
-// stages of a pass, the contrast's mean) and keeps the portable Go code
-// that this kernel must equal value for value; this package only runs
-// the arithmetic, eight pixels at a time.
+// by what the CPU has, and a third time over sixteen lanes for the AVX512
+// level (AVX-512 F, BW and VBMI), where a pass's leading blends also
+// become one table of what they make of each byte, looked up with byte
+// permutes as the pixels are unpacked. Package frames decides what runs
+// (the stages of a pass, the contrast's mean) and keeps the portable Go
+// code that this kernel must equal value for value; this package only
+// runs the arithmetic, eight or sixteen pixels at a time.
 //
 // A pass takes every pixel of a frame through a list of stages in order
 // and may write the result back and add up its grayscale:

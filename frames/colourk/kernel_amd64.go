@@ -5,9 +5,9 @@ package colourk
 /*
 #cgo CFLAGS: -O2 -Wno-psabi
 
-// -Wno-psabi: the eight-lane helpers below are always inlined, so no
-// vector crosses a call and the AVX calling convention GCC notes about
-// never applies.
+// -Wno-psabi: the eight- and sixteen-lane helpers below are always
+// inlined, so no vector crosses a call and the AVX calling convention GCC
+// notes about never applies.
 
 // No contraction of a*b+c into an FMA: cgo refuses -ffp-contract=off as a
 // flag, so it is a pragma (and no function here targets FMA anyway).
@@ -24,9 +24,10 @@ package colourk
 // The kernel is written once with the compilers' vector extensions over
 // eight 32-bit lanes (vi, vf) and inlined into two entry points: one for
 // the x86-64 baseline, where each eight-lane operation becomes two SSE2
-// ones, and one with the AVX2 target attribute, where it becomes one.
-// Neither targets FMA, and the pragma above keeps the compiler from
-// fusing a multiply and an add anyway.
+// ones, and one with the AVX2 target attribute, where it becomes one;
+// the AVX512 level's entry point has the same code over sixteen lanes
+// (vi16, vf16, below). None targets FMA, and the pragma above keeps the
+// compiler from fusing a multiply and an add anyway.
 typedef int32_t vi __attribute__((vector_size(32)));
 typedef uint32_t vu __attribute__((vector_size(32)));
 typedef float vf __attribute__((vector_size(32)));
@@ -122,6 +123,8 @@ enum { chunk = 256 };
 // The stages' loops, once per level (kernel.h): the baseline's, then the
 // AVX2 level's with every function in it compiled for AVX2.
 #define OXEFS_AVX2 0
+#define OXEFS_AVX512 0
+#define NL 8
 #define LV _sse2
 #include "kernel.h"
 #undef OXEFS_AVX2
@@ -133,6 +136,8 @@ enum { chunk = 256 };
 #pragma GCC target("avx2")
 #endif
 #define OXEFS_AVX2 1
+#define OXEFS_AVX512 0
+#define NL 8
 #define LV _avx2
 #include "kernel.h"
 
@@ -141,6 +146,83 @@ enum { chunk = 256 };
 static __attribute__((noinline)) int64_t run_avx2_call(int32_t *r, int32_t *g, int32_t *b, int n,
 		const oxefs_stage *st, int ns, int mean) {
 	return run_avx2(r, g, b, n, st, ns, mean);
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#undef OXEFS_AVX2
+#undef OXEFS_AVX512
+#undef NL
+#undef LV
+
+// The AVX512 level's stages: the same code over 16 lanes (vi16 and its
+// helpers, below, under the 8-lane names), compiled for AVX-512.
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+typedef float vf16 __attribute__((vector_size(64)));
+INLINE vi16 splat16(int32_t x) {
+	const vi16 v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+INLINE vf16 splatf16(float x) {
+	const vf16 v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+INLINE vi16 sel16(vi16 m, vi16 a, vi16 b) { return (a & m) | (b & ~m); }
+INLINE vf16 self16(vi16 m, vf16 a, vf16 b) { return (vf16)sel16(m, (vi16)a, (vi16)b); }
+INLINE vf16 tof16(vi16 x) { return __builtin_convertvector(x, vf16); }
+INLINE vi16 vtrunc16(vf16 x) { return __builtin_convertvector(x, vi16); }
+INLINE vi16 gray16(vf16 r, vf16 g, vf16 b) {
+	vf16 s = r * splatf16(0.2989f) + g * splatf16(0.587f);
+	return vtrunc16(s + b * splatf16(0.114f));
+}
+INLINE vi16 pick6_16(vi16 i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4, int32_t t5) {
+#if defined(__clang__)
+	return sel16(i == 0, splat16(t0), sel16(i == 1, splat16(t1), sel16(i == 2, splat16(t2),
+		sel16(i == 3, splat16(t3), sel16(i == 4, splat16(t4), splat16(t5))))));
+#else
+	return __builtin_shuffle((vi16){t0, t1, t2, t3, t4, t5}, i);
+#endif
+}
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,avx512f,avx512bw,avx512vbmi"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,avx512f,avx512bw,avx512vbmi")
+#endif
+#define vi vi16
+#define vu vu16
+#define vf vf16
+#define splat splat16
+#define splatf splatf16
+#define sel sel16
+#define self self16
+#define tof tof16
+#define vtrunc vtrunc16
+#define gray gray16
+#define pick6 pick6_16
+#define OXEFS_AVX2 1
+#define OXEFS_AVX512 1
+#define NL 16
+#define LV _avx512
+#include "kernel.h"
+#undef vi
+#undef vu
+#undef vf
+#undef splat
+#undef splatf
+#undef sel
+#undef self
+#undef tof
+#undef vtrunc
+#undef gray
+#undef pick6
+
+static __attribute__((noinline)) int64_t run_avx512_call(int32_t *r, int32_t *g, int32_t *b, int n,
+		const oxefs_stage *st, int ns, int mean) {
+	return run_avx512(r, g, b, n, st, ns, mean);
 }
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -279,7 +361,7 @@ OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), run_avx2, get_avx
 // the bytes 0..255 (so the same values), and looked up with VBMI's byte
 // permutes as the pixels are unpacked; packed RGB is unpacked and packed
 // again 16 pixels at a time with one byte permute each way; the stages
-// after the table run at the AVX2 level.
+// after the table run over 16 lanes (run_avx512).
 
 // lut_avx512 writes t[src[i]] to dst[i] for n bytes (dst may be src).
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
@@ -385,12 +467,14 @@ static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n
 			} else {
 				get_avx2(ch[0], ch[1], ch[2], q0, q1, q2, c);
 			}
-			total += run_avx2_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+			// get zeros to a multiple of 8 lanes; the stages read 16
+			for (int j = c; j % 16; j++) ch[0][j] = ch[1][j] = ch[2][j] = 0;
+			total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean);
 			if (write) put_avx2(q0, q1, q2, ch[0], ch[1], ch[2], c);
 			continue;
 		}
 		get_avx512(ch[0], ch[1], ch[2], p0 + 3 * i, c, t);
-		total += run_avx2_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+		total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean);
 		if (write) put_avx512(p0 + 3 * i, ch[0], ch[1], ch[2], c);
 	}
 	return total;
