@@ -79,14 +79,15 @@ const colourChunk = 512
 const goColour = goCode
 
 // defaultColourKernel is what a colourer uses unless told otherwise: the
-// kernel's AVX2 level where the machine runs it, else the Go code (no cgo,
+// kernel's best level from AVX2 up where the machine runs it (AVX512,
+// which looks the leading blends up by table, else AVX2), else the Go code (no cgo,
 // not amd64, built with the purego tag, or a CPU without AVX2). The SSE2
 // level equals the Go code too but is slower than it (BenchmarkColour:
 // Octo's chain at about 0.4× the Go code's frames per CPU-second, AVX2 at
 // 2.5×), so it only runs when asked for.
 var defaultColourKernel = func() colourk.Level {
-	if colourk.Best() == colourk.AVX2 {
-		return colourk.AVX2
+	if l := colourk.Best(); l >= colourk.AVX2 {
+		return l
 	}
 	return goColour
 }()

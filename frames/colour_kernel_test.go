@@ -210,6 +210,68 @@ func TestColourKernelAllColours(t *testing.T) {
 	}
 }
 
+// TestColourKernelHueSplit: the kernel's hue where it splits the shift
+// (colourk's hue_split_ok: every max − min times the shift's fraction
+// 512 or more from a whole 2²⁴) at the edges of that rule, and where it
+// must not (closer), for the largest range (255, the widest error of
+// frames' reciprocal) and the smallest, over all 2²⁴ colours: every
+// value equal to hueShift's.
+func TestColourKernelHueSplit(t *testing.T) {
+	skipWithoutColourKernel(t)
+	if raceEnabled || testing.Short() {
+		t.Skip("SKIPPING: 12 passes of hueShift over all 2²⁴ colours 9 passes of hueShift over all 2²⁴ colours take minutes under the race detector; TestColourKernelAllColours covers the kernel's hue there")
+	}
+	const n = 1 << 24
+	all := make([]byte, 3*n)
+	for i := range n {
+		all[3*i], all[3*i+1], all[3*i+2] = byte(i), byte(i>>8), byte(i>>16)
+	}
+	// inverse is cr⁻¹ modulo 2²⁴ for an odd cr (Newton's iteration).
+	inverse := func(cr uint32) uint32 {
+		x := cr
+		for range 5 {
+			x *= 2 - cr*x
+		}
+		return x & hueMask
+	}
+	want := make([]byte, len(all))
+	got := make([]byte, len(all))
+	sixths := int32(6)
+	for _, cr := range []uint32{255, 1} {
+		rems := []uint32{1, 256, 511, 512, hueOne - 512, hueOne - 256, hueOne - 1}
+		if cr == 1 {
+			rems = []uint32{512, hueOne - 512}
+		}
+		for _, rem := range rems {
+			sixths = 6 + (sixths+1)%6
+			shift := sixths<<hueBits | int32(rem*inverse(cr)&hueMask)
+			t.Run(fmt.Sprintf("range %d, remainder %d", cr, rem), func(t *testing.T) {
+				for i := 0; i < len(all); i += 3 {
+					want[i], want[i+1], want[i+2] = hueShift(all[i], all[i+1], all[i+2], shift)
+				}
+				for _, k := range colourk.Levels() {
+					copy(got, all)
+					colourk.Pass(k, &colourk.Frame{R: got, N: n}, []colourk.Stage{{Op: colourk.Hue, Shift: shift}}, true, false)
+					if i := firstDiff(got, want); i >= 0 {
+						t.Fatalf("%v kernel, shift %#x: colour (%d,%d,%d) channel %d: %d, want %d",
+							k, shift, all[i/3*3], all[i/3*3+1], all[i/3*3+2], i%3, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
+
+// firstDiff is the first index where a and b differ, or −1.
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
 // TestColourKernelMeans: the grayscale mean a pass adds up, with and
 // without stages, equals the Go code's, on every frame and layout.
 func TestColourKernelMeans(t *testing.T) {

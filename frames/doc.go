@@ -81,10 +81,12 @@
 // (colour.go) then run over the uint8 frame in one pass per group of
 // per-pixel ops; contrast's grayscale mean comes from a read-only pass
 // first (brightness and contrast then share one table), or from the pass
-// before it. Where cgo is available on amd64 and the CPU has AVX2, those
-// passes run in C (package frames/colourk), equal to the Go code on every
-// value. A geometric augmentation always takes the exact path, whatever the
-// slot's DecodeMode; a dropped camera's frames are zeros, not decoded.
+// before it. Where cgo is available on amd64 and the CPU has AVX2 (or
+// AVX-512 F, BW and VBMI: sixteen lanes, the leading blends as one byte
+// table), those passes run in C (package frames/colourk), equal to the Go
+// code on every value. A geometric augmentation always takes the exact
+// path, whatever the slot's DecodeMode; a dropped camera's frames are
+// zeros, not decoded.
 //
 // # Memory
 //

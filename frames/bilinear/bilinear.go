@@ -44,8 +44,9 @@ type Level = simd.Level
 
 // The levels the kernel is built for (see simd).
 const (
-	SSE2 = simd.SSE2
-	AVX2 = simd.AVX2
+	SSE2   = simd.SSE2
+	AVX2   = simd.AVX2
+	AVX512 = simd.AVX512 // the AVX2 code: the kernel has none of its own for it
 )
 
 // Levels returns the levels this build and machine run, slowest first;

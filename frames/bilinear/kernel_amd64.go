@@ -166,9 +166,12 @@ typedef struct {
 	void (*planar)(uint8_t *, uint8_t *, uint8_t *, const uint8_t *, int);
 } oxefs_ops;
 
-static const oxefs_ops oxefs_levels[3] = {
+// By level (simd's numbering); AVX512 has no code of its own here and
+// runs the AVX2 functions.
+static const oxefs_ops oxefs_levels[4] = {
 	{0, 0, 0, 0},
 	{oxefs_u8f_sse2, oxefs_hrow_sse2, oxefs_vrow_sse2, oxefs_planar_sse2},
+	{oxefs_u8f_avx2, oxefs_hrow_avx2, oxefs_vrow_avx2, oxefs_planar_avx2},
 	{oxefs_u8f_avx2, oxefs_hrow_avx2, oxefs_vrow_avx2, oxefs_planar_avx2},
 };
 

@@ -1,10 +1,13 @@
 // Package colourk is the vectorised kernel of frames' per-pixel colour
 // ops (brightness, contrast, saturation, hue), written in C and built
 // twice, for SSE2 (the x86-64 baseline) and for AVX2, chosen at run time
-// by what the CPU has. Package frames decides what runs (the stages of a
-// pass, the contrast's mean) and keeps the portable Go code that this
-// kernel must equal value for value; this package only runs the
-// arithmetic, eight pixels at a time.
+// by what the CPU has, and a third time over sixteen lanes for the AVX512
+// level (AVX-512 F, BW and VBMI), where a pass's leading blends also
+// become one table of what they make of each byte, looked up with byte
+// permutes as the pixels are unpacked. Package frames decides what runs
+// (the stages of a pass, the contrast's mean) and keeps the portable Go
+// code that this kernel must equal value for value; this package only
+// runs the arithmetic, eight or sixteen pixels at a time.
 //
 // A pass takes every pixel of a frame through a list of stages in order
 // and may write the result back and add up its grayscale:
@@ -24,13 +27,18 @@
 // float32 operations whose results equal the table's for every index
 // (tested for all of them), except 2³²/(max−min) at the AVX2 level,
 // which gathers it from the same table built in C (cheaper there than
-// its division and the float32 steps around it). The lanes of one
+// its division and the float32 steps around it). For most shifts (all but
+// those within 512/2²⁴ of a whole multiple for some max−min, and whole
+// sixths) the hue needs no 2³²/(max−min) at all: the sector and the
+// middle channel follow from max−min times the shift's fraction, exactly
+// (kernel_amd64.go's hue_split_ok says why; tested at the rule's edges
+// over all colours). The lanes of one
 // vector are independent pixels: vectorising changes how many pixels are
 // computed at once, never how any one of them is.
 //
 // The kernel exists where cgo does, on amd64, unless the build tag purego
 // is set; elsewhere Levels is empty and frames uses its Go code. frames
-// runs the AVX2 level only: the SSE2 build equals it but is slower than
+// runs the AVX2 level or above only: the SSE2 build equals it but is slower than
 // the Go code (GCC lowers the eight-lane comparisons to one scalar
 // compare per lane for SSE2, which has no per-lane shifts or shuffles
 // either), so it serves the tests and benchmarks.
@@ -71,8 +79,9 @@ type Level = simd.Level
 
 // The levels the kernel is built for (see simd).
 const (
-	SSE2 = simd.SSE2
-	AVX2 = simd.AVX2
+	SSE2   = simd.SSE2
+	AVX2   = simd.AVX2
+	AVX512 = simd.AVX512
 )
 
 // Levels returns the levels this build and machine run, slowest first;

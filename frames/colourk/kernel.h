@@ -1,13 +1,26 @@
 // The colour kernel's level-dependent part, included by kernel_amd64.go
-// once per level with OXEFS_AVX2 0 or 1 and LV the level's name suffix
-// (L(run) is run_sse2 or run_avx2). The baseline level has only the
-// generic vector operations; the AVX2 level takes the minima and maxima
-// with the instructions for them, which GCC does not make of a
+// once per level with OXEFS_AVX2 0 or 1, OXEFS_AVX512 0 or 1, NL the
+// lanes of a vector (8, or 16 at AVX512, whose vi, vf, vu and helpers are
+// the 16-lane ones) and LV the level's name suffix (L(run) is run_sse2,
+// run_avx2 or run_avx512). The baseline level has only the generic
+// vector operations; the AVX2 and AVX512 levels take the minima and
+// maxima with the instructions for them, which GCC does not make of a
 // comparison and a select (a select has no NaN rule to match).
 
 #define L(x) OXEFS_CAT(x, LV)
 
-#if OXEFS_AVX2
+#if OXEFS_AVX512
+INLINE vi L(vmax)(vi a, vi b) { return (vi)_mm512_max_epi32((__m512i)a, (__m512i)b); }
+INLINE vi L(vmin)(vi a, vi b) { return (vi)_mm512_min_epi32((__m512i)a, (__m512i)b); }
+
+// clampTrunc as at the AVX2 level below: AVX-512's maxps and minps have
+// the same rule for NaN.
+INLINE vi L(clampTrunc)(vf v) {
+	v = (vf)_mm512_max_ps((__m512)v, (__m512)splatf(0));
+	v = (vf)_mm512_min_ps((__m512)v, (__m512)splatf(255));
+	return vtrunc(v);
+}
+#elif OXEFS_AVX2
 INLINE vi L(vmax)(vi a, vi b) { return (vi)_mm256_max_epi32((__m256i)a, (__m256i)b); }
 INLINE vi L(vmin)(vi a, vi b) { return (vi)_mm256_min_epi32((__m256i)a, (__m256i)b); }
 
@@ -39,7 +52,11 @@ INLINE vi L(clampTrunc)(vf v) {
 // num·hi (about num/cr·2²⁴) and num·lo fit 32 bits, and num·hi +
 // (num·lo >> 8) is the floor of num·hueRecip[cr]/2⁸ exactly.
 INLINE vi L(recipMul)(vi num, vi cr) {
+#if OXEFS_AVX512
+	const vi t = (vi)_mm512_i32gather_epi32((__m512i)cr, (const void *)oxefs_hue_recip, 4);
+#else
 	const vi t = (vi)_mm256_i32gather_epi32((const int *)oxefs_hue_recip, (__m256i)cr, 4);
+#endif
 	const vi hi = (t & splat(0xffffff)) + splat(1), lo = (vi)((vu)t >> 24);
 	return num * hi + ((num * lo) >> 8);
 }
@@ -71,22 +88,40 @@ INLINE vi L(recipMul)(vi num, vi cr) {
 //   - hueScale[x] is x (x/255·255 truncated is x for every byte);
 //   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
 //     quotient for every byte, then its float32 steps as written.
-INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift) {
+// With split (a shift hue_split_ok accepts), the sector and the middle
+// channel come from num + ⌊cr·Sf/2²⁴⌋ instead (see hue_split_ok), no
+// reciprocal and one product.
+INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split) {
 	const vi r = *pr, g = *pg, b = *pb;
 	const vi mx = L(vmax)(L(vmax)(r, g), b), mn = L(vmin)(L(vmin)(r, g), b);
 	const vi cr = mx - mn;
 	const vi rmax = r == mx, gmax = g == mx;
-	const vi shiftv = splat(shift);
 	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
-	const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
-	const vi p = L(recipMul)(num, cr);
-	const vi h = h0 + p + shiftv;
-	vi sec = h >> 24; // in 5..16
-	sec -= splat(6) & (sec >= splat(6));
-	sec -= splat(6) & (sec >= splat(6));
-	const vu d = (vu)cr * (vu)(h & splat(0xffffff));
-	const vi odd = -(sec & splat(1));
-	const vi mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+	vi sec, mid;
+	if (split) {
+		// t = num + Q, Q = ⌊cr·Sf/2²⁴⌋ in [0, cr); the carry c = ⌊t/cr⌋
+		// in {−1, 0, 1} moves the sector, and the middle channel is
+		// k = t − c·cr from the smallest (even sectors) or k + 1 from the
+		// largest (odd ones). A gray (cr 0) has k 0 and stays even.
+		const vi t = num + (vi)(((vu)cr * (vu)splat(shift & 0xffffff)) >> 24);
+		const vi ge = t >= cr, lt = t < splat(0); // c = 1, c = −1
+		const vi k = t - (ge & cr) + (lt & cr);
+		sec = sel(rmax, splat(0), sel(gmax, splat(2), splat(4))) + splat(shift >> 24) - ge + lt;
+		sec -= splat(6) & (sec >= splat(6)); // sec was in 5..16
+		sec -= splat(6) & (sec >= splat(6));
+		const vi odd = -(sec & splat(1)) & ~(cr == splat(0));
+		mid = sel(odd, mx - k - splat(1), mn + k);
+	} else {
+		const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
+		const vi p = L(recipMul)(num, cr);
+		const vi h = h0 + p + splat(shift);
+		sec = h >> 24; // in 5..16
+		sec -= splat(6) & (sec >= splat(6));
+		sec -= splat(6) & (sec >= splat(6));
+		const vu d = (vu)cr * (vu)(h & splat(0xffffff));
+		const vi odd = -(sec & splat(1));
+		mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+	}
 	// hueMin[mx][mn]
 	const vf tm = tof(mx) * splatf(1.0f / 256), tn = tof(mn) * splatf(1.0f / 256);
 	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
@@ -102,14 +137,14 @@ INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift) {
 	*pb = (vi)(packed >> (vu)pick6(sec, 16, 16, 8, 0, 0, 8)) & splat(255);
 }
 
-// run takes n pixels of the three channel arrays (32-byte aligned, the
-// lanes up to a multiple of 8 readable) through the stages, one stage at
+// run takes n pixels of the three channel arrays (aligned to a vector,
+// the lanes up to a multiple of NL readable) through the stages, one stage at
 // a time over all of them, and returns the sum of the result's gray when
 // mean is set.
 INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
 		const oxefs_stage *st, int ns, int mean) {
 	vi *r = (vi *)pr, *g = (vi *)pg, *b = (vi *)pb;
-	const int nv = (n + 7) / 8;
+	const int nv = (n + NL - 1) / NL;
 	for (int k = 0; k < ns; k++) {
 		const oxefs_stage s = st[k];
 		switch (s.op) {
@@ -144,16 +179,20 @@ INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
 			break;
 		}
 		case OP_HUE:
-			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift);
+			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 0);
+			break;
+		case OP_HUE_SPLIT:
+			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1);
 			break;
 		}
 	}
 	if (!mean) return 0;
-	vi sum = splat(0); // at most chunk/8 · 255 per lane
-	const vi lane = {0, 1, 2, 3, 4, 5, 6, 7};
-	for (int i = 0; i < nv; i++) sum += gray(tof(r[i]), tof(g[i]), tof(b[i])) & (lane < splat(n - 8 * i));
+	vi sum = splat(0); // at most chunk/NL · 255 per lane
+	vi lane;
+	for (int j = 0; j < NL; j++) lane[j] = j;
+	for (int i = 0; i < nv; i++) sum += gray(tof(r[i]), tof(g[i]), tof(b[i])) & (lane < splat(n - NL * i));
 	int64_t total = 0;
-	for (int j = 0; j < 8; j++) total += sum[j];
+	for (int j = 0; j < NL; j++) total += sum[j];
 	return total;
 }
 

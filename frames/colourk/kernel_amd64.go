@@ -5,9 +5,9 @@ package colourk
 /*
 #cgo CFLAGS: -O2 -Wno-psabi
 
-// -Wno-psabi: the eight-lane helpers below are always inlined, so no
-// vector crosses a call and the AVX calling convention GCC notes about
-// never applies.
+// -Wno-psabi: the eight- and sixteen-lane helpers below are always
+// inlined, so no vector crosses a call and the AVX calling convention GCC
+// notes about never applies.
 
 // No contraction of a*b+c into an FMA: cgo refuses -ffp-contract=off as a
 // flag, so it is a pragma (and no function here targets FMA anyway).
@@ -24,9 +24,10 @@ package colourk
 // The kernel is written once with the compilers' vector extensions over
 // eight 32-bit lanes (vi, vf) and inlined into two entry points: one for
 // the x86-64 baseline, where each eight-lane operation becomes two SSE2
-// ones, and one with the AVX2 target attribute, where it becomes one.
-// Neither targets FMA, and the pragma above keeps the compiler from
-// fusing a multiply and an add anyway.
+// ones, and one with the AVX2 target attribute, where it becomes one;
+// the AVX512 level's entry point has the same code over sixteen lanes
+// (vi16, vf16, below). None targets FMA, and the pragma above keeps the
+// compiler from fusing a multiply and an add anyway.
 typedef int32_t vi __attribute__((vector_size(32)));
 typedef uint32_t vu __attribute__((vector_size(32)));
 typedef float vf __attribute__((vector_size(32)));
@@ -39,6 +40,30 @@ typedef uint8_t v32b __attribute__((vector_size(32)));
 // Stage's layout in Go: a uint32, two float32 and an int32, 16 bytes.
 typedef struct { uint32_t op; float f, g; int32_t shift; } oxefs_stage;
 enum { OP_BLEND = 1, OP_SATURATION = 2, OP_HUE = 3 };
+enum { OP_HUE_SPLIT = 4 }; // OP_HUE where hue_split_ok: set here, never by Go
+
+// hue_split_ok reports whether frames' fixed-point hue shift by shift
+// (sixths of a turn, 24 fraction bits: Sk whole sixths and a fraction Sf)
+// equals, for every pixel, the same shift split into the middle channel's
+// offset num (r − g, g − b or b − r, |num| ≤ cr = max − min) and
+// Q = ⌊cr·Sf/2²⁴⌋ (kernel.h's hue with split). frames computes the
+// position p = ⌊num·⌈2³²/cr⌉/2⁸⌋, which is num·2²⁴/cr + δ/cr with the
+// integer δ in (−2cr, cr); the sector is that of h0 + Sk + ⌊(p + Sf)/2²⁴⌋
+// and the middle channel cr·((p + Sf) mod 2²⁴) over 2²⁴, rounded down
+// (even sectors) or up (odd ones). With cr·Sf = Q·2²⁴ + R,
+// cr·(p + Sf) = (num + Q)·2²⁴ + R + δ: where every cr in 1..255 has R in
+// [512, 2²⁴ − 512], R + δ lies strictly between 0 and 2²⁴, so the carry
+// is ⌊(num + Q)/cr⌋ and the middle channel num + Q − carry·cr (down) or
+// that plus one (up), exactly. Other shifts (a few in a thousand, and
+// whole sixths) take the reciprocal's way.
+static int hue_split_ok(int32_t shift) {
+	const uint32_t sf = (uint32_t)shift & 0xffffff;
+	for (uint32_t cr = 1; cr < 256; cr++) {
+		const uint32_t rem = (cr * sf) & 0xffffff;
+		if (rem < 512 || rem > (1u << 24) - 512) return 0;
+	}
+	return 1;
+}
 enum { MAX_STAGES = 64 }; // MaxStages
 
 // splat and splatf broadcast x to every lane.
@@ -98,6 +123,8 @@ enum { chunk = 256 };
 // The stages' loops, once per level (kernel.h): the baseline's, then the
 // AVX2 level's with every function in it compiled for AVX2.
 #define OXEFS_AVX2 0
+#define OXEFS_AVX512 0
+#define NL 8
 #define LV _sse2
 #include "kernel.h"
 #undef OXEFS_AVX2
@@ -109,8 +136,94 @@ enum { chunk = 256 };
 #pragma GCC target("avx2")
 #endif
 #define OXEFS_AVX2 1
+#define OXEFS_AVX512 0
+#define NL 8
 #define LV _avx2
 #include "kernel.h"
+
+// run_avx2 as a function of its own, for the AVX512 level's pass (which
+// is not compiled for AVX2).
+static __attribute__((noinline)) int64_t run_avx2_call(int32_t *r, int32_t *g, int32_t *b, int n,
+		const oxefs_stage *st, int ns, int mean) {
+	return run_avx2(r, g, b, n, st, ns, mean);
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#undef OXEFS_AVX2
+#undef OXEFS_AVX512
+#undef NL
+#undef LV
+
+// The AVX512 level's stages: the same code over 16 lanes (vi16 and its
+// helpers, below, under the 8-lane names), compiled for AVX-512.
+typedef int32_t vi16 __attribute__((vector_size(64)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+typedef float vf16 __attribute__((vector_size(64)));
+INLINE vi16 splat16(int32_t x) {
+	const vi16 v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+INLINE vf16 splatf16(float x) {
+	const vf16 v = {x};
+	return __builtin_shufflevector(v, v, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+INLINE vi16 sel16(vi16 m, vi16 a, vi16 b) { return (a & m) | (b & ~m); }
+INLINE vf16 self16(vi16 m, vf16 a, vf16 b) { return (vf16)sel16(m, (vi16)a, (vi16)b); }
+INLINE vf16 tof16(vi16 x) { return __builtin_convertvector(x, vf16); }
+INLINE vi16 vtrunc16(vf16 x) { return __builtin_convertvector(x, vi16); }
+INLINE vi16 gray16(vf16 r, vf16 g, vf16 b) {
+	vf16 s = r * splatf16(0.2989f) + g * splatf16(0.587f);
+	return vtrunc16(s + b * splatf16(0.114f));
+}
+INLINE vi16 pick6_16(vi16 i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4, int32_t t5) {
+#if defined(__clang__)
+	return sel16(i == 0, splat16(t0), sel16(i == 1, splat16(t1), sel16(i == 2, splat16(t2),
+		sel16(i == 3, splat16(t3), sel16(i == 4, splat16(t4), splat16(t5))))));
+#else
+	return __builtin_shuffle((vi16){t0, t1, t2, t3, t4, t5}, i);
+#endif
+}
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,avx512f,avx512bw,avx512vbmi"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,avx512f,avx512bw,avx512vbmi")
+#endif
+#define vi vi16
+#define vu vu16
+#define vf vf16
+#define splat splat16
+#define splatf splatf16
+#define sel sel16
+#define self self16
+#define tof tof16
+#define vtrunc vtrunc16
+#define gray gray16
+#define pick6 pick6_16
+#define OXEFS_AVX2 1
+#define OXEFS_AVX512 1
+#define NL 16
+#define LV _avx512
+#include "kernel.h"
+#undef vi
+#undef vu
+#undef vf
+#undef splat
+#undef splatf
+#undef sel
+#undef self
+#undef tof
+#undef vtrunc
+#undef gray
+#undef pick6
+
+static __attribute__((noinline)) int64_t run_avx512_call(int32_t *r, int32_t *g, int32_t *b, int n,
+		const oxefs_stage *st, int ns, int mean) {
+	return run_avx512(r, g, b, n, st, ns, mean);
+}
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -243,8 +356,138 @@ static void put_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, co
 OXEFS_PASS(oxefs_colour_sse2, , run_sse2, get_sse2, put_sse2)
 OXEFS_PASS(oxefs_colour_avx2, __attribute__((target("avx2"))), run_avx2, get_avx2, put_avx2)
 
-static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
+// The AVX512 level: a pass's leading blends are one 256-entry table of
+// what they make of each byte, computed by the AVX2 level's stages over
+// the bytes 0..255 (so the same values), and looked up with VBMI's byte
+// permutes as the pixels are unpacked; packed RGB is unpacked and packed
+// again 16 pixels at a time with one byte permute each way; the stages
+// after the table run over 16 lanes (run_avx512).
+
+// lut_avx512 writes t[src[i]] to dst[i] for n bytes (dst may be src).
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void lut_avx512(uint8_t *dst, const uint8_t *src, long n, const uint8_t *t) {
+	const __m512i t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+	const __m512i t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+	long i = 0;
+	for (; i + 64 <= n; i += 64) {
+		const __m512i x = _mm512_loadu_si512(src + i);
+		// the index's low 7 bits pick from t0:t1 or t2:t3, its top bit between them
+		const __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+		_mm512_storeu_si512(dst + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+	if (i < n) {
+		const __mmask64 m = (1ull << (n - i)) - 1; // n − i < 64
+		const __m512i x = _mm512_maskz_loadu_epi8(m, src + i);
+		const __m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+		_mm512_mask_storeu_epi8(dst + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+}
+
+// LUT is t[x] for each byte of x, t's 256 bytes in t0..t3: the index's
+// low 7 bits pick from t0:t1 or t2:t3, its top bit between them.
+#define LUT(x) _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), _mm512_permutex2var_epi8(t0, x, t1), _mm512_permutex2var_epi8(t2, x, t3))
+
+// get_idx puts pixel j's three bytes in 32-bit lane j (the fourth byte
+// masked to zero); put_idx takes them back out: output byte k is byte
+// k % 3 of lane k / 3.
+static const uint8_t get_idx[64] __attribute__((aligned(64))) = {
+	0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0, 12, 13, 14, 0, 15, 16, 17, 0, 18, 19, 20, 0, 21, 22, 23, 0,
+	24, 25, 26, 0, 27, 28, 29, 0, 30, 31, 32, 0, 33, 34, 35, 0, 36, 37, 38, 0, 39, 40, 41, 0, 42, 43, 44, 0, 45, 46, 47, 0};
+static const uint8_t put_idx[64] __attribute__((aligned(64))) = {
+	0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 16, 17, 18, 20, 21, 22, 24, 25, 26, 28, 29, 30,
+	32, 33, 34, 36, 37, 38, 40, 41, 42, 44, 45, 46, 48, 49, 50, 52, 53, 54, 56, 57, 58, 60, 61, 62};
+
+// get_avx512 reads n packed RGB pixels, each byte through the table t
+// when there is one, into the arrays (64-byte aligned, room for n rounded
+// up to 16), 16 pixels at a time: one byte permute puts each pixel in a
+// 32-bit lane, shifts and masks split the channels. Lanes past n hold
+// what zero bytes make: read by the stages, never written back.
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void get_avx512(int32_t *r, int32_t *g, int32_t *b, const uint8_t *p, int n, const uint8_t *t) {
+	const __m512i idx = _mm512_load_si512(get_idx), m8 = _mm512_set1_epi32(255);
+	__m512i t0 = m8, t1 = m8, t2 = m8, t3 = m8;
+	if (t) {
+		t0 = _mm512_loadu_si512(t), t1 = _mm512_loadu_si512(t + 64);
+		t2 = _mm512_loadu_si512(t + 128), t3 = _mm512_loadu_si512(t + 192);
+	}
+	for (int i = 0; i < n; i += 16) {
+		const int k = n - i < 16 ? n - i : 16;
+		__m512i x = _mm512_maskz_loadu_epi8((1ull << (3 * k)) - 1, p + 3 * i); // 3k ≤ 48 bytes
+		if (t) x = LUT(x);
+		const __m512i w = _mm512_maskz_permutexvar_epi8(0x7777777777777777ull, idx, x);
+		_mm512_store_si512(r + i, _mm512_and_si512(w, m8));
+		_mm512_store_si512(g + i, _mm512_and_si512(_mm512_srli_epi32(w, 8), m8));
+		_mm512_store_si512(b + i, _mm512_srli_epi32(w, 16));
+	}
+}
+
+// put_avx512 writes n pixels of the arrays (values 0..255) back as packed
+// RGB, 16 at a time: the three channels of a pixel joined in a 32-bit
+// lane, one byte permute packing 16 lanes into 48 bytes.
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void put_avx512(uint8_t *p, const int32_t *r, const int32_t *g, const int32_t *b, int n) {
+	const __m512i idx = _mm512_load_si512(put_idx);
+	for (int i = 0; i < n; i += 16) {
+		const int k = n - i < 16 ? n - i : 16;
+		__m512i w = _mm512_or_si512(_mm512_load_si512(r + i), _mm512_slli_epi32(_mm512_load_si512(g + i), 8));
+		w = _mm512_or_si512(w, _mm512_slli_epi32(_mm512_load_si512(b + i), 16));
+		_mm512_mask_storeu_epi8(p + 3 * i, (1ull << (3 * k)) - 1, _mm512_permutexvar_epi8(idx, w));
+	}
+}
+
+static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
 		const oxefs_stage *st, int ns, int write, int mean) {
+	int k = 0;
+	while (k < ns && st[k].op == OP_BLEND) k++;
+	int32_t ch[3][chunk] __attribute__((aligned(64)));
+	uint8_t table[256], *t = 0;
+	if (k > 0) {
+		for (int x = 0; x < chunk; x++) ch[0][x] = ch[1][x] = ch[2][x] = x;
+		run_avx2_call(ch[0], ch[1], ch[2], chunk, st, k, 0);
+		for (int x = 0; x < 256; x++) table[x] = (uint8_t)ch[0][x];
+		t = table;
+		st += k, ns -= k;
+	}
+	if (ns == 0 && !mean) { // the table alone (or nothing), in place
+		if (write && t) {
+			lut_avx512(p0, p0, p1 ? n : 3 * n, t);
+			if (p1) lut_avx512(p1, p1, n, t), lut_avx512(p2, p2, n, t);
+		}
+		return 0;
+	}
+	uint8_t tmp[3 * chunk];
+	int64_t total = 0;
+	for (long i = 0; i < n; i += chunk) {
+		const int c = n - i < chunk ? (int)(n - i) : chunk;
+		if (p1) {
+			uint8_t *q0 = p0 + i, *q1 = p1 + i, *q2 = p2 + i;
+			if (t) {
+				lut_avx512(tmp, q0, c, t), lut_avx512(tmp + chunk, q1, c, t), lut_avx512(tmp + 2 * chunk, q2, c, t);
+				get_avx2(ch[0], ch[1], ch[2], tmp, tmp + chunk, tmp + 2 * chunk, c);
+			} else {
+				get_avx2(ch[0], ch[1], ch[2], q0, q1, q2, c);
+			}
+			// get zeros to a multiple of 8 lanes; the stages read 16
+			for (int j = c; j % 16; j++) ch[0][j] = ch[1][j] = ch[2][j] = 0;
+			total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+			if (write) put_avx2(q0, q1, q2, ch[0], ch[1], ch[2], c);
+			continue;
+		}
+		get_avx512(ch[0], ch[1], ch[2], p0 + 3 * i, c, t);
+		total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+		if (write) put_avx512(p0 + 3 * i, ch[0], ch[1], ch[2], c);
+	}
+	return total;
+}
+
+static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
+		const oxefs_stage *in, int ns, int write, int mean) {
+	oxefs_stage st[MAX_STAGES];
+	for (int k = 0; k < ns; k++) {
+		st[k] = in[k];
+		if (st[k].op == OP_HUE && hue_split_ok(st[k].shift)) st[k].op = OP_HUE_SPLIT;
+	}
+	if (level == 3) return oxefs_colour_avx512(p0, p1, p2, n, st, ns, write, mean);
 	if (level == 2) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
 	return oxefs_colour_sse2(p0, p1, p2, n, st, ns, write, mean);
 }

@@ -17,6 +17,10 @@ const (
 	SSE2 Level = iota + 1
 	// AVX2: 256-bit vectors, chosen at run time where the CPU has it.
 	AVX2
+	// AVX512: AVX2 and AVX-512's F, BW and VBMI (64-byte vectors, byte
+	// permutes), chosen at run time where the CPU has them. A kernel
+	// without code of its own for it runs its AVX2 code there.
+	AVX512
 )
 
 func (l Level) String() string {
@@ -25,6 +29,8 @@ func (l Level) String() string {
 		return "sse2"
 	case AVX2:
 		return "avx2"
+	case AVX512:
+		return "avx512"
 	}
 	return fmt.Sprintf("Level(%d)", uint8(l))
 }

@@ -22,12 +22,12 @@ func TestLevels(t *testing.T) {
 	for _, l := range ls {
 		listed[l] = true
 	}
-	for _, l := range []Level{0, SSE2, AVX2, AVX2 + 1} {
+	for _, l := range []Level{0, SSE2, AVX2, AVX512, AVX512 + 1} {
 		if Runs(l) != listed[l] {
 			t.Errorf("Runs(%v) = %v, listed %v", l, Runs(l), listed[l])
 		}
 	}
-	if got := (AVX2 + 1).String(); got != "Level(3)" {
+	if got := (AVX512 + 1).String(); got != "Level(4)" {
 		t.Errorf("String of an unknown level = %q", got)
 	}
 }
