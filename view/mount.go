@@ -66,6 +66,8 @@ func (i *mountInfo) steps() (*sampleInfo, bool) { return i.Sample, i.Sample != n
 type framesInfo struct {
 	Shape  []int  `json:"shape"`
 	Layout string `json:"layout"`
+	// JPEGSize names the file of the frames' JPEG sizes (decode: gpu).
+	JPEGSize string `json:"jpeg_size"`
 }
 
 type sampleInfo struct {
@@ -73,6 +75,8 @@ type sampleInfo struct {
 		Name   string `json:"name"`
 		Size   []int  `json:"size"`
 		Deltas []int  `json:"deltas"`
+		// JPEGSize names the array of the slot's JPEG sizes (decode: gpu).
+		JPEGSize string `json:"jpeg_size"`
 	} `json:"slots"`
 	StateDeltas  []int       `json:"state_deltas"`
 	ActionDeltas []int       `json:"action_deltas"`
@@ -88,6 +92,7 @@ type arrayInfo struct {
 
 type configInfo struct {
 	Layout   string `json:"layout"`
+	Resize   string `json:"resize"`
 	Datasets []struct {
 		Name     string `json:"name"`
 		Source   string `json:"source"`

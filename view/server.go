@@ -286,7 +286,7 @@ func (s *Server) frame(w http.ResponseWriter, req *http.Request) {
 		s.fail(w, req, err)
 		return
 	}
-	img, err := s.readFrame(q)
+	img, err := s.readFrame(req.Context(), q)
 	if err != nil {
 		s.fail(w, req, err)
 		return
@@ -308,7 +308,7 @@ func (s *Server) frame(w http.ResponseWriter, req *http.Request) {
 	w.Write(b)
 }
 
-func (s *Server) readFrame(q url.Values) (*image.RGBA, error) {
+func (s *Server) readFrame(ctx context.Context, q url.Values) (*image.RGBA, error) {
 	r, err := s.mount.rank(q.Get("rank"))
 	if err != nil {
 		return nil, err
@@ -351,7 +351,19 @@ func (s *Server) readFrame(q url.Values) (*image.RGBA, error) {
 	if r.info.Frames != nil {
 		layout = r.info.Frames.Layout
 	}
-	return readFrame(f, a, layout, ref)
+	img, err := readFrame(f, a, layout, ref)
+	if err != nil {
+		return nil, err
+	}
+	if sizes, rows := r.compressedFiles(dir, n, ref.Slot); sizes != "" {
+		// decode: gpu: a JPEG in the frame's place is decoded as the
+		// trainer decodes it
+		dec, err := s.compressedFrame(ctx, f, a, sizes, rows, r.info.Config.Resize, ref)
+		if err != nil || dec != nil {
+			return dec, err
+		}
+	}
+	return img, nil
 }
 
 func numBatches(vi *viewInfo) int64 {
