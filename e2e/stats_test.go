@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -124,4 +125,33 @@ func printedStats(t *testing.T, text string) map[string]map[string][][]string {
 		}
 	}
 	return out
+}
+
+// TestStatsOfDecodeGPU: the statistics of a decode: gpu mix are the
+// decode: exact mix's (the frames the trainer decodes are exact's); the
+// gpu mode is no mode frames are decoded in.
+func TestStatsOfDecodeGPU(t *testing.T) {
+	dir := t.TempDir()
+	if _, stderr, code := runOxefs(t, nil, "synth", dir, "--datasets", "2", "--episodes", "3", "--steps", "12"); code != 0 {
+		t.Fatalf("synth: exit %d\n%s", code, stderr)
+	}
+	mix, err := os.ReadFile(filepath.Join(dir, "mix-steps.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, decode := range []string{"exact", "gpu"} {
+		cfg := writeMixText(t, "decode: "+decode+"\n"+string(mix))
+		js, stderr, code := runOxefs(t, nil, "stats", "--config", cfg, "--cache-dir", t.TempDir(), "--json")
+		if code != 0 {
+			t.Fatalf("decode %s: stats: exit %d\n%s", decode, code, stderr)
+		}
+		out[decode] = js
+	}
+	if !strings.Contains(out["gpu"], `"images"`) {
+		t.Fatalf("no image statistics:\n%s", out["gpu"])
+	}
+	if out["gpu"] != out["exact"] {
+		t.Errorf("decode: gpu's statistics differ from exact's:\n%s\n%s", out["gpu"], out["exact"])
+	}
 }

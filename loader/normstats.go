@@ -65,7 +65,7 @@ func (m *Mix) imageSlots(d *Dataset) ([]imageStats, error) {
 		if err != nil {
 			return nil, err
 		}
-		im := imageStats{Slot: sl.Name, Key: key, H: sl.Size[0], W: sl.Size[1], Resize: m.Config.Resize, Decode: m.Config.Decode}
+		im := imageStats{Slot: sl.Name, Key: key, H: sl.Size[0], W: sl.Size[1], Resize: m.Config.Resize, Decode: m.Config.DecodeOf(sl.Name).Pixels()}
 		if len(f.Shape) == 3 {
 			im.declared = frames.Size{W: max(f.Shape[1], 0), H: max(f.Shape[0], 0)}
 		}
