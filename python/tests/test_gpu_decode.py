@@ -207,3 +207,24 @@ def test_gpu_mount_through_dataloader_workers(tmp_path):
             assert "observation.images.primary.jpeg_size" not in g
             for key in ("observation.images.primary", "observation.images.wrist"):
                 assert torch.equal(g[key], w[key]), f"batch {n} {key}: the worker's frames are not the Loader's"
+
+
+def test_lerobot_loader_over_gpu_mount(tmp_path):
+    """oxefs.lerobot.Loader decodes a decode: gpu mount's frames on its
+    device: LeRobot's float frames equal the decode: exact mount's within
+    the bound (in levels of 1/255)."""
+    need_mount()
+    _need_torchvision()
+    import torch
+    from oxefs import lerobot
+
+    with oxefs.mount(_steps_mix(tmp_path, "exact")) as exact, oxefs.mount(_steps_mix(tmp_path, "gpu")) as gpu:
+        want = list(lerobot.Loader(exact, device="cpu", stop=3))
+        got = list(lerobot.Loader(gpu, device="cpu", stop=3))
+        most, mean = _bound()
+        for n, (g, w) in enumerate(zip(got, want)):
+            assert sorted(g) == sorted(w), f"batch {n}: keys {sorted(g)}, want {sorted(w)}"
+            for key in ("observation.images.primary", "observation.images.wrist"):
+                assert g[key].dtype == torch.float32 and g[key].shape == w[key].shape, key
+                d = (g[key] - w[key]).abs() * 255
+                assert d.max() <= most + 1e-3 and d.mean() <= mean, f"batch {n} {key}: max {d.max():.3f} mean {d.mean():.5f} levels"
