@@ -118,6 +118,10 @@ const sizeofStage = 8 + 256 + 2*256*4 + 4
 
 // apply runs ops over frame d in order.
 func (c *colourer) apply(d frameDst, ops []Colour) {
+	if c.level() != goColour && len(ops) <= colourk.MaxStages {
+		c.applyKernel(d, ops)
+		return
+	}
 	st, kst := c.stages[:0], c.kst[:0]
 	for _, op := range ops {
 		switch op.Op {
@@ -157,6 +161,48 @@ func (c *colourer) apply(d frameDst, ops []Colour) {
 		c.pass(d, st, kst, false)
 	}
 	c.stages, c.kst = st[:0], kst[:0]
+}
+
+// applyKernel is apply where the kernel runs every pass (no pass has more
+// stages than ops): the same passes over d, in the same places, without
+// the Go code's tables. kst holds the stages since the last pass; while
+// they are all blends (what the Go code composes into one table), the
+// contrast's mean is a read-only pass, else the pass that applies them.
+func (c *colourer) applyKernel(d frameDst, ops []Colour) {
+	kst := c.kst[:0]
+	blends := true
+	run := func(write, mean bool) float32 {
+		sum, _ := c.kernelPass(d, kst, write, mean)
+		return float32(float64(sum)) / float32(d.W*d.H)
+	}
+	for _, op := range ops {
+		switch op.Op {
+		case Brightness:
+			kst = append(kst, blendStage(op.Factor, 0))
+		case Contrast:
+			mean := run(!blends, true)
+			if !blends {
+				kst, blends = kst[:0], true
+			}
+			kst = append(kst, blendStage(op.Factor, mean))
+		case Saturation:
+			kst = append(kst, colourk.Stage{Op: colourk.Saturation, F: op.Factor, G: float32(1 - float64(op.Factor))})
+			blends = false
+		case Hue:
+			kst = append(kst, colourk.Stage{Op: colourk.Hue, Shift: hueShiftFixed(op.Factor)})
+			blends = false
+		case Sharpness:
+			if len(kst) > 0 {
+				run(true, false)
+				kst, blends = kst[:0], true
+			}
+			c.sharpen(d, op.Factor)
+		}
+	}
+	if len(kst) > 0 {
+		run(true, false)
+	}
+	c.kst = kst[:0]
 }
 
 // blendStage is blendTable(f, b) as the kernel's stage: f·x + (1−f)·b

@@ -27,7 +27,11 @@
 // float32 operations whose results equal the table's for every index
 // (tested for all of them), except 2³²/(max−min) at the AVX2 level,
 // which gathers it from the same table built in C (cheaper there than
-// its division and the float32 steps around it). For most shifts (all but
+// its division and the float32 steps around it), and the smallest
+// channel at the AVX512 level, which is the smallest channel before the
+// shift less a bit gathered from a 64 Kbit table that those float32
+// steps fill when the program loads (cheaper than their division over
+// sixteen lanes). For most shifts (all but
 // those within 512/2²⁴ of a whole multiple for some max−min, and whole
 // sixths) the hue needs no 2³²/(max−min) at all: the sector and the
 // middle channel follow from max−min times the shift's fraction, exactly

@@ -87,7 +87,9 @@ INLINE vi L(recipMul)(vi num, vi cr) {
 //     num·a·2⁸ + (num·lo >> 8), every product exact in float32;
 //   - hueScale[x] is x (x/255·255 truncated is x for every byte);
 //   - hueMin's x/255 as x/256 + (x/256)·(1/255), which rounds to the
-//     quotient for every byte, then its float32 steps as written.
+//     quotient for every byte, then its float32 steps as written; at the
+//     AVX512 level, mn less its bit in oxefs_hue_min, which those steps
+//     filled (kernel_amd64.go).
 // With split (a shift hue_split_ok accepts), the sector and the middle
 // channel come from num + ⌊cr·Sf/2²⁴⌋ instead (see hue_split_ok), no
 // reciprocal and one product.
@@ -123,10 +125,18 @@ INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split) {
 		mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
 	}
 	// hueMin[mx][mn]
+#if OXEFS_AVX512
+	// mn, less the bit of (mx, mn) in oxefs_hue_min: the same values as
+	// the float32 steps below, which that table was made with
+	const vi ix = (mx << 8) | mn;
+	const vi bits = (vi)_mm512_i32gather_epi32((__m512i)(ix >> 5), (const void *)oxefs_hue_min, 4);
+	const vi pm = mn - ((vi)((vu)bits >> (vu)(ix & splat(31))) & splat(1));
+#else
 	const vf tm = tof(mx) * splatf(1.0f / 256), tn = tof(mn) * splatf(1.0f / 256);
 	const vf v = tm + tm * splatf(1.0f / 255), m = tn + tn * splatf(1.0f / 255);
 	const vf s = (v - m) / self(mx == 0, splatf(1), v);
 	const vi pm = vtrunc((v * (splatf(1) - s)) * splatf(255));
+#endif
 	// hueShifts: per sector, red, green and blue each take the largest
 	// channel, the middle one or the smallest: byte 0, 1 or 2 of
 	// mx | mid << 8 | pm << 16. A gray (mx = mn) has cr 0, so p is 0,

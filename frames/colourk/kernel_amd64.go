@@ -114,6 +114,26 @@ __attribute__((constructor)) static void oxefs_hue_recip_init(void) {
 	}
 }
 
+// oxefs_hue_min holds a bit per (mx, mn), bit mx·256 + mn: set where
+// hue's smallest channel (hueMin: x/255 for both as the stages compute
+// it, s = (v − m)/v, then ⌊v·(1 − s)·255⌋) is mn − 1 and not mn, the only
+// two values it takes; the AVX512 level reads it instead of dividing.
+// Filled once when the program loads, by those float32 steps in scalar
+// code (no FMA: the pragma above), for mn ≤ mx.
+static uint32_t oxefs_hue_min[256 * 256 / 32];
+
+__attribute__((constructor)) static void oxefs_hue_min_init(void) {
+	for (int mx = 0; mx < 256; mx++) {
+		for (int mn = 0; mn <= mx; mn++) {
+			const float tm = (float)mx * (1.0f / 256), tn = (float)mn * (1.0f / 256);
+			const float v = tm + tm * (1.0f / 255), m = tn + tn * (1.0f / 255);
+			const float s = (v - m) / (mx == 0 ? 1.0f : v);
+			const int pm = (int)((v * (1.0f - s)) * 255.0f);
+			if (pm != mn) oxefs_hue_min[(mx * 256 + mn) >> 5] |= 1u << ((mx * 256 + mn) & 31);
+		}
+	}
+}
+
 // chunk is the pixels a pass holds at a time, as 32-bit lanes.
 enum { chunk = 256 };
 
