@@ -219,7 +219,7 @@ func TestColourKernelAllColours(t *testing.T) {
 func TestColourKernelHueSplit(t *testing.T) {
 	skipWithoutColourKernel(t)
 	if raceEnabled || testing.Short() {
-		t.Skip("SKIPPING: 12 passes of hueShift over all 2²⁴ colours 9 passes of hueShift over all 2²⁴ colours take minutes under the race detector; TestColourKernelAllColours covers the kernel's hue there")
+		t.Skip("SKIPPED under -race or -short: 12 passes of hueShift over all 2²⁴ colours take minutes under the race detector; TestColourKernelAllColours covers the kernel's hue there")
 	}
 	const n = 1 << 24
 	all := make([]byte, 3*n)
