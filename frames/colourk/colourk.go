@@ -31,12 +31,17 @@
 // channel at the AVX512 level, which is the smallest channel before the
 // shift less a bit gathered from a 64 Kbit table that those float32
 // steps fill when the program loads (cheaper than their division over
-// sixteen lanes). For most shifts (all but
+// sixteen lanes); where hue is a pass's last stage, that level also
+// leaves each pixel packed in its lane, its bytes picked by one byte
+// permute, for the pass to store without joining three channels. For
+// most shifts (all but
 // those within 512/2²⁴ of a whole multiple for some max−min, and whole
 // sixths) the hue needs no 2³²/(max−min) at all: the sector and the
 // middle channel follow from max−min times the shift's fraction, exactly
 // (kernel_amd64.go's hue_split_ok says why; tested at the rule's edges
-// over all colours). The lanes of one
+// over all colours), and what the sector decides (whether it is odd,
+// where each channel comes from) is read from a row of a table made when
+// the program loads, one row per whole sixths of the shift. The lanes of one
 // vector are independent pixels: vectorising changes how many pixels are
 // computed at once, never how any one of them is.
 //

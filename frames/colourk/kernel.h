@@ -92,37 +92,46 @@ INLINE vi L(recipMul)(vi num, vi cr) {
 //     filled (kernel_amd64.go).
 // With split (a shift hue_split_ok accepts), the sector and the middle
 // channel come from num + ⌊cr·Sf/2²⁴⌋ instead (see hue_split_ok), no
-// reciprocal and one product.
-INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split) {
+// reciprocal and one product, and what the sector decides from the rows
+// of sector (oxefs_hue_sector's for the shift's whole sixths). With out
+// (the AVX512 level, the pass's last stage) the pixel is left packed in
+// *pr's lane, red, green and blue in bytes 0, 1 and 2, for
+// put_packed_avx512, instead of a channel in each of *pr, *pg and *pb.
+INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split, const vi *sector, const int out) {
 	const vi r = *pr, g = *pg, b = *pb;
 	const vi mx = L(vmax)(L(vmax)(r, g), b), mn = L(vmin)(L(vmin)(r, g), b);
 	const vi cr = mx - mn;
 	const vi rmax = r == mx, gmax = g == mx;
 	const vi num = sel(rmax, g - b, sel(gmax, b - r, r - g));
-	vi sec, mid;
+	vi mid, sr, sg, sb, bytes;
 	if (split) {
 		// t = num + Q, Q = ⌊cr·Sf/2²⁴⌋ in [0, cr); the carry c = ⌊t/cr⌋
 		// in {−1, 0, 1} moves the sector, and the middle channel is
 		// k = t − c·cr from the smallest (even sectors) or k + 1 from the
 		// largest (odd ones). A gray (cr 0) has k 0 and stays even.
 		const vi t = num + (vi)(((vu)cr * (vu)splat(shift & 0xffffff)) >> 24);
+		// the sector is j − 1 + Sk reduced, j = 1, 3 or 5 (by the
+		// largest channel) + c in 0..6: its oddness and the channels'
+		// bytes come from the tables of Sk (oxefs_hue_sector)
 		const vi ge = t >= cr, lt = t < splat(0); // c = 1, c = −1
 		const vi k = t - (ge & cr) + (lt & cr);
-		sec = sel(rmax, splat(0), sel(gmax, splat(2), splat(4))) + splat(shift >> 24) - ge + lt;
-		sec -= splat(6) & (sec >= splat(6)); // sec was in 5..16
-		sec -= splat(6) & (sec >= splat(6));
-		const vi odd = -(sec & splat(1)) & ~(cr == splat(0));
+		const vi j = sel(rmax, splat(1), sel(gmax, splat(3), splat(5))) - ge + lt;
+		const vi odd = pickv(sector[0], j) & ~(cr == splat(0));
 		mid = sel(odd, mx - k - splat(1), mn + k);
+		if (out) bytes = pickv(sector[4], j);
+		else sr = pickv(sector[1], j), sg = pickv(sector[2], j), sb = pickv(sector[3], j);
 	} else {
 		const vi h0 = sel(rmax, splat(0), sel(gmax, splat(2 << 24), splat(4 << 24)));
 		const vi p = L(recipMul)(num, cr);
 		const vi h = h0 + p + splat(shift);
-		sec = h >> 24; // in 5..16
+		vi sec = h >> 24; // in 5..16
 		sec -= splat(6) & (sec >= splat(6));
 		sec -= splat(6) & (sec >= splat(6));
 		const vu d = (vu)cr * (vu)(h & splat(0xffffff));
 		const vi odd = -(sec & splat(1));
 		mid = sel(odd, mx - (vi)((d + 0xffffff) >> 24), mn + (vi)(d >> 24));
+		if (out) bytes = pick6(sec, 0x020100, 0x020001, 0x010002, 0x000102, 0x000201, 0x010200);
+		else sr = pick6(sec, 0, 8, 16, 16, 8, 0), sg = pick6(sec, 8, 0, 0, 8, 16, 16), sb = pick6(sec, 16, 16, 8, 0, 0, 8);
 	}
 	// hueMin[mx][mn]
 #if OXEFS_AVX512
@@ -142,9 +151,21 @@ INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split) {
 	// mx | mid << 8 | pm << 16. A gray (mx = mn) has cr 0, so p is 0,
 	// mid is mn or mx and pm is mx: every choice is mx, as hueShift's.
 	const vu packed = (vu)(mx | (mid << 8) | (pm << 16));
-	*pr = (vi)(packed >> (vu)pick6(sec, 0, 8, 16, 16, 8, 0)) & splat(255);
-	*pg = (vi)(packed >> (vu)pick6(sec, 8, 0, 0, 8, 16, 16)) & splat(255);
-	*pb = (vi)(packed >> (vu)pick6(sec, 16, 16, 8, 0, 0, 8)) & splat(255);
+#if OXEFS_AVX512
+	if (out) {
+		// the pixel as put_packed_avx512 takes it: red, green and blue
+		// in bytes 0, 1 and 2 of its lane (byte 3 is not read), each
+		// picked from packed by its byte (bytes: the byte of red, green
+		// and blue in bytes 0, 1 and 2) plus 4 per lane
+		const vi base = {0, 0x04040404, 0x08080808, 0x0c0c0c0c, 0x10101010, 0x14141414, 0x18181818, 0x1c1c1c1c,
+			0x20202020, 0x24242424, 0x28282828, 0x2c2c2c2c, 0x30303030, 0x34343434, 0x38383838, 0x3c3c3c3c};
+		*pr = (vi)_mm512_permutexvar_epi8((__m512i)(base + bytes), (__m512i)packed);
+		return;
+	}
+#endif
+	*pr = (vi)(packed >> (vu)sr) & splat(255);
+	*pg = (vi)(packed >> (vu)sg) & splat(255);
+	*pb = (vi)(packed >> (vu)sb) & splat(255);
 }
 
 // run takes n pixels of the three channel arrays (aligned to a vector,
@@ -152,7 +173,7 @@ INLINE void L(hue)(vi *pr, vi *pg, vi *pb, int32_t shift, const int split) {
 // a time over all of them, and returns the sum of the result's gray when
 // mean is set.
 INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
-		const oxefs_stage *st, int ns, int mean) {
+		const oxefs_stage *st, int ns, int mean, const int packed) {
 	vi *r = (vi *)pr, *g = (vi *)pg, *b = (vi *)pb;
 	const int nv = (n + NL - 1) / NL;
 	for (int k = 0; k < ns; k++) {
@@ -189,11 +210,22 @@ INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
 			break;
 		}
 		case OP_HUE:
-			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 0);
+			if (packed && k == ns - 1) {
+				for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 0, 0, 1);
+			} else {
+				for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 0, 0, 0);
+			}
 			break;
-		case OP_HUE_SPLIT:
-			for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1);
+		case OP_HUE_SPLIT: {
+			vi sector[5];
+			for (int q = 0; q < 5; q++) __builtin_memcpy(&sector[q], oxefs_hue_sector[(s.shift >> 24) & 15][q], sizeof(vi));
+			if (packed && k == ns - 1) {
+				for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1, sector, 1);
+			} else {
+				for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1, sector, 0);
+			}
 			break;
+		}
 		}
 	}
 	if (!mean) return 0;

@@ -101,6 +101,45 @@ INLINE vi pick6(vi i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int32_t t4
 #endif
 }
 
+// pickv is t[i] per lane, i in 0..6.
+INLINE vi pickv(vi t, vi i) {
+#if defined(__clang__)
+	return sel(i == 0, splat(t[0]), sel(i == 1, splat(t[1]), sel(i == 2, splat(t[2]),
+		sel(i == 3, splat(t[3]), sel(i == 4, splat(t[4]), sel(i == 5, splat(t[5]), splat(t[6])))))));
+#else
+	return __builtin_shuffle(t, i);
+#endif
+}
+
+// oxefs_hue_sector[Sk] holds the split hue's tables for a shift of Sk
+// whole sixths (kernel.h's hue with split), Sk in 6..11: for
+// j = b + 1 + c (b = 0, 2 or 4 by the largest channel, c the carry in
+// −1..1: j in 0..6), with the sector s = j − 1 + Sk less 6 where it is
+// 6 or more, twice (it is in 5..16 before): [0][j] s's oddness (all ones
+// or 0), [1..3][j] the shift of the byte that red, green and blue each
+// take from mx | mid << 8 | pm << 16 (hueShifts), and [4][j] those three
+// bytes' numbers in bytes 0, 1 and 2 (kernel.h's hue at the AVX512 level
+// with out: the pixel packed as a lane). Filled once when
+// the program loads; 16 entries a row, so that a row loads as 8 or 16
+// lanes.
+static int32_t oxefs_hue_sector[16][5][16] __attribute__((aligned(64)));
+
+__attribute__((constructor)) static void oxefs_hue_sector_init(void) {
+	static const int32_t shifts[3][6] = {{0, 8, 16, 16, 8, 0}, {8, 0, 0, 8, 16, 16}, {16, 16, 8, 0, 0, 8}};
+	for (int sk = 6; sk < 12; sk++) {
+		for (int j = 0; j < 7; j++) {
+			int32_t s = j - 1 + sk;
+			s -= s >= 6 ? 6 : 0;
+			s -= s >= 6 ? 6 : 0;
+			oxefs_hue_sector[sk][0][j] = -(s & 1);
+			for (int c = 0; c < 3; c++) {
+				oxefs_hue_sector[sk][1 + c][j] = shifts[c][s];
+				oxefs_hue_sector[sk][4][j] |= shifts[c][s] / 8 << (8 * c);
+			}
+		}
+	}
+}
+
 // oxefs_hue_recip[cr] is frames' hueRecip[cr] = ⌈2³²/cr⌉ = 2⁸·hi + lo
 // as (hi − 1) | lo << 24 (hi − 1 < 2²⁴, lo < 2⁸), for the AVX2 level's
 // gathers; entry 0 is 0 (a gray's, whose num is 0). Filled once when the
@@ -165,7 +204,7 @@ enum { chunk = 256 };
 // is not compiled for AVX2).
 static __attribute__((noinline)) int64_t run_avx2_call(int32_t *r, int32_t *g, int32_t *b, int n,
 		const oxefs_stage *st, int ns, int mean) {
-	return run_avx2(r, g, b, n, st, ns, mean);
+	return run_avx2(r, g, b, n, st, ns, mean, 0);
 }
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -206,6 +245,14 @@ INLINE vi16 pick6_16(vi16 i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int
 	return __builtin_shuffle((vi16){t0, t1, t2, t3, t4, t5}, i);
 #endif
 }
+INLINE vi16 pickv16(vi16 t, vi16 i) {
+#if defined(__clang__)
+	return sel16(i == 0, splat16(t[0]), sel16(i == 1, splat16(t[1]), sel16(i == 2, splat16(t[2]),
+		sel16(i == 3, splat16(t[3]), sel16(i == 4, splat16(t[4]), sel16(i == 5, splat16(t[5]), splat16(t[6])))))));
+#else
+	return __builtin_shuffle(t, i);
+#endif
+}
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,avx512f,avx512bw,avx512vbmi"))), apply_to = function)
 #else
@@ -223,6 +270,7 @@ INLINE vi16 pick6_16(vi16 i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int
 #define vtrunc vtrunc16
 #define gray gray16
 #define pick6 pick6_16
+#define pickv pickv16
 #define OXEFS_AVX2 1
 #define OXEFS_AVX512 1
 #define NL 16
@@ -239,10 +287,11 @@ INLINE vi16 pick6_16(vi16 i, int32_t t0, int32_t t1, int32_t t2, int32_t t3, int
 #undef vtrunc
 #undef gray
 #undef pick6
+#undef pickv
 
 static __attribute__((noinline)) int64_t run_avx512_call(int32_t *r, int32_t *g, int32_t *b, int n,
-		const oxefs_stage *st, int ns, int mean) {
-	return run_avx512(r, g, b, n, st, ns, mean);
+		const oxefs_stage *st, int ns, int mean, int packed) {
+	return run_avx512(r, g, b, n, st, ns, mean, packed);
 }
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -367,7 +416,7 @@ static void put_avx2(uint8_t *p0, uint8_t *p1, uint8_t *p2, const int32_t *r, co
 			const int k = n - i < chunk ? (int)(n - i) : chunk;                            \
 			uint8_t *q0 = p1 ? p0 + i : p0 + 3 * i, *q1 = p1 ? p1 + i : 0, *q2 = p1 ? p2 + i : 0; \
 			get(ch[0], ch[1], ch[2], q0, q1, q2, k);                                       \
-			total += run(ch[0], ch[1], ch[2], k, st, ns, mean);                             \
+			total += run(ch[0], ch[1], ch[2], k, st, ns, mean, 0);                          \
 			if (write) put(q0, q1, q2, ch[0], ch[1], ch[2], k);                            \
 		}                                                                                  \
 		return total;                                                                      \
@@ -497,6 +546,17 @@ static int64_t mean_avx512(const uint8_t *p, long n, const uint8_t *t) {
 	return total;
 }
 
+// put_packed_avx512 is put_avx512 of pixels already packed in their
+// lanes (red, green and blue in bytes 0, 1 and 2).
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static void put_packed_avx512(uint8_t *p, const int32_t *px, int n) {
+	const __m512i idx = _mm512_load_si512(put_idx);
+	for (int i = 0; i < n; i += 16) {
+		const int k = n - i < 16 ? n - i : 16;
+		_mm512_mask_storeu_epi8(p + 3 * i, (1ull << (3 * k)) - 1, _mm512_permutexvar_epi8(idx, _mm512_load_si512(px + i)));
+	}
+}
+
 static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n,
 		const oxefs_stage *st, int ns, int write, int mean) {
 	int k = 0;
@@ -518,6 +578,8 @@ static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n
 		return 0;
 	}
 	if (!p1 && !write && ns == 0) return mean_avx512(p0, n, t);
+	// a last hue stage leaves each pixel packed in a lane of ch[0]
+	const int packed = write && !mean && ns > 0 && (st[ns - 1].op == OP_HUE || st[ns - 1].op == OP_HUE_SPLIT);
 	uint8_t tmp[3 * chunk];
 	int64_t total = 0;
 	for (long i = 0; i < n; i += chunk) {
@@ -532,13 +594,14 @@ static int64_t oxefs_colour_avx512(uint8_t *p0, uint8_t *p1, uint8_t *p2, long n
 			}
 			// get zeros to a multiple of 8 lanes; the stages read 16
 			for (int j = c; j % 16; j++) ch[0][j] = ch[1][j] = ch[2][j] = 0;
-			total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean);
+			total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean, 0);
 			if (write) put_avx2(q0, q1, q2, ch[0], ch[1], ch[2], c);
 			continue;
 		}
 		get_avx512(ch[0], ch[1], ch[2], p0 + 3 * i, c, t);
-		total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean);
-		if (write) put_avx512(p0 + 3 * i, ch[0], ch[1], ch[2], c);
+		total += run_avx512_call(ch[0], ch[1], ch[2], c, st, ns, mean, packed);
+		if (packed) put_packed_avx512(p0 + 3 * i, ch[0], c);
+		else if (write) put_avx512(p0 + 3 * i, ch[0], ch[1], ch[2], c);
 	}
 	return total;
 }
@@ -548,7 +611,8 @@ static int64_t oxefs_colour(int level, uint8_t *p0, uint8_t *p1, uint8_t *p2, lo
 	oxefs_stage st[MAX_STAGES];
 	for (int k = 0; k < ns; k++) {
 		st[k] = in[k];
-		if (st[k].op == OP_HUE && hue_split_ok(st[k].shift)) st[k].op = OP_HUE_SPLIT;
+		const int32_t sk = st[k].shift >> 24; // 6..11 from frames: else the reciprocal's way
+		if (st[k].op == OP_HUE && sk >= 6 && sk < 12 && hue_split_ok(st[k].shift)) st[k].op = OP_HUE_SPLIT;
 	}
 	if (level == 3) return oxefs_colour_avx512(p0, p1, p2, n, st, ns, write, mean);
 	if (level == 2) return oxefs_colour_avx2(p0, p1, p2, n, st, ns, write, mean);
