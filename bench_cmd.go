@@ -27,6 +27,7 @@ type benchCmd struct {
 	Offline bool          `help:"${offline_help} In-process only: a MOUNTPOINT is read as it serves."`
 	JSON    bool          `help:"Print the summary as one JSON object." name:"json"`
 	Bare    bool          `help:"In-process only: instead of the pipeline, time a bare decode loop over the same samples' video frames (--workers decoders, stored size, no scheduler, resize or metadata): the decoder's ceiling for a LeRobot mix." name:"bare-decode"`
+	Cost    bool          `help:"In-process only: what the config's augment blocks cost. Builds each batch twice in one process, with them and with --augment off, the two in turn batch by batch, one build at a time and with no readahead, and reports the CPU per sample of each and their ratio." name:"augment-cost"`
 }
 
 func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
@@ -36,6 +37,12 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 		return errors.New("give a MOUNTPOINT to read, or --config to build in-process, not both")
 	case c.Mountpoint != "" && c.Bare:
 		return errors.New("--bare-decode runs in-process: give --config, not a MOUNTPOINT")
+	case c.Mountpoint != "" && c.Cost:
+		return errors.New("--augment-cost builds in-process: give --config, not a MOUNTPOINT")
+	case c.Cost && c.Bare:
+		return errors.New("--augment-cost and --bare-decode are two different runs: give one")
+	case c.Cost && c.Augment == "off":
+		return errors.New("--augment-cost compares the config's augmentation with --augment off itself: leave --augment on")
 	case c.Mountpoint != "" && c.Offline:
 		return errors.New("--offline builds in-process from the cache; a MOUNTPOINT is read as its daemon serves it (mount it with --offline)")
 	case c.Mountpoint != "":
@@ -48,6 +55,8 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 		src = m
+	case c.Cost:
+		return c.augmentCost(ctx, log)
 	default:
 		// In-process: --config's mix, or (as a mount would serve) the
 		// built-in demo mix.
@@ -129,5 +138,66 @@ func (c *benchCmd) bare(ctx context.Context, p *loader.Pipeline) error {
 	}
 	fmt.Printf("bare decode loop, %d workers: %d samples (%d frames) in %.2f s: %.1f samples/s\n",
 		c.Workers, res.Samples, res.Frames, res.Elapsed.Seconds(), res.SamplesPerSecond())
+	return nil
+}
+
+// augmentCost is --augment-cost: the config's batches with and without
+// augmentation, side by side (bench.Paired), each pipeline without
+// readahead so that no build runs while the other's is measured.
+func (c *benchCmd) augmentCost(ctx context.Context, log *slog.Logger) error {
+	if given := givenFlags(os.Args[1:], "--readahead", "--readers"); len(given) > 0 {
+		log.Warn("ignored with --augment-cost: it builds one batch at a time, with no readahead", "flags", strings.Join(given, " "))
+	}
+	c.Readahead = 0
+	on, err := c.open(ctx, log, c.Offline, nil, false)
+	if err != nil {
+		return err
+	}
+	defer on.Close()
+	var doc struct {
+		Augment json.RawMessage `json:"augment"`
+	}
+	if json.Unmarshal(on.Info(), &doc) != nil || len(doc.Augment) == 0 || string(doc.Augment) == "null" {
+		what := c.Config
+		if what == "" {
+			what = "the built-in demo mix"
+		}
+		return fmt.Errorf("--augment-cost: %s augments nothing (no augment block, or none that changes a frame): nothing to compare", what)
+	}
+	c.Augment = "off"
+	off, err := c.open(ctx, log, c.Offline, nil, false)
+	if err != nil {
+		return err
+	}
+	defer off.Close()
+	desc := c.Config
+	if desc == "" {
+		desc = "built-in demo mix"
+	}
+	p := bench.Paired{
+		A: bench.InProcess{P: on, Val: c.Val, Desc: desc + " (augment on)"},
+		B: bench.InProcess{P: off, Val: c.Val, Desc: desc + " (augment off)"},
+	}
+	bar := newBar(c.Warmup+c.Batches, "augment cost", "batches")
+	res, err := p.Run(ctx, bench.Options{Warmup: c.Warmup, Batches: c.Batches, Start: c.Start,
+		Progress: func() { _ = bar.Add(1) }})
+	_ = bar.Finish()
+	if err != nil {
+		return err
+	}
+	s := res.Summarise()
+	if c.JSON {
+		return json.NewEncoder(os.Stdout).Encode(map[string]any{
+			"augment_cost": true, "config": desc, "start": c.Start, "warmup": c.Warmup, "workers": c.Workers,
+			"batches": s.Batches, "samples": s.Samples,
+			"on_cpu_ms_per_sample": s.AMsPerSample, "off_cpu_ms_per_sample": s.BMsPerSample,
+			"ratio": s.Ratio, "batch_ratio_median": s.BatchMedian, "batch_ratio_min": s.BatchMin, "batch_ratio_max": s.BatchMax,
+		})
+	}
+	fmt.Printf("what augmentation costs, in-process %s: batches %d..%d after %d of warm-up, each built with and without it in turn, %d workers\n",
+		desc, c.Start+c.Warmup, c.Start+c.Warmup+c.Batches-1, c.Warmup, c.Workers)
+	fmt.Printf("  augment off  %6.3f ms CPU per sample\n", s.BMsPerSample)
+	fmt.Printf("  augment on   %6.3f ms CPU per sample\n", s.AMsPerSample)
+	fmt.Printf("  on ÷ off     %6.3f (batch by batch: median %.3f, %.3f–%.3f)\n", s.Ratio, s.BatchMedian, s.BatchMin, s.BatchMax)
 	return nil
 }
