@@ -162,7 +162,7 @@ func (c *benchCmd) augmentCost(ctx context.Context, log *slog.Logger) error {
 		if what == "" {
 			what = "the built-in demo mix"
 		}
-		return fmt.Errorf("--augment-cost: %s augments nothing (no augment block, or none that changes a frame): nothing to compare", what)
+		return fmt.Errorf("--augment-cost: %s augments nothing (info.json lists no augment arrays: no augment block applies to any camera): nothing to compare", what)
 	}
 	c.Augment = "off"
 	off, err := c.open(ctx, log, c.Offline, nil, false)
