@@ -33,8 +33,9 @@
 // steps fill when the program loads (cheaper than their division over
 // sixteen lanes); where hue is a pass's last stage, that level also
 // leaves each pixel packed in its lane, its bytes picked by one byte
-// permute, for the pass to store without joining three channels. For
-// most shifts (all but
+// permute, for the pass to store without joining three channels, and
+// takes 32 pixels at a time, in 16-bit lanes up to the middle channel.
+// For most shifts (all but
 // those within 512/2²⁴ of a whole multiple for some max−min, and whole
 // sixths) the hue needs no 2³²/(max−min) at all: the sector and the
 // middle channel follow from max−min times the shift's fraction, exactly

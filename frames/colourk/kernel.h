@@ -220,7 +220,13 @@ INLINE int64_t L(run)(int32_t *pr, int32_t *pg, int32_t *pb, int n,
 			vi sector[5];
 			for (int q = 0; q < 5; q++) __builtin_memcpy(&sector[q], oxefs_hue_sector[(s.shift >> 24) & 15][q], sizeof(vi));
 			if (packed && k == ns - 1) {
-				for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1, sector, 1);
+				int i = 0;
+#if OXEFS_AVX512
+				// 32 pixels at a time (hue_words), the odd vector last
+				const __m512i oddw = _mm512_zextsi256_si512(_mm512_cvtepi32_epi16((__m512i)sector[0]));
+				for (; i + 2 <= nv; i += 2) hue_words(&r[i], &g[i], &b[i], s.shift, oddw, (__m512i)sector[4]);
+#endif
+				for (; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1, sector, 1);
 			} else {
 				for (int i = 0; i < nv; i++) L(hue)(&r[i], &g[i], &b[i], s.shift, 1, sector, 0);
 			}

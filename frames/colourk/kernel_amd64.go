@@ -253,6 +253,61 @@ INLINE vi16 pickv16(vi16 t, vi16 i) {
 	return __builtin_shuffle(t, i);
 #endif
 }
+// hue_words is kernel.h's split hue with out, at the AVX512 level, of
+// 32 pixels (two vectors of each channel: *r, *r+1 …) at once, the
+// arithmetic up to the middle channel in 16-bit lanes (every value there
+// is within ±2⁹): the same values, half the instructions. Q = ⌊cr·Sf/2²⁴⌋
+// comes from Sf's top 16 bits (sh) and low 8 (sl): cr·Sf is cr·sh·2⁸ +
+// cr·sl, so Q is the high half of cr·sh, plus one where its low half lo
+// and ⌊cr·sl/2⁸⌋ add up to 2¹⁶ or more. Packing two vectors of 32-bit
+// lanes into one of 16-bit ones goes by 128-bit lanes, and unpacking
+// them back (low and high halves of each) restores each vector's order.
+// oddw is sector[0] as 16-bit lanes.
+__attribute__((target("avx2,avx512f,avx512bw,avx512vbmi")))
+static inline __attribute__((always_inline)) void hue_words(vi16 *pr, const vi16 *pg, const vi16 *pb, int32_t shift,
+		__m512i oddw, __m512i bytes4) {
+	const __m512i R = _mm512_packus_epi32((__m512i)pr[0], (__m512i)pr[1]);
+	const __m512i G = _mm512_packus_epi32((__m512i)pg[0], (__m512i)pg[1]);
+	const __m512i B = _mm512_packus_epi32((__m512i)pb[0], (__m512i)pb[1]);
+	const __m512i MX = _mm512_max_epi16(_mm512_max_epi16(R, G), B), MN = _mm512_min_epi16(_mm512_min_epi16(R, G), B);
+	const __m512i CR = _mm512_sub_epi16(MX, MN);
+	const __mmask32 rmax = _mm512_cmpeq_epi16_mask(R, MX), gmax = _mm512_cmpeq_epi16_mask(G, MX);
+	__m512i num = _mm512_mask_blend_epi16(gmax, _mm512_sub_epi16(R, G), _mm512_sub_epi16(B, R));
+	num = _mm512_mask_blend_epi16(rmax, num, _mm512_sub_epi16(G, B));
+	const uint32_t sf = (uint32_t)shift & 0xffffff;
+	const __m512i sh = _mm512_set1_epi16((short)(sf >> 8)), sl = _mm512_set1_epi16((short)(sf & 255));
+	const __m512i one = _mm512_set1_epi16(1);
+	const __m512i hi = _mm512_mulhi_epu16(CR, sh), lo = _mm512_mullo_epi16(CR, sh);
+	const __m512i a = _mm512_srli_epi16(_mm512_mullo_epi16(CR, sl), 8);
+	// lo + a ≥ 2¹⁶: lo > 0xffff − a
+	const __mmask32 carry = _mm512_cmpgt_epu16_mask(lo, _mm512_xor_si512(a, _mm512_set1_epi16(-1)));
+	const __m512i T = _mm512_add_epi16(num, _mm512_mask_add_epi16(hi, carry, hi, one));
+	const __mmask32 ge = _mm512_cmpge_epi16_mask(T, CR), lt = _mm512_cmplt_epi16_mask(T, _mm512_setzero_si512());
+	__m512i K = _mm512_mask_sub_epi16(T, ge, T, CR);
+	K = _mm512_mask_add_epi16(K, lt, K, CR);
+	__m512i J = _mm512_mask_blend_epi16(gmax, _mm512_set1_epi16(5), _mm512_set1_epi16(3));
+	J = _mm512_mask_blend_epi16(rmax, J, one);
+	J = _mm512_mask_add_epi16(J, ge, J, one);
+	J = _mm512_mask_sub_epi16(J, lt, J, one);
+	const __mmask32 odd = _mm512_movepi16_mask(_mm512_permutexvar_epi16(J, oddw)) & _mm512_test_epi16_mask(CR, CR);
+	const __m512i MID = _mm512_mask_blend_epi16(odd, _mm512_add_epi16(MN, K), _mm512_sub_epi16(_mm512_sub_epi16(MX, K), one));
+	const __m512i P01 = _mm512_or_si512(MX, _mm512_slli_epi16(MID, 8));
+	const __m512i IX = _mm512_or_si512(_mm512_slli_epi16(MX, 8), MN);
+	const __m512i z = _mm512_setzero_si512(), m31 = _mm512_set1_epi32(31), m1 = _mm512_set1_epi32(1);
+	const vi16 base = {0, 0x04040404, 0x08080808, 0x0c0c0c0c, 0x10101010, 0x14141414, 0x18181818, 0x1c1c1c1c,
+		0x20202020, 0x24242424, 0x28282828, 0x2c2c2c2c, 0x30303030, 0x34343434, 0x38383838, 0x3c3c3c3c};
+	for (int h = 0; h < 2; h++) {
+		const __m512i ix = h ? _mm512_unpackhi_epi16(IX, z) : _mm512_unpacklo_epi16(IX, z);
+		const __m512i j = h ? _mm512_unpackhi_epi16(J, z) : _mm512_unpacklo_epi16(J, z);
+		__m512i d = h ? _mm512_unpackhi_epi16(P01, MN) : _mm512_unpacklo_epi16(P01, MN); // mx | mid << 8 | mn << 16
+		const __m512i bits = _mm512_i32gather_epi32(_mm512_srli_epi32(ix, 5), (const void *)oxefs_hue_min, 4);
+		const __m512i bit = _mm512_and_si512(_mm512_srlv_epi32(bits, _mm512_and_si512(ix, m31)), m1);
+		d = _mm512_sub_epi32(d, _mm512_slli_epi32(bit, 16)); // pm = mn less its bit
+		const __m512i idx = _mm512_add_epi32((__m512i)base, _mm512_permutexvar_epi32(j, bytes4));
+		pr[h] = (vi16)_mm512_permutexvar_epi8(idx, d);
+	}
+}
+
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx2,avx512f,avx512bw,avx512vbmi"))), apply_to = function)
 #else
