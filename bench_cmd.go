@@ -68,11 +68,7 @@ func (c *benchCmd) Run(ctx context.Context, log *slog.Logger) error {
 		if c.Bare {
 			return c.bare(ctx, p)
 		}
-		desc := c.Config
-		if desc == "" {
-			desc = "built-in demo mix"
-		}
-		src = bench.InProcess{P: p, Val: c.Val, Desc: desc}
+		src = bench.InProcess{P: p, Val: c.Val, Desc: c.mixName()}
 	}
 	bar := newBar(c.Warmup+c.Batches, "benchmark", "batches")
 	res, err := bench.Run(ctx, src, bench.Options{
@@ -158,11 +154,7 @@ func (c *benchCmd) augmentCost(ctx context.Context, log *slog.Logger) error {
 		Augment json.RawMessage `json:"augment"`
 	}
 	if json.Unmarshal(on.Info(), &doc) != nil || len(doc.Augment) == 0 || string(doc.Augment) == "null" {
-		what := c.Config
-		if what == "" {
-			what = "the built-in demo mix"
-		}
-		return fmt.Errorf("--augment-cost: %s augments nothing (info.json lists no augment arrays: no augment block applies to any camera): nothing to compare", what)
+		return fmt.Errorf("--augment-cost: %s augments nothing (info.json lists no augment arrays: no augment block applies to any camera): nothing to compare", c.mixName())
 	}
 	c.Augment = "off"
 	off, err := c.open(ctx, log, c.Offline, nil, false)
@@ -170,10 +162,7 @@ func (c *benchCmd) augmentCost(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer off.Close()
-	desc := c.Config
-	if desc == "" {
-		desc = "built-in demo mix"
-	}
+	desc := c.mixName()
 	p := bench.Paired{
 		A: bench.InProcess{P: on, Val: c.Val, Desc: desc + " (augment on)"},
 		B: bench.InProcess{P: off, Val: c.Val, Desc: desc + " (augment off)"},
@@ -200,4 +189,13 @@ func (c *benchCmd) augmentCost(ctx context.Context, log *slog.Logger) error {
 	fmt.Printf("  augment on   %6.3f ms CPU per sample\n", s.AMsPerSample)
 	fmt.Printf("  on ÷ off     %6.3f (batch by batch: median %.3f, %.3f–%.3f)\n", s.Ratio, s.BatchMedian, s.BatchMin, s.BatchMax)
 	return nil
+}
+
+// mixName names what an in-process run builds: --config's file, or the
+// built-in demo mix.
+func (c *benchCmd) mixName() string {
+	if c.Config == "" {
+		return "built-in demo mix"
+	}
+	return c.Config
 }
